@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages specgate builds with (quiet when none is missing), then
+# configures and builds into build/ with every core. Sourced by test.sh and demo.sh.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ libtorch-dev libopenblas0-pthread librapidcheck-dev googletest libgtest-dev
+          libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$root/build" -j "$(nproc)"

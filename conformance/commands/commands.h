@@ -1,0 +1,12 @@
+#pragma once
+
+#include <CLI/App.hpp>
+
+namespace specgate::cli {
+
+// Each adds one subcommand to the `conformance` executable; the callback it sets runs the
+// command and throws InputError on bad input.
+void add_fixtures_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
+
+}  // namespace specgate::cli

@@ -1,0 +1,30 @@
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "conformance/commands/commands.h"
+#include "fixtures/models/default_fixtures.h"
+
+namespace specgate::cli {
+
+void add_fixtures_command(CLI::App& app) {
+  struct Options {
+    std::filesystem::path out;
+    uint64_t seed = 0;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* command = app.add_subcommand(
+      "fixtures", "Write the fixture target/draft pair (DIR/target, DIR/draft) trained on the embedded sample bench");
+  command->add_option("--out", options->out, "Folder to write into")->required();
+  command->add_option("--seed", options->seed, "Seed of the weights and the training order");
+  command->callback([options] {
+    const DraftAgreement agreement = build_default_fixtures(options->out, options->seed);
+    std::cout << "wrote " << (options->out / "target").string() << " and " << (options->out / "draft").string()
+              << "\ndraft agreement with the target's greedy choice: " << std::fixed << std::setprecision(3)
+              << agreement.rate() << " over " << agreement.positions << " positions\n";
+  });
+}
+
+}  // namespace specgate::cli

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "impl/common/token_logprob.h"
+
+namespace specgate {
+
+// One turn of an answer as Spec-Bench records it, with specgate's token-level extension.
+struct AnswerTurn {
+  std::string text;
+  std::vector<int64_t> token_ids;
+  int64_t decoding_steps = 0;
+  double wall_time = 0.0;
+  std::vector<int64_t> accept_lengths;                       // one per decoding step, speculative engines
+  std::vector<std::vector<TokenLogprob>> top_logprobs;       // per generated token; empty when not recorded
+};
+
+// One line of a Spec-Bench answer file (DESIGN.md section 6); `turns` fill choices[0].
+struct Answer {
+  int64_t question_id = 0;
+  std::string category;
+  std::string answer_id;
+  std::string model_id;
+  std::vector<AnswerTurn> turns;
+  double tstamp = 0.0;
+};
+
+// Writes `answer` as one JSON line.
+void write_answer_line(std::ostream& out, const Answer& answer);
+
+}  // namespace specgate

@@ -1,0 +1,74 @@
+#include "impl/checkpoint/model_io.h"
+
+#include <fstream>
+#include <set>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include "impl/checkpoint/checkpoint_files.h"
+#include "impl/checkpoint/safetensors.h"
+#include "impl/common/dtype.h"
+#include "impl/common/error.h"
+
+namespace specgate {
+namespace {
+
+std::string shape_string(at::IntArrayRef shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// Tensors some checkpoints carry that the model recomputes.
+bool is_ignorable(const std::string& name, const ModelConfig& config) {
+  return name.ends_with("rotary_emb.inv_freq") || (config.tie_word_embeddings && name == "lm_head.weight");
+}
+
+}  // namespace
+
+Transformer load_transformer(const std::filesystem::path& dir, at::ScalarType dtype, at::Device device) {
+  check_dtype_runs_on(dtype, device);
+  ModelConfig config = read_model_config(dir / "config.json");
+  const CheckpointFiles files = CheckpointFiles::open(dir);
+  const auto options = at::TensorOptions().dtype(dtype).device(device);
+
+  ModelWeights weights;
+  std::set<std::string> expected;
+  for (WeightSlot& slot : weight_slots(config, weights)) {
+    expected.insert(slot.name);
+    if (!files.contains(slot.name))
+      throw InputError(dir.string() + ": tensor '" + slot.name + "' is missing from the checkpoint");
+    const at::Tensor stored = files.tensor(slot.name);
+    const std::string where = files.file_of(slot.name).string() + ": tensor '" + slot.name + "'";
+    if (!at::isFloatingType(stored.scalar_type()))
+      throw InputError(where + ": expected a floating-point dtype, got " + std::string(c10::toString(stored.scalar_type())));
+    if (stored.sizes() != at::IntArrayRef(slot.shape))
+      throw InputError(where + ": expected shape " + shape_string(slot.shape) + " from config.json, got " +
+                       shape_string(stored.sizes()));
+    *slot.tensor = stored.to(options, /*non_blocking=*/false, /*copy=*/true);
+  }
+  for (const std::string& name : files.names()) {
+    if (!expected.contains(name) && !is_ignorable(name, config))
+      throw InputError(files.file_of(name).string() + ": tensor '" + name + "' is not part of a " + config.model_type +
+                       " model with this config.json");
+  }
+  if (config.tie_word_embeddings) weights.lm_head = weights.embed_tokens;
+  return Transformer(std::move(config), std::move(weights));
+}
+
+void save_transformer(const std::filesystem::path& dir, const Transformer& model) {
+  std::filesystem::create_directories(dir);
+  ModelConfig config = model.config();
+  ModelWeights weights = model.weights();
+  config.torch_dtype = dtype_name(weights.embed_tokens.scalar_type());
+  std::vector<std::pair<std::string, at::Tensor>> named;
+  for (const WeightSlot& slot : weight_slots(config, weights)) named.emplace_back(slot.name, *slot.tensor);
+  safetensors::write(dir / "model.safetensors", named, {{"format", "pt"}});
+
+  std::ofstream out(dir / "config.json");
+  out << to_json(config).dump(2) << "\n";
+  if (!out) throw InputError((dir / "config.json").string() + ": cannot write");
+}
+
+}  // namespace specgate

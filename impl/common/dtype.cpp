@@ -1,0 +1,45 @@
+#include "impl/common/dtype.h"
+
+#include <array>
+#include <utility>
+
+#include <torch/version.h>
+
+#include "impl/common/error.h"
+
+namespace specgate {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, c10::ScalarType>, 4> kDtypes = {{
+    {"float64", c10::ScalarType::Double},
+    {"float32", c10::ScalarType::Float},
+    {"bfloat16", c10::ScalarType::BFloat16},
+    {"float16", c10::ScalarType::Half},
+}};
+
+}  // namespace
+
+std::string dtype_name(c10::ScalarType dtype) {
+  for (const auto& [name, type] : kDtypes) {
+    if (type == dtype) return std::string(name);
+  }
+  return c10::toString(dtype);
+}
+
+c10::ScalarType dtype_from_name(std::string_view name, std::string_view what) {
+  for (const auto& [known, type] : kDtypes) {
+    if (known == name) return type;
+  }
+  throw InputError(std::string(what) + ": unknown dtype '" + std::string(name) +
+                   "' (expected float64, float32, bfloat16 or float16)");
+}
+
+void check_dtype_runs_on(c10::ScalarType dtype, c10::Device device) {
+#if TORCH_VERSION_MAJOR < 2
+  if (dtype == c10::ScalarType::Half && device.is_cpu())
+    throw InputError("--dtype float16: this libtorch (" TORCH_VERSION
+                     ") has no float16 matrix product on CPU; use bfloat16, float32 or --device cuda");
+#endif
+}
+
+}  // namespace specgate

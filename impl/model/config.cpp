@@ -1,0 +1,244 @@
+#include "impl/model/config.h"
+
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "impl/common/error.h"
+
+namespace specgate {
+namespace {
+
+using nlohmann::json;
+
+class FieldReader {
+ public:
+  FieldReader(const json& object, const std::string& source) : object_(object), source_(source) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(source_ + ": field '" + field + "': " + what);
+  }
+
+  bool has(const std::string& field) const {
+    return object_.contains(field) && !object_.at(field).is_null();
+  }
+
+  int64_t positive_int(const std::string& field) const {
+    if (!has(field)) fail(field, "missing");
+    const json& value = object_.at(field);
+    if (!value.is_number_integer()) fail(field, "expected an integer, got " + value.dump());
+    const int64_t v = value.get<int64_t>();
+    if (v <= 0) fail(field, "expected a positive integer, got " + std::to_string(v));
+    return v;
+  }
+
+  int64_t non_negative_int_or(const std::string& field, int64_t fallback) const {
+    if (!has(field)) return fallback;
+    const json& value = object_.at(field);
+    if (!value.is_number_integer() || value.get<int64_t>() < 0)
+      fail(field, "expected a non-negative integer, got " + value.dump());
+    return value.get<int64_t>();
+  }
+
+  int64_t positive_int_or(const std::string& field, int64_t fallback) const {
+    return has(field) ? positive_int(field) : fallback;
+  }
+
+  double positive_number_or(const std::string& field, double fallback) const {
+    if (!has(field)) return fallback;
+    const json& value = object_.at(field);
+    if (!value.is_number()) fail(field, "expected a number, got " + value.dump());
+    const double v = value.get<double>();
+    if (!(v > 0)) fail(field, "expected a positive number, got " + value.dump());
+    return v;
+  }
+
+  bool bool_or(const std::string& field, bool fallback) const {
+    if (!has(field)) return fallback;
+    const json& value = object_.at(field);
+    if (!value.is_boolean()) fail(field, "expected true or false, got " + value.dump());
+    return value.get<bool>();
+  }
+
+  std::optional<int64_t> optional_token(const std::string& field) const {
+    if (!has(field)) return std::nullopt;
+    const json& value = object_.at(field);
+    if (!value.is_number_integer() || value.get<int64_t>() < 0)
+      fail(field, "expected a token id, got " + value.dump());
+    return value.get<int64_t>();
+  }
+
+  std::vector<int64_t> token_list(const std::string& field) const {
+    if (!has(field)) return {};
+    const json& value = object_.at(field);
+    if (value.is_number_integer()) return {value.get<int64_t>()};
+    std::vector<int64_t> ids;
+    if (value.is_array()) {
+      for (const json& id : value) {
+        if (!id.is_number_integer()) fail(field, "expected token ids, got " + value.dump());
+        ids.push_back(id.get<int64_t>());
+      }
+      return ids;
+    }
+    fail(field, "expected a token id or a list of them, got " + value.dump());
+  }
+
+  std::string string_or(const std::string& field, const std::string& fallback) const {
+    if (!has(field)) return fallback;
+    const json& value = object_.at(field);
+    if (!value.is_string()) fail(field, "expected a string, got " + value.dump());
+    return value.get<std::string>();
+  }
+
+ private:
+  const json& object_;
+  const std::string& source_;
+};
+
+RopeScaling parse_rope_scaling(const json& config, const FieldReader& top, const std::string& source) {
+  RopeScaling scaling;
+  if (!top.has("rope_scaling")) return scaling;
+  const json& object = config.at("rope_scaling");
+  if (!object.is_object()) top.fail("rope_scaling", "expected an object, got " + object.dump());
+  const FieldReader fields(object, source);
+  const std::string type = fields.string_or("rope_type", fields.string_or("type", "default"));
+  if (type == "default") return scaling;
+  scaling.factor = fields.positive_number_or("factor", 1.0);
+  if (type == "linear") {
+    scaling.kind = RopeScaling::Kind::kLinear;
+  } else if (type == "llama3") {
+    scaling.kind = RopeScaling::Kind::kLlama3;
+    scaling.low_freq_factor = fields.positive_number_or("low_freq_factor", 1.0);
+    scaling.high_freq_factor = fields.positive_number_or("high_freq_factor", 4.0);
+    scaling.original_max_position_embeddings =
+        fields.positive_int_or("original_max_position_embeddings", 8192);
+    if (scaling.high_freq_factor <= scaling.low_freq_factor)
+      top.fail("rope_scaling.high_freq_factor", "must exceed low_freq_factor");
+  } else {
+    top.fail("rope_scaling.rope_type", "unsupported rope scaling '" + type +
+                                           "' (supported: default, linear, llama3)");
+  }
+  return scaling;
+}
+
+}  // namespace
+
+ModelConfig parse_model_config(const json& config, const std::string& source) {
+  if (!config.is_object()) throw InputError(source + ": expected a JSON object");
+  const FieldReader fields(config, source);
+  ModelConfig c;
+  c.model_type = fields.string_or("model_type", "");
+  if (c.model_type.empty()) fields.fail("model_type", "missing");
+  if (c.model_type != "llama" && c.model_type != "mistral" && c.model_type != "qwen2" &&
+      c.model_type != "qwen3") {
+    fields.fail("model_type", "unsupported model type '" + c.model_type +
+                                  "' (supported: llama, mistral, qwen2, qwen3)");
+  }
+  c.vocab_size = fields.positive_int("vocab_size");
+  c.hidden_size = fields.positive_int("hidden_size");
+  c.intermediate_size = fields.positive_int("intermediate_size");
+  c.num_layers = fields.positive_int("num_hidden_layers");
+  c.num_heads = fields.positive_int("num_attention_heads");
+  c.num_kv_heads = fields.positive_int_or("num_key_value_heads", c.num_heads);
+  if (c.num_heads % c.num_kv_heads != 0)
+    fields.fail("num_key_value_heads", "must divide num_attention_heads");
+  if (!fields.has("head_dim") && c.hidden_size % c.num_heads != 0)
+    fields.fail("num_attention_heads", "must divide hidden_size when head_dim is absent");
+  c.head_dim = fields.positive_int_or("head_dim", c.hidden_size / c.num_heads);
+  if (c.head_dim % 2 != 0) fields.fail("head_dim", "must be even for rotary embeddings");
+  c.rms_norm_eps = fields.positive_number_or("rms_norm_eps", 1e-6);
+  c.rope_theta = fields.positive_number_or("rope_theta", 10000.0);
+  c.rope_scaling = parse_rope_scaling(config, fields, source);
+  c.max_position_embeddings = fields.positive_int_or("max_position_embeddings", 4096);
+  c.tie_word_embeddings = fields.bool_or("tie_word_embeddings", false);
+
+  const bool attention_bias = fields.bool_or("attention_bias", false);
+  if (fields.bool_or("mlp_bias", false)) fields.fail("mlp_bias", "MLP biases are not supported");
+  if (c.model_type == "qwen2") {
+    c.qkv_bias = true;
+  } else {
+    c.qkv_bias = attention_bias;
+    c.o_bias = attention_bias;
+  }
+  c.qk_norm = c.model_type == "qwen3";
+
+  const bool windowed = c.model_type == "mistral" ||
+                        (c.model_type.starts_with("qwen") && fields.bool_or("use_sliding_window", false));
+  if (windowed && fields.has("sliding_window")) {
+    c.sliding_window = fields.positive_int("sliding_window");
+    // Qwen windows only the layers from max_window_layers on (transformers' default: 28).
+    if (c.model_type != "mistral") c.max_window_layers = fields.non_negative_int_or("max_window_layers", 28);
+  }
+
+  c.bos_token_id = fields.optional_token("bos_token_id");
+  c.eos_token_ids = fields.token_list("eos_token_id");
+  c.pad_token_id = fields.optional_token("pad_token_id");
+  for (int64_t id : c.eos_token_ids) {
+    if (id < 0 || id >= c.vocab_size) fields.fail("eos_token_id", "outside the vocabulary");
+  }
+  c.torch_dtype = fields.string_or("torch_dtype", "float32");
+  return c;
+}
+
+ModelConfig read_model_config(const std::filesystem::path& config_json) {
+  std::ifstream in(config_json);
+  if (!in) throw InputError(config_json.string() + ": cannot open");
+  json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) throw InputError(config_json.string() + ": not valid JSON");
+  return parse_model_config(parsed, config_json.string());
+}
+
+json to_json(const ModelConfig& c) {
+  json out = {
+      {"architectures", json::array()},
+      {"model_type", c.model_type},
+      {"vocab_size", c.vocab_size},
+      {"hidden_size", c.hidden_size},
+      {"intermediate_size", c.intermediate_size},
+      {"num_hidden_layers", c.num_layers},
+      {"num_attention_heads", c.num_heads},
+      {"num_key_value_heads", c.num_kv_heads},
+      {"head_dim", c.head_dim},
+      {"rms_norm_eps", c.rms_norm_eps},
+      {"rope_theta", c.rope_theta},
+      {"max_position_embeddings", c.max_position_embeddings},
+      {"tie_word_embeddings", c.tie_word_embeddings},
+      {"hidden_act", "silu"},
+      {"torch_dtype", c.torch_dtype},
+  };
+  static const std::map<std::string, std::string> kArchitecture = {
+      {"llama", "LlamaForCausalLM"}, {"mistral", "MistralForCausalLM"},
+      {"qwen2", "Qwen2ForCausalLM"}, {"qwen3", "Qwen3ForCausalLM"}};
+  out["architectures"].push_back(kArchitecture.at(c.model_type));
+  if (c.model_type != "qwen2") out["attention_bias"] = c.qkv_bias;
+  if (c.sliding_window) {
+    out["sliding_window"] = *c.sliding_window;
+    if (c.model_type != "mistral") {
+      out["use_sliding_window"] = true;
+      out["max_window_layers"] = c.max_window_layers;
+    }
+  }
+  switch (c.rope_scaling.kind) {
+    case RopeScaling::Kind::kNone:
+      break;
+    case RopeScaling::Kind::kLinear:
+      out["rope_scaling"] = {{"rope_type", "linear"}, {"factor", c.rope_scaling.factor}};
+      break;
+    case RopeScaling::Kind::kLlama3:
+      out["rope_scaling"] = {
+          {"rope_type", "llama3"},
+          {"factor", c.rope_scaling.factor},
+          {"low_freq_factor", c.rope_scaling.low_freq_factor},
+          {"high_freq_factor", c.rope_scaling.high_freq_factor},
+          {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
+      break;
+  }
+  if (c.bos_token_id) out["bos_token_id"] = *c.bos_token_id;
+  if (c.eos_token_ids.size() == 1) out["eos_token_id"] = c.eos_token_ids.front();
+  if (c.eos_token_ids.size() > 1) out["eos_token_id"] = c.eos_token_ids;
+  if (c.pad_token_id) out["pad_token_id"] = *c.pad_token_id;
+  return out;
+}
+
+}  // namespace specgate

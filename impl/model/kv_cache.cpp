@@ -1,0 +1,103 @@
+#include "impl/model/kv_cache.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+namespace specgate {
+
+KVCache::KVCache(int64_t num_layers, int64_t batch_size, int64_t num_kv_heads, int64_t slot_capacity,
+                 int64_t head_dim, const at::TensorOptions& options)
+    : batch_size_(batch_size) {
+  TORCH_CHECK(num_layers > 0 && batch_size > 0 && slot_capacity > 0, "KVCache: empty shape");
+  for (int64_t layer = 0; layer < num_layers; ++layer) {
+    for (auto* buffers : {&keys_, &values_, &spare_keys_, &spare_values_})
+      buffers->push_back(at::zeros({batch_size, num_kv_heads, slot_capacity, head_dim}, options));
+  }
+}
+
+void KVCache::reserve_slots(int64_t needed) {
+  const int64_t capacity = slot_capacity();
+  if (needed <= capacity) return;
+  const int64_t grown = std::max(needed, 2 * capacity);
+  for (auto* buffers : {&keys_, &values_, &spare_keys_, &spare_values_}) {
+    for (at::Tensor& buffer : *buffers) {
+      at::Tensor bigger = at::zeros({buffer.size(0), buffer.size(1), grown, buffer.size(3)}, buffer.options());
+      bigger.narrow(2, 0, capacity).copy_(buffer);
+      buffer = bigger;
+    }
+  }
+}
+
+std::pair<at::Tensor, at::Tensor> KVCache::append(int64_t layer, const at::Tensor& k, const at::Tensor& v) {
+  TORCH_CHECK(k.size(0) == batch_size_ && v.sizes() == k.sizes(), "KVCache::append: shape mismatch");
+  const int64_t new_slots = k.size(2);
+  reserve_slots(length_ + new_slots);
+  at::Tensor keys = keys_[layer].narrow(0, 0, batch_size_);
+  at::Tensor values = values_[layer].narrow(0, 0, batch_size_);
+  keys.narrow(2, length_, new_slots).copy_(k);
+  values.narrow(2, length_, new_slots).copy_(v);
+  return {keys.narrow(2, 0, length_ + new_slots), values.narrow(2, 0, length_ + new_slots)};
+}
+
+void KVCache::advance(int64_t num_slots) {
+  TORCH_CHECK(length_ + num_slots <= slot_capacity(), "KVCache::advance past the written slots");
+  length_ += num_slots;
+}
+
+void KVCache::gather_slots(const at::Tensor& source_slots) {
+  TORCH_CHECK(source_slots.dim() == 2 && source_slots.size(0) == batch_size_,
+              "KVCache::gather_slots: expected [batch_size, new_length] indices");
+  const int64_t new_length = source_slots.size(1);
+  reserve_slots(new_length);
+  const at::Tensor first = keys_.front();
+  const at::Tensor index = source_slots.clamp_min(0)
+                               .view({batch_size_, 1, new_length, 1})
+                               .expand({batch_size_, first.size(1), new_length, first.size(3)});
+  for (int64_t layer = 0; layer < num_layers(); ++layer) {
+    for (auto [live, spare] : {std::pair{&keys_, &spare_keys_}, std::pair{&values_, &spare_values_}}) {
+      at::Tensor out = (*spare)[layer].narrow(0, 0, batch_size_).narrow(2, 0, new_length);
+      at::gather_out(out, (*live)[layer].narrow(0, 0, batch_size_).narrow(2, 0, std::max<int64_t>(length_, 1)), 2,
+                     index);
+      std::swap((*live)[layer], (*spare)[layer]);
+    }
+  }
+  length_ = new_length;
+}
+
+void KVCache::select_rows(const at::Tensor& rows) {
+  const int64_t kept = rows.size(0);
+  TORCH_CHECK(kept > 0 && kept <= batch_size_, "KVCache::select_rows: bad row count");
+  for (int64_t layer = 0; layer < num_layers(); ++layer) {
+    for (auto [live, spare] : {std::pair{&keys_, &spare_keys_}, std::pair{&values_, &spare_values_}}) {
+      at::Tensor out = (*spare)[layer].narrow(0, 0, kept).narrow(2, 0, length_);
+      at::index_select_out(out, (*live)[layer].narrow(2, 0, length_), 0, rows);
+      std::swap((*live)[layer], (*spare)[layer]);
+    }
+  }
+  batch_size_ = kept;
+}
+
+void KVCache::truncate(int64_t new_length) {
+  TORCH_CHECK(new_length >= 0 && new_length <= length_, "KVCache::truncate: bad length");
+  length_ = new_length;
+}
+
+at::Tensor KVCache::key_at(int64_t layer, int64_t row, int64_t slot) const {
+  TORCH_CHECK(row < batch_size_ && slot < length_, "KVCache::key_at out of range");
+  return keys_[layer][row].select(1, slot);
+}
+
+at::Tensor KVCache::value_at(int64_t layer, int64_t row, int64_t slot) const {
+  TORCH_CHECK(row < batch_size_ && slot < length_, "KVCache::value_at out of range");
+  return values_[layer][row].select(1, slot);
+}
+
+at::Tensor KVCache::keys(int64_t layer) const {
+  return keys_[layer].narrow(0, 0, batch_size_).narrow(2, 0, length_);
+}
+
+at::Tensor KVCache::values(int64_t layer) const {
+  return values_[layer].narrow(0, 0, batch_size_).narrow(2, 0, length_);
+}
+
+}  // namespace specgate

@@ -1,0 +1,66 @@
+#include "impl/model/rope.h"
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace specgate {
+namespace {
+
+// Frequencies after `rope_scaling`, as transformers' ROPE_INIT_FUNCTIONS compute them.
+std::vector<double> scaled_inverse_frequencies(const ModelConfig& config) {
+  const int64_t half = config.head_dim / 2;
+  std::vector<double> inv_freq(half);
+  for (int64_t i = 0; i < half; ++i)
+    inv_freq[i] = 1.0 / std::pow(config.rope_theta, static_cast<double>(2 * i) / config.head_dim);
+
+  const RopeScaling& s = config.rope_scaling;
+  switch (s.kind) {
+    case RopeScaling::Kind::kNone:
+      break;
+    case RopeScaling::Kind::kLinear:
+      for (double& f : inv_freq) f /= s.factor;
+      break;
+    case RopeScaling::Kind::kLlama3: {
+      const double old_context = static_cast<double>(s.original_max_position_embeddings);
+      const double low_freq_wavelen = old_context / s.low_freq_factor;
+      const double high_freq_wavelen = old_context / s.high_freq_factor;
+      for (double& f : inv_freq) {
+        const double wavelen = 2 * std::numbers::pi / f;
+        if (wavelen > low_freq_wavelen) {
+          f /= s.factor;
+        } else if (wavelen >= high_freq_wavelen) {
+          const double smooth =
+              (old_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+          f = (1 - smooth) * f / s.factor + smooth * f;
+        }
+      }
+      break;
+    }
+  }
+  return inv_freq;
+}
+
+}  // namespace
+
+RotaryEmbedding::RotaryEmbedding(const ModelConfig& config, const at::TensorOptions& options)
+    : dtype_(options.dtype().toScalarType()) {
+  const std::vector<double> freq = scaled_inverse_frequencies(config);
+  inv_freq_ = at::tensor(freq, options.dtype(at::kDouble));
+}
+
+std::pair<at::Tensor, at::Tensor> RotaryEmbedding::cos_sin(const at::Tensor& positions) const {
+  const at::Tensor angles = positions.to(at::kDouble).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
+  const at::Tensor full = at::cat({angles, angles}, -1).unsqueeze(1);              // [B, 1, T, D]
+  return {full.cos().to(dtype_), full.sin().to(dtype_)};
+}
+
+at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * cos + rotated * sin;
+}
+
+}  // namespace specgate

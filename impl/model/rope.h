@@ -1,0 +1,26 @@
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "impl/model/config.h"
+
+namespace specgate {
+
+// Rotary position embedding (the "rotate half" layout of Hugging Face Llama).
+class RotaryEmbedding {
+ public:
+  RotaryEmbedding(const ModelConfig& config, const at::TensorOptions& options);
+
+  // cos and sin for explicit position ids [B, T], each [B, 1, T, head_dim], in the model dtype.
+  std::pair<at::Tensor, at::Tensor> cos_sin(const at::Tensor& positions) const;
+  // x [B, H, T, head_dim] rotated by the angles of cos_sin().
+  static at::Tensor apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
+  const at::Tensor& inverse_frequencies() const { return inv_freq_; }
+
+ private:
+  at::Tensor inv_freq_;  // [head_dim / 2], float64
+  at::ScalarType dtype_;
+};
+
+}  // namespace specgate

@@ -1,0 +1,119 @@
+#include "impl/model/transformer.h"
+
+#include <limits>
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include "impl/model/kv_cache.h"
+
+namespace specgate {
+namespace {
+
+bool is_reduced_precision(at::ScalarType dtype) {
+  return dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
+}
+
+// Additive attention mask [B, 1, 1, T, S]: 0 where query t may see key s, -inf elsewhere.
+// Every query sees its own slot, so rows of padding stay finite and never produce NaN.
+at::Tensor attention_mask(const at::Tensor& key_valid, int64_t num_queries, int64_t first_query_slot,
+                          std::optional<int64_t> sliding_window, at::ScalarType dtype) {
+  const int64_t num_keys = key_valid.size(1);
+  const auto index_options = at::TensorOptions().dtype(at::kLong).device(key_valid.device());
+  const at::Tensor query_slot = at::arange(first_query_slot, first_query_slot + num_queries, index_options).unsqueeze(1);
+  const at::Tensor key_slot = at::arange(num_keys, index_options).unsqueeze(0);
+  at::Tensor visible = key_slot.le(query_slot);
+  if (sliding_window) visible = visible.logical_and(query_slot.sub(key_slot).lt(*sliding_window));
+  at::Tensor allowed = key_valid.unsqueeze(1).logical_and(visible.unsqueeze(0));   // [B, T, S]
+  allowed = allowed.logical_or(key_slot.eq(query_slot).unsqueeze(0));
+  return at::zeros(allowed.sizes(), key_valid.options().dtype(dtype))
+      .masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity())
+      .view({allowed.size(0), 1, 1, num_queries, num_keys});
+}
+
+}  // namespace
+
+Transformer::Transformer(ModelConfig config, ModelWeights weights)
+    : config_(std::move(config)), weights_(std::move(weights)), rope_(config_, weights_.embed_tokens.options()) {}
+
+at::TensorOptions Transformer::options() const { return weights_.embed_tokens.options(); }
+
+KVCache Transformer::make_cache(int64_t batch_size, int64_t slot_capacity) const {
+  return KVCache(config_.num_layers, batch_size, config_.num_kv_heads, slot_capacity, config_.head_dim, options());
+}
+
+at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+  const at::ScalarType dtype = x.scalar_type();
+  const at::Tensor wide = is_reduced_precision(dtype) ? x.to(at::kFloat) : x;
+  const at::Tensor normed = wide * at::rsqrt(wide.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
+  return weight * normed.to(dtype);
+}
+
+at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, const at::Tensor& x,
+                                  const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
+                                  KVCache* cache) const {
+  const int64_t batch = x.size(0), steps = x.size(1), head_dim = config_.head_dim;
+  const int64_t kv_heads = config_.num_kv_heads, group = config_.kv_group_size();
+  auto heads = [&](const at::Tensor& t, int64_t n) { return t.view({batch, steps, n, head_dim}).transpose(1, 2); };
+  at::Tensor q = heads(linear(x, w.q_proj, w.q_bias), config_.num_heads);
+  at::Tensor k = heads(linear(x, w.k_proj, w.k_bias), kv_heads);
+  at::Tensor v = heads(linear(x, w.v_proj, w.v_bias), kv_heads);
+  if (config_.qk_norm) {
+    q = rms_norm(q, w.q_norm);
+    k = rms_norm(k, w.k_norm);
+  }
+  q = RotaryEmbedding::apply(q, cos, sin);
+  k = RotaryEmbedding::apply(k, cos, sin);
+  if (cache != nullptr) std::tie(k, v) = cache->append(layer_index, k, v);
+
+  // Grouped-query attention without repeating K/V: fold each group's heads into the query axis.
+  const int64_t num_keys = k.size(2);
+  const at::Tensor grouped_q = q.reshape({batch, kv_heads, group * steps, head_dim});
+  at::Tensor scores = at::matmul(grouped_q, k.transpose(2, 3)).view({batch, kv_heads, group, steps, num_keys});
+  const at::ScalarType dtype = scores.scalar_type();
+  if (is_reduced_precision(dtype)) scores = scores.to(at::kFloat);
+  scores = scores.mul(1.0 / std::sqrt(static_cast<double>(head_dim))).add(mask);
+  const at::Tensor probs = at::softmax(scores, -1).to(dtype).view({batch, kv_heads, group * steps, num_keys});
+  const at::Tensor out = at::matmul(probs, v)
+                             .view({batch, config_.num_heads, steps, head_dim})
+                             .transpose(1, 2)
+                             .reshape({batch, steps, config_.num_heads * head_dim});
+  return linear(out, w.o_proj, w.o_bias);
+}
+
+at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
+                                KVCache* cache) const {
+  TORCH_CHECK(tokens.dim() == 2 && positions.sizes() == tokens.sizes(), "forward: tokens and positions must be [B, T]");
+  const int64_t first_slot = cache != nullptr ? cache->length() : 0;
+  TORCH_CHECK(key_valid.dim() == 2 && key_valid.size(0) == tokens.size(0) &&
+                  key_valid.size(1) == first_slot + tokens.size(1),
+              "forward: key_valid must be [B, cache length + T]");
+  TORCH_CHECK(cache == nullptr || cache->batch_size() == tokens.size(0), "forward: cache batch size differs");
+
+  const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
+  const at::ScalarType mask_dtype = is_reduced_precision(dtype) ? at::kFloat : dtype;
+  const at::Tensor full_mask = attention_mask(key_valid, tokens.size(1), first_slot, std::nullopt, mask_dtype);
+  const at::Tensor window_mask = config_.sliding_window ? attention_mask(key_valid, tokens.size(1), first_slot,
+                                                                         config_.sliding_window, mask_dtype)
+                                                        : at::Tensor();
+  const auto [cos, sin] = rope_.cos_sin(positions);
+
+  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    const LayerWeights& w = weights_.layers[i];
+    const at::Tensor& mask = config_.layer_uses_window(i) ? window_mask : full_mask;
+    x = x + attention(w, i, rms_norm(x, w.input_norm), cos, sin, mask, cache);
+    const at::Tensor h = rms_norm(x, w.post_attention_norm);
+    x = x + at::linear(at::silu(at::linear(h, w.gate_proj)) * at::linear(h, w.up_proj), w.down_proj);
+  }
+  if (cache != nullptr) cache->advance(tokens.size(1));
+  return rms_norm(x, weights_.final_norm);
+}
+
+at::Tensor Transformer::logits(const at::Tensor& hidden) const { return at::linear(hidden, weights_.lm_head); }
+
+}  // namespace specgate

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "impl/model/config.h"
+#include "impl/model/rope.h"
+#include "impl/model/weights.h"
+
+namespace specgate {
+
+class KVCache;
+
+// A decoder-only transformer of the Llama family (Llama 2/3, Mistral, Qwen2, Qwen3) that runs
+// left-padded batches with explicit position ids and a key-validity mask.
+class Transformer {
+ public:
+  Transformer(ModelConfig config, ModelWeights weights);
+
+  // tokens, positions: int64 [B, T]. key_valid: bool [B, S] over every key the new tokens may
+  // see: S = cache->length() + T with a cache (the new tokens take slots [length, length+T)),
+  // S = T without one. A query attends to valid keys at or before its own slot (and inside
+  // the sliding window, if any); invalid keys have no influence on any result. Returns the
+  // final-normed hidden states [B, T, hidden]; with a cache, their K/V are appended to it.
+  at::Tensor forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
+                     KVCache* cache) const;
+  // Output logits [..., vocab] of hidden states from forward().
+  at::Tensor logits(const at::Tensor& hidden) const;
+
+  // An empty cache shaped for this model.
+  KVCache make_cache(int64_t batch_size, int64_t slot_capacity) const;
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  at::TensorOptions options() const;
+
+ private:
+  at::Tensor attention(const LayerWeights& layer, int64_t layer_index, const at::Tensor& x,
+                       const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
+                       KVCache* cache) const;
+  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+
+  ModelConfig config_;
+  ModelWeights weights_;
+  RotaryEmbedding rope_;
+};
+
+}  // namespace specgate

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include <ATen/core/Tensor.h>
+
+namespace specgate {
+
+// temperature 0 means greedy. top_k 0 and top_p 1 switch those filters off.
+struct SamplingParams {
+  double temperature = 0.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  uint64_t seed = 0;
+
+  bool greedy() const { return temperature == 0.0; }
+};
+
+// Throws InputError naming the offending flag.
+void validate(const SamplingParams& params);
+
+// The distribution to sample from: softmax(logits / temperature), restricted to the top_k
+// most likely tokens and then to the smallest set whose mass reaches top_p (the order of
+// Hugging Face's warpers), renormalised. logits [..., V] -> float64 probabilities [..., V].
+at::Tensor sampling_distribution(const at::Tensor& logits, const SamplingParams& params);
+
+// A sequence's own random stream: its draws depend only on the run seed and the sequence,
+// never on which other sequences share a batch.
+class SequenceRng {
+ public:
+  SequenceRng(uint64_t run_seed, uint64_t sequence_index);
+  double uniform();  // in [0, 1)
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+// Draws a token from a 1-D distribution by inverse CDF with one uniform of `rng`.
+int64_t sample_token(const at::Tensor& probs, SequenceRng& rng);
+
+}  // namespace specgate

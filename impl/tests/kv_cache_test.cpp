@@ -1,0 +1,86 @@
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "impl/model/kv_cache.h"
+
+namespace specgate {
+namespace {
+
+const auto kDouble = at::TensorOptions().dtype(at::kDouble);
+const auto kLong = at::TensorOptions().dtype(at::kLong);
+
+// K of row b, slot s holds 100 * b + s in every element; V holds the negation.
+KVCache numbered_cache(int64_t batch, int64_t slots, int64_t capacity) {
+  KVCache cache(/*num_layers=*/2, batch, /*num_kv_heads=*/2, capacity, /*head_dim=*/3, kDouble);
+  const at::Tensor numbers = (at::arange(batch, kDouble).view({batch, 1, 1, 1}) * 100 +
+                              at::arange(slots, kDouble).view({1, 1, slots, 1}))
+                                 .expand({batch, 2, slots, 3});
+  for (int64_t layer = 0; layer < 2; ++layer) cache.append(layer, numbers, -numbers);
+  cache.advance(slots);
+  return cache;
+}
+
+double key_number(const KVCache& cache, int64_t layer, int64_t row, int64_t slot) {
+  const at::Tensor k = cache.key_at(layer, row, slot);
+  EXPECT_TRUE(at::equal(cache.value_at(layer, row, slot), -k));
+  EXPECT_TRUE(at::equal(k, at::full_like(k, k[0][0].item<double>())));
+  return k[0][0].item<double>();
+}
+
+TEST(KVCache, AppendWritesAtTheCommonLengthAndReturnsEverySlot) {
+  KVCache cache = numbered_cache(2, 3, 8);
+  const at::Tensor more = at::full({2, 2, 2, 3}, 7.0, kDouble);
+  const auto [keys, values] = cache.append(0, more, -more);
+  EXPECT_EQ(keys.size(2), 5);
+  EXPECT_EQ(cache.length(), 3);  // not advanced until every layer wrote
+  cache.append(1, more, -more);
+  cache.advance(2);
+  EXPECT_EQ(cache.length(), 5);
+  EXPECT_EQ(key_number(cache, 1, 1, 2), 102);
+  EXPECT_EQ(key_number(cache, 1, 1, 4), 7);
+}
+
+TEST(KVCache, GrowsWhenFull) {
+  KVCache cache = numbered_cache(2, 3, 3);
+  const at::Tensor more = at::full({2, 2, 4, 3}, 9.0, kDouble);
+  for (int64_t layer = 0; layer < 2; ++layer) cache.append(layer, more, -more);
+  cache.advance(4);
+  EXPECT_GE(cache.slot_capacity(), 7);
+  EXPECT_EQ(key_number(cache, 0, 1, 2), 102);
+  EXPECT_EQ(key_number(cache, 1, 0, 6), 9);
+}
+
+TEST(KVCache, GatherSlotsMovesEachRowByItsOwnMap) {
+  KVCache cache = numbered_cache(2, 4, 8);
+  // Row 0 shifts right by two (two padding slots in front); row 1 drops slot 1.
+  cache.gather_slots(at::tensor({-1, -1, 0, 1, 2, 3, 0, 2, 3, 3, 3, 3}, kLong).view({2, 6}));
+  EXPECT_EQ(cache.length(), 6);
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    EXPECT_EQ(key_number(cache, layer, 0, 2), 0);
+    EXPECT_EQ(key_number(cache, layer, 0, 5), 3);
+    EXPECT_EQ(key_number(cache, layer, 1, 0), 100);
+    EXPECT_EQ(key_number(cache, layer, 1, 1), 102);
+    EXPECT_EQ(key_number(cache, layer, 1, 2), 103);
+  }
+}
+
+TEST(KVCache, SelectRowsKeepsTheChosenRowsInOrder) {
+  KVCache cache = numbered_cache(3, 2, 4);
+  cache.select_rows(at::tensor({2, 0}, kLong));
+  EXPECT_EQ(cache.batch_size(), 2);
+  EXPECT_EQ(key_number(cache, 0, 0, 1), 201);
+  EXPECT_EQ(key_number(cache, 1, 1, 0), 0);
+  EXPECT_EQ(cache.keys(0).sizes(), at::IntArrayRef({2, 2, 2, 3}));
+}
+
+TEST(KVCache, TruncateForgetsTrailingSlots) {
+  KVCache cache = numbered_cache(1, 5, 8);
+  cache.truncate(2);
+  EXPECT_EQ(cache.length(), 2);
+  EXPECT_EQ(cache.values(1).size(2), 2);
+  EXPECT_THROW(cache.key_at(0, 0, 2), c10::Error);
+  EXPECT_THROW(cache.truncate(3), c10::Error);
+}
+
+}  // namespace
+}  // namespace specgate

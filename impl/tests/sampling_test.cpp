@@ -1,0 +1,66 @@
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "impl/common/error.h"
+#include "impl/sampling/sampling.h"
+
+namespace specgate {
+namespace {
+
+const auto kDouble = at::TensorOptions().dtype(at::kDouble);
+
+TEST(Sampling, TemperatureScalesTheSoftmax) {
+  const at::Tensor logits = at::tensor({1.0, 2.0, 3.0}, kDouble);
+  const at::Tensor probs = sampling_distribution(logits, {.temperature = 2.0});
+  EXPECT_TRUE(at::allclose(probs, (logits / 2.0).softmax(0)));
+}
+
+TEST(Sampling, TopKKeepsTheKMostLikely) {
+  const at::Tensor probs = sampling_distribution(at::tensor({1.0, 4.0, 3.0, 2.0}, kDouble), {.temperature = 1.0, .top_k = 2});
+  EXPECT_EQ(probs[0].item<double>(), 0.0);
+  EXPECT_EQ(probs[3].item<double>(), 0.0);
+  EXPECT_NEAR(probs[1].item<double>() + probs[2].item<double>(), 1.0, 1e-15);
+}
+
+TEST(Sampling, TopPKeepsTheSmallestSetReachingTheMass) {
+  // Probabilities 0.5, 0.3, 0.15, 0.05: top_p 0.75 keeps the first two, 0.85 the first three.
+  const at::Tensor logits = at::tensor({0.5, 0.3, 0.15, 0.05}, kDouble).log();
+  const at::Tensor two = sampling_distribution(logits, {.temperature = 1.0, .top_p = 0.75});
+  EXPECT_TRUE(at::allclose(two, at::tensor({0.625, 0.375, 0.0, 0.0}, kDouble)));
+  const at::Tensor three = sampling_distribution(logits, {.temperature = 1.0, .top_p = 0.85});
+  EXPECT_TRUE(at::allclose(three, at::tensor({0.5, 0.3, 0.15, 0.0}, kDouble) / 0.95));
+  const at::Tensor one = sampling_distribution(logits, {.temperature = 1.0, .top_p = 0.01});
+  EXPECT_TRUE(at::allclose(one, at::tensor({1.0, 0.0, 0.0, 0.0}, kDouble)));
+}
+
+TEST(Sampling, SampleTokenFollowsTheDistribution) {
+  const at::Tensor probs = at::tensor({0.2, 0.0, 0.8}, kDouble);
+  SequenceRng rng(1, 0);
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < 20000; ++i) ++counts[sample_token(probs, rng)];
+  EXPECT_EQ(counts[1], 0);
+  EXPECT_NEAR(counts[0] / 20000.0, 0.2, 0.015);
+}
+
+TEST(Sampling, SequenceStreamsDependOnlyOnSeedAndIndex) {
+  SequenceRng a(5, 3), b(5, 3), other_index(5, 4), other_seed(6, 3);
+  const double first = a.uniform();
+  EXPECT_EQ(first, b.uniform());
+  EXPECT_NE(first, other_index.uniform());
+  EXPECT_NE(first, other_seed.uniform());
+}
+
+TEST(Sampling, ValidateNamesTheFlag) {
+  try {
+    validate({.temperature = 1.0, .top_p = 1.5});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--top-p"), std::string::npos);
+  }
+  EXPECT_THROW(validate({.temperature = -1.0}), InputError);
+  EXPECT_THROW(validate({.temperature = 1.0, .top_k = -2}), InputError);
+  EXPECT_NO_THROW(validate({.temperature = 0.7, .top_k = 5, .top_p = 0.9}));
+}
+
+}  // namespace
+}  // namespace specgate

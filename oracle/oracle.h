@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "impl/common/token_logprob.h"
+#include "impl/model/transformer.h"
+#include "impl/sampling/sampling.h"
+
+namespace specgate {
+
+struct OracleOptions {
+  int64_t max_new_tokens = 128;
+  SamplingParams sampling;          // greedy by default
+  std::vector<int64_t> eos_ids;     // generation stops after the first of these
+  int64_t top_logprobs = 5;         // alternatives recorded per generated token
+};
+
+enum class FinishReason { kEos, kLength };
+
+struct OracleOutput {
+  std::vector<int64_t> tokens;                          // generated ids, EOS included when hit
+  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per generated token, best first
+  FinishReason finish_reason = FinishReason::kLength;
+};
+
+// The reference: plain decoding of one prompt alone (batch 1, no padding, target model only),
+// greedy or sampled from `SequenceRng(options.sampling.seed, sequence_index)`. The recorded
+// log-probabilities are those of the model itself (temperature 1, no filtering).
+OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
+                             uint64_t sequence_index);
+
+}  // namespace specgate

@@ -1,0 +1,93 @@
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "fixtures/models/tiny_configs.h"
+#include "impl/model/weights.h"
+#include "oracle/oracle.h"
+
+namespace specgate {
+namespace {
+
+const auto kLong = at::TensorOptions().dtype(at::kLong);
+
+class Oracle : public testing::Test {
+ protected:
+  Oracle() : model_(tiny_config("qwen3"), random_weights(tiny_config("qwen3"), at::TensorOptions().dtype(at::kDouble), 11)) {}
+
+  // Next-token logits after `ids`, from one full pass without a cache.
+  at::Tensor next_logits(const std::vector<int64_t>& ids) const {
+    const int64_t n = static_cast<int64_t>(ids.size());
+    const at::Tensor hidden = model_.forward(at::tensor(ids, kLong).unsqueeze(0), at::arange(n, kLong).unsqueeze(0),
+                                             at::ones({1, n}, at::TensorOptions().dtype(at::kBool)), nullptr);
+    return model_.logits(hidden[0][n - 1]);
+  }
+
+  Transformer model_;
+  const std::vector<int64_t> prompt_ = {256, 72, 101, 108, 108, 111};
+};
+
+TEST_F(Oracle, GreedyFollowsTheArgmaxOfAFullPassAtEveryStep) {
+  const OracleOutput out = oracle_generate(model_, prompt_, {.max_new_tokens = 12}, 0);
+  ASSERT_EQ(out.tokens.size(), 12u);
+  EXPECT_EQ(out.finish_reason, FinishReason::kLength);
+  std::vector<int64_t> context = prompt_;
+  for (int64_t token : out.tokens) {
+    EXPECT_EQ(token, next_logits(context).argmax().item<int64_t>());
+    context.push_back(token);
+  }
+}
+
+TEST_F(Oracle, GreedyIsDeterministic) {
+  const OracleOutput a = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 0);
+  const OracleOutput b = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 5);
+  EXPECT_EQ(a.tokens, b.tokens);
+}
+
+TEST_F(Oracle, StopsAtTheFirstEosAndKeepsIt) {
+  const OracleOutput free_run = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 0);
+  const int64_t eos = free_run.tokens[3];
+  const auto first = std::find(free_run.tokens.begin(), free_run.tokens.end(), eos) - free_run.tokens.begin();
+  const OracleOutput stopped = oracle_generate(model_, prompt_, {.max_new_tokens = 10, .eos_ids = {999, eos}}, 0);
+  EXPECT_EQ(stopped.finish_reason, FinishReason::kEos);
+  EXPECT_EQ(stopped.tokens, std::vector<int64_t>(free_run.tokens.begin(), free_run.tokens.begin() + first + 1));
+  EXPECT_EQ(stopped.top_logprobs.size(), stopped.tokens.size());
+}
+
+TEST_F(Oracle, MaxNewTokensIsExact) {
+  for (int64_t n : {1, 2, 7}) EXPECT_EQ(oracle_generate(model_, prompt_, {.max_new_tokens = n}, 0).tokens.size(), size_t(n));
+}
+
+TEST_F(Oracle, RecordsTheModelsTopLogprobs) {
+  const OracleOutput out = oracle_generate(model_, prompt_, {.max_new_tokens = 3, .top_logprobs = 4}, 0);
+  ASSERT_EQ(out.top_logprobs.size(), 3u);
+  const at::Tensor expected = next_logits(prompt_).log_softmax(-1);
+  const auto& first = out.top_logprobs[0];
+  ASSERT_EQ(first.size(), 4u);
+  EXPECT_EQ(first[0].token_id, out.tokens[0]);
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_NEAR(first[i].logprob, expected[first[i].token_id].item<double>(), 1e-12);
+    if (i > 0) {
+      EXPECT_LE(first[i].logprob, first[i - 1].logprob);
+    }
+  }
+}
+
+TEST_F(Oracle, SeededSamplingIsReproduciblePerSequence) {
+  const OracleOptions options{.max_new_tokens = 16, .sampling = {.temperature = 1.0, .top_k = 50, .seed = 3}};
+  const OracleOutput a = oracle_generate(model_, prompt_, options, 4);
+  EXPECT_EQ(a.tokens, oracle_generate(model_, prompt_, options, 4).tokens);
+  EXPECT_NE(a.tokens, oracle_generate(model_, prompt_, options, 5).tokens);
+  OracleOptions reseeded = options;
+  reseeded.sampling.seed = 4;
+  EXPECT_NE(a.tokens, oracle_generate(model_, prompt_, reseeded, 4).tokens);
+  EXPECT_NE(a.tokens, oracle_generate(model_, prompt_, {.max_new_tokens = 16}, 4).tokens);
+}
+
+TEST_F(Oracle, TopKOneSamplingIsGreedy) {
+  const OracleOutput greedy = oracle_generate(model_, prompt_, {.max_new_tokens = 8}, 0);
+  const OracleOutput top1 = oracle_generate(model_, prompt_, {.max_new_tokens = 8, .sampling = {.temperature = 0.8, .top_k = 1, .seed = 9}}, 0);
+  EXPECT_EQ(greedy.tokens, top1.tokens);
+}
+
+}  // namespace
+}  // namespace specgate
