@@ -12,70 +12,96 @@ namespace {
 constexpr const char* kSingleFile = "model.safetensors";
 constexpr const char* kIndexFile = "model.safetensors.index.json";
 
+// The index's weight_map: tensor name -> shard file name, checked to be a plain file name so
+// that shards stay inside the folder.
+std::map<std::string, std::string> read_weight_map(const std::filesystem::path& index_path) {
+  const std::string where = index_path.string() + ": ";
+  std::ifstream in(index_path);
+  if (!in) throw InputError(where + "cannot open");
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(where + "not valid JSON (error at byte " + std::to_string(e.byte) + ")");
+  }
+  if (!index.is_object()) throw InputError(where + "expected a JSON object");
+  const auto weight_map = index.find("weight_map");
+  if (weight_map == index.end()) throw InputError(where + "field 'weight_map' is missing");
+  if (!weight_map->is_object())
+    throw InputError(where + "field 'weight_map': expected an object of tensor name to file name");
+
+  std::map<std::string, std::string> shard_of;
+  for (const auto& [name, shard] : weight_map->items()) {
+    const std::string entry = where + "field 'weight_map', tensor '" + name + "': ";
+    if (!shard.is_string()) throw InputError(entry + "expected a file name");
+    const std::string file = shard.get<std::string>();
+    if (file.empty() || file == "." || file == ".." || std::filesystem::path(file).has_parent_path())
+      throw InputError(entry + "'" + file + "' is not a file name in the folder");
+    shard_of.emplace(name, file);
+  }
+  return shard_of;
+}
+
 }  // namespace
 
+CheckpointFiles::CheckpointFiles(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
 CheckpointFiles CheckpointFiles::open(const std::filesystem::path& dir) {
-  if (!std::filesystem::is_directory(dir)) throw InputError(dir.string() + ": not a checkpoint folder (no such directory)");
-  CheckpointFiles files;
-  const std::filesystem::path index_path = dir / kIndexFile;
-  if (std::filesystem::exists(dir / kSingleFile) && !std::filesystem::exists(index_path)) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) throw InputError(dir.string() + ": no such checkpoint folder");
+  CheckpointFiles files(dir);
+  if (std::filesystem::exists(dir / kSingleFile, error)) {
     const safetensors::File file = safetensors::File::open(dir / kSingleFile);
-    for (const std::string& name : file.names()) files.shard_of_.emplace(name, file);
+    for (const std::string& name : file.names()) files.file_of_tensor_.emplace(name, file);
     return files;
   }
-  if (!std::filesystem::exists(index_path))
+  const std::filesystem::path index_path = dir / kIndexFile;
+  if (!std::filesystem::exists(index_path, error))
     throw InputError(dir.string() + ": neither " + kSingleFile + " nor " + kIndexFile + " is present");
 
-  std::ifstream in(index_path);
-  const nlohmann::json index = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (index.is_discarded() || !index.is_object()) throw InputError(index_path.string() + ": not a JSON object");
-  if (!index.contains("weight_map") || !index["weight_map"].is_object())
-    throw InputError(index_path.string() + ": field 'weight_map': missing or not an object");
-
   std::map<std::string, safetensors::File> shards;
-  for (const auto& [name, shard] : index["weight_map"].items()) {
-    if (!shard.is_string())
-      throw InputError(index_path.string() + ": field 'weight_map." + name + "': expected a file name");
-    const std::string shard_name = shard.get<std::string>();
-    if (!shards.contains(shard_name)) {
-      if (!std::filesystem::exists(dir / shard_name))
-        throw InputError(index_path.string() + ": tensor '" + name + "': shard " + shard_name + " is missing");
-      shards.emplace(shard_name, safetensors::File::open(dir / shard_name));
+  for (const auto& [name, shard_name] : read_weight_map(index_path)) {
+    auto shard = shards.find(shard_name);
+    if (shard == shards.end()) {
+      if (!std::filesystem::exists(dir / shard_name, error))
+        throw InputError(index_path.string() + ": tensor '" + name + "': shard " + shard_name + " does not exist");
+      shard = shards.emplace(shard_name, safetensors::File::open(dir / shard_name)).first;
     }
-    const safetensors::File& file = shards.at(shard_name);
-    if (!file.contains(name))
-      throw InputError(file.path().string() + ": tensor '" + name + "' is listed in " + kIndexFile + " but absent");
-    files.shard_of_.emplace(name, file);
+    if (!shard->second.contains(name))
+      throw InputError(shard->second.path().string() + ": tensor '" + name + "' is listed in " + kIndexFile +
+                       " but absent from this file");
+    files.file_of_tensor_.emplace(name, shard->second);
   }
-  for (const auto& [shard_name, file] : shards) {
-    for (const std::string& name : file.names()) {
-      if (!files.contains(name))
-        throw InputError(file.path().string() + ": tensor '" + name + "' is not listed in " + kIndexFile);
-      if (files.file_of(name) != file.path())
-        throw InputError(file.path().string() + ": tensor '" + name + "' is also in " + files.file_of(name).string());
+  for (const auto& [shard_name, shard] : shards) {
+    for (const std::string& name : shard.names()) {
+      const auto listed = files.file_of_tensor_.find(name);
+      if (listed == files.file_of_tensor_.end())
+        throw InputError(shard.path().string() + ": tensor '" + name + "' is not listed in " + kIndexFile);
+      if (listed->second.path() != shard.path())
+        throw InputError(shard.path().string() + ": tensor '" + name + "' is also in " +
+                         listed->second.path().filename().string() + ", where " + kIndexFile + " places it");
     }
   }
   return files;
 }
 
-bool CheckpointFiles::contains(const std::string& name) const { return shard_of_.contains(name); }
+bool CheckpointFiles::contains(const std::string& name) const { return file_of_tensor_.contains(name); }
 
 std::vector<std::string> CheckpointFiles::names() const {
   std::vector<std::string> names;
-  for (const auto& [name, file] : shard_of_) names.push_back(name);
+  for (const auto& [name, file] : file_of_tensor_) names.push_back(name);
   return names;
 }
 
-at::Tensor CheckpointFiles::tensor(const std::string& name) const {
-  const auto found = shard_of_.find(name);
-  if (found == shard_of_.end()) throw InputError("checkpoint: tensor '" + name + "' is missing");
-  return found->second.tensor(name);
+const safetensors::File& CheckpointFiles::file(const std::string& name) const {
+  const auto found = file_of_tensor_.find(name);
+  if (found == file_of_tensor_.end())
+    throw InputError(dir_.string() + ": tensor '" + name + "': not in the checkpoint");
+  return found->second;
 }
 
-const std::filesystem::path& CheckpointFiles::file_of(const std::string& name) const {
-  static const std::filesystem::path kNowhere;
-  const auto found = shard_of_.find(name);
-  return found == shard_of_.end() ? kNowhere : found->second.path();
-}
+at::Tensor CheckpointFiles::tensor(const std::string& name) const { return file(name).tensor(name); }
+
+const std::filesystem::path& CheckpointFiles::file_of(const std::string& name) const { return file(name).path(); }
 
 }  // namespace specgate

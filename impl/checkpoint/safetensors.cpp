@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <set>
+#include <optional>
+#include <span>
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -21,201 +24,318 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<const char*, at::ScalarType>, 10> kDtypes = {{
-    {"F64", at::kDouble}, {"F32", at::kFloat}, {"F16", at::kHalf}, {"BF16", at::kBFloat16}, {"I64", at::kLong},
-    {"I32", at::kInt}, {"I16", at::kShort}, {"I8", at::kChar}, {"U8", at::kByte}, {"BOOL", at::kBool},
+static_assert(std::endian::native == std::endian::little, "tensor bytes are read and written in place");
+
+struct DtypeCode {
+  const char* code;
+  at::ScalarType dtype;
+};
+
+constexpr std::array<DtypeCode, 10> kDtypes = {{
+    {"F64", at::kDouble},
+    {"F32", at::kFloat},
+    {"F16", at::kHalf},
+    {"BF16", at::kBFloat16},
+    {"I64", at::kLong},
+    {"I32", at::kInt},
+    {"I16", at::kShort},
+    {"I8", at::kChar},
+    {"U8", at::kByte},
+    {"BOOL", at::kBool},
 }};
 
-// Headers larger than this are refused rather than parsed (the reference implementation's limit).
+constexpr uint64_t kLengthBytes = 8;
+// The reference implementation refuses larger headers too.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr const char* kMetadataKey = "__metadata__";
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw InputError(path.string() + ": " + what);
 }
 
-std::string dtype_code(at::ScalarType dtype) {
-  for (const auto& [code, type] : kDtypes) {
-    if (type == dtype) return code;
+std::string tensor_label(const std::string& name) { return "tensor '" + name + "'"; }
+
+std::optional<at::ScalarType> dtype_of_code(const std::string& code) {
+  for (const DtypeCode& known : kDtypes) {
+    if (code == known.code) return known.dtype;
   }
-  return "";
+  return std::nullopt;
+}
+
+const char* code_of_dtype(at::ScalarType dtype) {
+  for (const DtypeCode& known : kDtypes) {
+    if (dtype == known.dtype) return known.code;
+  }
+  return nullptr;
+}
+
+// A JSON value as a message shows it: one short line, never a dump of nested containers.
+std::string describe(const json& value) {
+  if (value.is_structured()) {
+    for (const json& element : value) {
+      if (element.is_structured()) return std::string("a nested JSON ") + value.type_name();
+    }
+  }
+  const std::string text = value.dump();
+  return text.size() <= 60 ? text : text.substr(0, 57) + "...";
+}
+
+std::string range_text(uint64_t begin, uint64_t end) {
+  std::string text = "[";
+  return text.append(std::to_string(begin)).append(", ").append(std::to_string(end)).append("]");
+}
+
+bool is_utf8(const std::string& text) {
+  try {
+    json(text).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
+uint64_t header_length(const std::filesystem::path& path, std::span<const uint8_t> file) {
+  if (file.size() < kLengthBytes)
+    fail(path, "header length: the file is " + std::to_string(file.size()) + " bytes, shorter than the 8-byte length");
+  uint64_t length = 0;
+  std::memcpy(&length, file.data(), kLengthBytes);
+  if (length > file.size() - kLengthBytes)
+    fail(path, "header length " + std::to_string(length) + " exceeds the file (" + std::to_string(file.size()) +
+                   " bytes); the file is truncated or corrupt");
+  if (length > kMaxHeaderBytes)
+    fail(path, "header length " + std::to_string(length) + " exceeds the limit of " + std::to_string(kMaxHeaderBytes));
+  return length;
+}
+
+std::map<std::string, std::string> parse_metadata(const std::filesystem::path& path, const json& value) {
+  if (!value.is_object()) fail(path, "field '__metadata__': expected an object of strings, got " + describe(value));
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, text] : value.items()) {
+    if (!text.is_string()) fail(path, "field '__metadata__." + key + "': expected a string, got " + describe(text));
+    metadata.emplace(key, text.get<std::string>());
+  }
+  return metadata;
+}
+
+TensorInfo parse_tensor(const std::filesystem::path& path, const std::string& name, const json& value,
+                        uint64_t data_bytes) {
+  const std::string where = tensor_label(name) + ": ";
+  if (!value.is_object()) fail(path, where + "expected an object, got " + describe(value));
+  for (const char* field : {"dtype", "shape", "data_offsets"}) {
+    if (!value.contains(field)) fail(path, where + "field '" + field + "' is missing");
+  }
+
+  const json& dtype = value.at("dtype");
+  const std::optional<at::ScalarType> known =
+      dtype.is_string() ? dtype_of_code(dtype.get<std::string>()) : std::nullopt;
+  if (!known) fail(path, where + "field 'dtype': unsupported dtype " + describe(dtype));
+  TensorInfo info{*known, {}, 0, 0};
+
+  const json& shape = value.at("shape");
+  if (!shape.is_array()) fail(path, where + "field 'shape': expected a list of sizes, got " + describe(shape));
+  uint64_t bytes = c10::elementSize(info.dtype);
+  for (const json& size : shape) {
+    if (!size.is_number_unsigned() || size.get<uint64_t>() > INT64_MAX)
+      fail(path, where + "field 'shape': expected non-negative integers, got " + describe(shape));
+    if (__builtin_mul_overflow(bytes, size.get<uint64_t>(), &bytes))
+      fail(path, where + "field 'shape': " + describe(shape) + " is too large");
+    info.shape.push_back(size.get<int64_t>());
+  }
+
+  const json& offsets = value.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned())
+    fail(path, where + "field 'data_offsets': expected [begin, end], got " + describe(offsets));
+  info.begin = offsets[0].get<uint64_t>();
+  info.end = offsets[1].get<uint64_t>();
+  const std::string range = "data_offsets " + range_text(info.begin, info.end);
+  if (info.begin > info.end) fail(path, where + range + ": begin is past end");
+  if (info.end > data_bytes)
+    fail(path, where + range + " exceed the file's data section (" + std::to_string(data_bytes) +
+                   " bytes); the file is truncated or corrupt");
+  if (info.end - info.begin != bytes)
+    fail(path, where + range + " hold " + std::to_string(info.end - info.begin) + " bytes, but dtype " +
+                   dtype.get<std::string>() + " and shape " + describe(shape) + " need " + std::to_string(bytes));
+  return info;
+}
+
+void check_no_overlap(const std::filesystem::path& path, const std::map<std::string, TensorInfo>& tensors) {
+  std::vector<std::pair<const std::string*, const TensorInfo*>> by_begin;
+  for (const auto& [name, info] : tensors) by_begin.emplace_back(&name, &info);
+  std::sort(by_begin.begin(), by_begin.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.second->begin, a.second->end) < std::pair(b.second->begin, b.second->end);
+  });
+  const std::pair<const std::string*, const TensorInfo*>* previous = nullptr;
+  for (const auto& current : by_begin) {
+    const TensorInfo& info = *current.second;
+    if (info.begin == info.end) continue;  // zero bytes overlap nothing
+    if (previous != nullptr && info.begin < previous->second->end)
+      fail(path, tensor_label(*current.first) + ": data_offsets " + range_text(info.begin, info.end) + " overlap " +
+                     tensor_label(*previous->first) + " at " +
+                     range_text(previous->second->begin, previous->second->end));
+    previous = &current;
+  }
+}
+
+at::Tensor stored_form(const at::Tensor& tensor) {
+  const at::Tensor dense = tensor.layout() == at::kStrided ? tensor : tensor.to_dense();
+  return dense.detach().to(at::kCPU).contiguous();
+}
+
+std::string header_text(const std::filesystem::path& path,
+                        const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                        const std::map<std::string, std::string>& metadata) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) {
+    for (const auto& [key, text] : metadata) {
+      if (!is_utf8(key) || !is_utf8(text)) fail(path, "field '__metadata__." + key + "': not valid UTF-8");
+    }
+    header[kMetadataKey] = metadata;
+  }
+  uint64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    const std::string where = tensor_label(name) + ": ";
+    if (name == kMetadataKey) fail(path, where + "the name is reserved for metadata");
+    if (!is_utf8(name)) fail(path, where + "the name is not valid UTF-8");
+    if (header.contains(name)) fail(path, where + "given twice");
+    if (!tensor.defined()) fail(path, where + "undefined tensor");
+    const char* code = code_of_dtype(tensor.scalar_type());
+    if (code == nullptr)
+      fail(path, where + "safetensors cannot hold dtype " + std::string(c10::toString(tensor.scalar_type())));
+    const uint64_t bytes = tensor.numel() * tensor.element_size();
+    header[name] = {{"dtype", code}, {"shape", tensor.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((kLengthBytes - text.size() % kLengthBytes) % kLengthBytes, ' ');
+  return text;
 }
 
 }  // namespace
 
-struct File::Mapping {
+struct File::Contents {
+  explicit Contents(std::filesystem::path file);
+  Contents(const Contents&) = delete;
+  Contents& operator=(const Contents&) = delete;
+  ~Contents() {
+    if (size > 0) munmap(const_cast<uint8_t*>(bytes), size);
+  }
+
   std::filesystem::path path;
   const uint8_t* bytes = nullptr;
   size_t size = 0;
-  size_t data_start = 0;
-
-  ~Mapping() {
-    if (bytes != nullptr && size > 0) munmap(const_cast<uint8_t*>(bytes), size);
-  }
+  const uint8_t* data = nullptr;  // the data section
+  std::map<std::string, TensorInfo> tensors;
+  std::map<std::string, std::string> metadata;
 };
 
-File::File(std::shared_ptr<const Mapping> mapping, std::map<std::string, Entry> entries,
-           std::map<std::string, std::string> metadata)
-    : mapping_(std::move(mapping)), entries_(std::move(entries)), metadata_(std::move(metadata)) {}
-
-File File::open(const std::filesystem::path& path) {
-  auto mapping = std::make_shared<Mapping>();
-  mapping->path = path;
+File::Contents::Contents(std::filesystem::path file) : path(std::move(file)) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat info {};
-  if (fstat(fd, &info) != 0) {
-    ::close(fd);
-    fail(path, "cannot stat");
-  }
-  mapping->size = static_cast<size_t>(info.st_size);
-  if (mapping->size > 0) {
-    void* bytes = mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (bytes == MAP_FAILED) {
-      ::close(fd);
-      fail(path, std::string("cannot map: ") + std::strerror(errno));
-    }
-    mapping->bytes = static_cast<const uint8_t*>(bytes);
-  }
+  const bool regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  const size_t file_size = regular ? static_cast<size_t>(info.st_size) : 0;
+  void* mapped = file_size > 0 ? mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  const int map_errno = errno;
   ::close(fd);
-
-  if (mapping->size < 8) fail(path, "truncated: shorter than the 8-byte header length");
-  uint64_t header_bytes = 0;
-  for (int i = 7; i >= 0; --i) header_bytes = (header_bytes << 8) | mapping->bytes[i];
-  if (header_bytes > kMaxHeaderBytes || header_bytes > mapping->size - 8)
-    fail(path, "truncated or corrupt: header length " + std::to_string(header_bytes) + " exceeds the file (" +
-                   std::to_string(mapping->size) + " bytes)");
-  mapping->data_start = 8 + header_bytes;
-  const size_t data_bytes = mapping->size - mapping->data_start;
-
-  const json header = json::parse(mapping->bytes + 8, mapping->bytes + 8 + header_bytes, nullptr, false);
-  if (header.is_discarded() || !header.is_object()) fail(path, "header is not a JSON object");
-
-  std::map<std::string, Entry> entries;
-  std::map<std::string, std::string> metadata;
-  for (const auto& [name, value] : header.items()) {
-    const std::string where = "tensor '" + name + "': ";
-    if (name == "__metadata__") {
-      if (!value.is_object()) fail(path, "__metadata__: expected an object of strings");
-      for (const auto& [key, text] : value.items()) {
-        if (!text.is_string()) fail(path, "__metadata__: field '" + key + "': expected a string");
-        metadata[key] = text.get<std::string>();
-      }
-      continue;
-    }
-    if (!value.is_object()) fail(path, where + "expected an object");
-    for (const char* field : {"dtype", "shape", "data_offsets"}) {
-      if (!value.contains(field)) fail(path, where + "field '" + field + "' is missing");
-    }
-    const json& dtype = value["dtype"];
-    const auto known = std::find_if(kDtypes.begin(), kDtypes.end(),
-                                    [&](const auto& d) { return dtype.is_string() && dtype.get<std::string>() == d.first; });
-    if (known == kDtypes.end()) fail(path, where + "field 'dtype': unsupported dtype " + dtype.dump());
-    Entry entry{known->second, {}, 0, 0};
-
-    const json& shape = value["shape"];
-    if (!shape.is_array()) fail(path, where + "field 'shape': expected a list of sizes");
-    uint64_t numel = 1;
-    for (const json& size : shape) {
-      if (!size.is_number_unsigned()) fail(path, where + "field 'shape': expected non-negative integers, got " + shape.dump());
-      entry.shape.push_back(size.get<int64_t>());
-      numel *= size.get<uint64_t>();
-    }
-    const json& offsets = value["data_offsets"];
-    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
-      fail(path, where + "field 'data_offsets': expected [begin, end], got " + offsets.dump());
-    entry.begin = offsets[0].get<size_t>();
-    entry.end = offsets[1].get<size_t>();
-    if (entry.begin > entry.end || entry.end > data_bytes)
-      fail(path, where + "data_offsets " + offsets.dump() + " exceed the data section (" + std::to_string(data_bytes) +
-                     " bytes): truncated or corrupt file");
-    const uint64_t expected_bytes = numel * c10::elementSize(entry.dtype);
-    if (entry.end - entry.begin != expected_bytes)
-      fail(path, where + "holds " + std::to_string(entry.end - entry.begin) + " bytes, but dtype and shape need " +
-                     std::to_string(expected_bytes));
-    entries.emplace(name, std::move(entry));
-  }
-
-  std::vector<std::pair<size_t, std::string>> by_offset;
-  for (const auto& [name, entry] : entries) by_offset.emplace_back(entry.begin, name);
-  std::sort(by_offset.begin(), by_offset.end());
-  for (size_t i = 1; i < by_offset.size(); ++i) {
-    const Entry& previous = entries.at(by_offset[i - 1].second);
-    if (by_offset[i].first < previous.end)
-      fail(path, "tensor '" + by_offset[i].second + "' overlaps tensor '" + by_offset[i - 1].second + "'");
-  }
-  return File(std::move(mapping), std::move(entries), std::move(metadata));
+  if (!regular) fail(path, "not a regular file");
+  if (mapped == MAP_FAILED) fail(path, std::string("cannot map: ") + std::strerror(map_errno));
+  bytes = static_cast<const uint8_t*>(mapped);
+  size = file_size;
 }
 
-const std::filesystem::path& File::path() const { return mapping_->path; }
+File::File(std::shared_ptr<const Contents> contents) : contents_(std::move(contents)) {}
+
+File File::open(const std::filesystem::path& path) {
+  auto contents = std::make_shared<Contents>(path);
+  const std::span<const uint8_t> file(contents->bytes, contents->size);
+  const uint64_t header_bytes = header_length(path, file);
+  const std::span<const uint8_t> header_span = file.subspan(kLengthBytes, header_bytes);
+  const uint64_t data_bytes = file.size() - kLengthBytes - header_bytes;
+  contents->data = header_span.data() + header_bytes;
+
+  json header;
+  try {
+    header = json::parse(header_span.begin(), header_span.end());
+  } catch (const json::parse_error& e) {
+    fail(path, "header is not valid JSON (error at byte " + std::to_string(e.byte) + " of the header)");
+  }
+  if (!header.is_object()) fail(path, "header: expected a JSON object, got " + describe(header));
+
+  for (const auto& [name, value] : header.items()) {
+    if (name == kMetadataKey) {
+      contents->metadata = parse_metadata(path, value);
+    } else {
+      contents->tensors.emplace(name, parse_tensor(path, name, value, data_bytes));
+    }
+  }
+  check_no_overlap(path, contents->tensors);
+  return File(std::move(contents));
+}
+
+const std::filesystem::path& File::path() const { return contents_->path; }
 
 std::vector<std::string> File::names() const {
   std::vector<std::string> names;
-  for (const auto& [name, entry] : entries_) names.push_back(name);
+  for (const auto& [name, info] : contents_->tensors) names.push_back(name);
   return names;
 }
 
-bool File::contains(const std::string& name) const { return entries_.contains(name); }
+bool File::contains(const std::string& name) const { return contents_->tensors.contains(name); }
 
-const std::map<std::string, std::string>& File::metadata() const { return metadata_; }
+const std::map<std::string, std::string>& File::metadata() const { return contents_->metadata; }
+
+const TensorInfo& File::info(const std::string& name) const {
+  const auto found = contents_->tensors.find(name);
+  if (found == contents_->tensors.end()) fail(contents_->path, tensor_label(name) + ": not in this file");
+  return found->second;
+}
+
+at::ScalarType File::dtype(const std::string& name) const { return info(name).dtype; }
+
+std::vector<int64_t> File::shape(const std::string& name) const { return info(name).shape; }
 
 at::Tensor File::tensor(const std::string& name) const {
-  const auto found = entries_.find(name);
-  if (found == entries_.end()) fail(mapping_->path, "tensor '" + name + "' is not in the file");
-  const Entry& entry = found->second;
-  const auto options = at::TensorOptions().dtype(entry.dtype);
-  const uint8_t* data = mapping_->bytes + mapping_->data_start + entry.begin;
-  if (entry.begin == entry.end) return at::empty(entry.shape, options);
-  if (reinterpret_cast<uintptr_t>(data) % c10::elementSize(entry.dtype) != 0) {
-    at::Tensor copy = at::empty(entry.shape, options);
-    std::memcpy(copy.data_ptr(), data, entry.end - entry.begin);
+  const TensorInfo& found = info(name);
+  const auto options = at::TensorOptions().dtype(found.dtype).device(at::kCPU);
+  const size_t bytes = found.end - found.begin;
+  if (bytes == 0) return at::empty(found.shape, options);
+  const uint8_t* data = contents_->data + found.begin;
+  if (reinterpret_cast<uintptr_t>(data) % c10::elementSize(found.dtype) != 0) {
+    at::Tensor copy = at::empty(found.shape, options);
+    std::memcpy(copy.data_ptr(), data, bytes);
     return copy;
   }
-  std::shared_ptr<const Mapping> keep_alive = mapping_;
-  return at::from_blob(const_cast<uint8_t*>(data), entry.shape, [keep_alive](void*) {}, options);
+  // The deleter's reference keeps the mapping alive as long as the tensor.
+  auto release = [contents = contents_](void*) {};
+  return at::from_blob(const_cast<uint8_t*>(data), found.shape, release, options);
 }
 
 void write(const std::filesystem::path& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors,
            const std::map<std::string, std::string>& metadata) {
-  json header = json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::vector<at::Tensor> contiguous;
-  std::set<std::string> seen;
-  size_t offset = 0;
-  for (const auto& [name, tensor] : tensors) {
-    if (name == "__metadata__" || !seen.insert(name).second)
-      fail(path, "tensor '" + name + "': duplicate or reserved name");
-    const std::string code = dtype_code(tensor.scalar_type());
-    if (code.empty()) fail(path, "tensor '" + name + "': dtype " + std::string(c10::toString(tensor.scalar_type())) + " has no safetensors code");
-    contiguous.push_back(tensor.detach().to(at::kCPU).contiguous());
-    const size_t bytes = contiguous.back().nbytes();
-    header[name] = {{"dtype", code}, {"shape", tensor.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
+  const std::string header = header_text(path, tensors, metadata);
+  const std::filesystem::path partial = path.string() + ".partial";
+  try {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) fail(partial, std::string("cannot create: ") + std::strerror(errno));
+    const uint64_t length = header.size();
+    out.write(reinterpret_cast<const char*>(&length), kLengthBytes);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    for (const auto& [name, tensor] : tensors) {
+      const at::Tensor stored = stored_form(tensor);
+      if (stored.nbytes() > 0)
+        out.write(static_cast<const char*>(stored.data_ptr()), static_cast<std::streamsize>(stored.nbytes()));
+    }
+    out.close();
+    if (!out) fail(partial, "cannot write");
+    std::error_code error;
+    std::filesystem::rename(partial, path, error);
+    if (error) fail(path, "cannot rename " + partial.string() + " into place: " + error.message());
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw;
   }
-  // Keys in the order given (nlohmann sorts objects), padded with spaces to 8 bytes.
-  std::string text = "{";
-  if (header.contains("__metadata__")) text += "\"__metadata__\":" + header["__metadata__"].dump();
-  for (const auto& [name, tensor] : tensors) {
-    if (text.size() > 1) text += ",";
-    text += json(name).dump() + ":" + header[name].dump();
-  }
-  text += "}";
-  text.append((8 - text.size() % 8) % 8, ' ');
-
-  const std::filesystem::path temporary = path.string() + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    const uint64_t length = text.size();
-    std::array<char, 8> length_bytes{};
-    for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<char>((length >> (8 * i)) & 0xff);
-    out.write(length_bytes.data(), 8);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const at::Tensor& tensor : contiguous)
-      out.write(static_cast<const char*>(tensor.data_ptr()), static_cast<std::streamsize>(tensor.nbytes()));
-    if (!out) fail(temporary, "cannot write");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) fail(path, "cannot rename " + temporary.string() + " into place: " + error.message());
 }
 
 }  // namespace specgate::safetensors
