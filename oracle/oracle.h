@@ -4,6 +4,7 @@
 #include <span>
 #include <vector>
 
+#include "impl/common/finish_reason.h"
 #include "impl/common/token_logprob.h"
 #include "impl/model/transformer.h"
 #include "impl/sampling/sampling.h"
@@ -16,8 +17,6 @@ struct OracleOptions {
   std::vector<int64_t> eos_ids;     // generation stops after the first of these
   int64_t top_logprobs = 5;         // alternatives recorded per generated token
 };
-
-enum class FinishReason { kEos, kLength };
 
 struct OracleOutput {
   std::vector<int64_t> tokens;                          // generated ids, EOS included when hit

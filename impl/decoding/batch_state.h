@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "impl/decoding/decode_types.h"
+#include "impl/sampling/sampling.h"
+
+namespace specgate {
+
+// One live sequence of a rectangular, left-padded batch.
+struct Row {
+  Row(const SequenceRequest& request, uint64_t seed)
+      : sequence_index(request.sequence_index),
+        tokens(request.prompt),
+        prompt_length(static_cast<int64_t>(request.prompt.size())),
+        rng(seed, static_cast<uint64_t>(request.sequence_index)) {}
+
+  int64_t sequence_index;
+  std::vector<int64_t> tokens;  // content: the prompt, then what was generated
+  int64_t prompt_length;
+  int64_t position_padding = 0;  // the padding position ids are computed with (I2: equals the padding)
+  int64_t target_cached = 0;     // leading content tokens whose K/V the target cache holds
+  int64_t draft_cached = 0;      // likewise for the draft cache
+  std::vector<int64_t> accept_lengths;
+  SequenceRng rng;
+  bool finished = false;
+  FinishReason finish_reason = FinishReason::kLength;
+
+  int64_t content() const { return static_cast<int64_t>(tokens.size()); }
+  int64_t generated() const { return content() - prompt_length; }
+};
+
+// The rows of a batch laid out in `width` slots: row i's content token j sits at slot
+// padding(i) + j, where padding(i) = width - content. DESIGN.md's I1 asks width = the
+// largest content, so that some row has no padding.
+struct BatchState {
+  std::vector<Row> rows;
+  int64_t width = 0;
+
+  int64_t batch_size() const { return static_cast<int64_t>(rows.size()); }
+  int64_t padding(size_t row) const { return width - rows[row].content(); }
+};
+
+}  // namespace specgate

@@ -1,0 +1,57 @@
+#include "impl/decoding/batch_tensors.h"
+
+#include <ATen/ATen.h>
+
+namespace specgate {
+namespace {
+
+at::Tensor to_device(std::vector<int64_t> values, int64_t rows, int64_t columns, c10::Device device) {
+  return at::tensor(values, at::TensorOptions().dtype(at::kLong)).view({rows, columns}).to(device);
+}
+
+}  // namespace
+
+at::Tensor tokens_at(const BatchState& state, int64_t first_slot, int64_t count, c10::Device device) {
+  std::vector<int64_t> values;
+  values.reserve(state.batch_size() * count);
+  for (size_t i = 0; i < state.rows.size(); ++i) {
+    const int64_t padding = state.padding(i);
+    for (int64_t slot = first_slot; slot < first_slot + count; ++slot)
+      values.push_back(slot >= padding ? state.rows[i].tokens[slot - padding] : 0);
+  }
+  return to_device(std::move(values), state.batch_size(), count, device);
+}
+
+at::Tensor positions_at(const BatchState& state, int64_t first_slot, int64_t count, c10::Device device) {
+  std::vector<int64_t> values;
+  values.reserve(state.batch_size() * count);
+  for (const Row& row : state.rows) {
+    for (int64_t slot = first_slot; slot < first_slot + count; ++slot)
+      values.push_back(std::max<int64_t>(slot - row.position_padding, 0));
+  }
+  return to_device(std::move(values), state.batch_size(), count, device);
+}
+
+at::Tensor key_valid(const BatchState& state, int64_t num_slots, c10::Device device, bool let_padding_through,
+                     int64_t hidden_slot) {
+  std::vector<int64_t> padding;
+  for (size_t i = 0; i < state.rows.size(); ++i) padding.push_back(let_padding_through ? 0 : state.padding(i));
+  const at::Tensor first_content = to_device(std::move(padding), state.batch_size(), 1, device);
+  at::Tensor valid = at::arange(num_slots, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(0).ge(first_content);
+  if (hidden_slot >= 0 && hidden_slot < num_slots) valid.select(1, hidden_slot).fill_(false);
+  return valid;
+}
+
+at::Tensor slot_map(const std::vector<RowMove>& moves, int64_t new_length, c10::Device device) {
+  std::vector<int64_t> values;
+  values.reserve(moves.size() * new_length);
+  for (const RowMove& move : moves) {
+    for (int64_t slot = 0; slot < new_length; ++slot) {
+      const int64_t j = slot - move.new_padding;
+      values.push_back(j >= 0 && j < move.kept ? move.old_padding + move.offset + j : -1);
+    }
+  }
+  return to_device(std::move(values), static_cast<int64_t>(moves.size()), new_length, device);
+}
+
+}  // namespace specgate

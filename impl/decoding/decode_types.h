@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "impl/common/finish_reason.h"
+#include "impl/decoding/faults.h"
+#include "impl/sampling/sampling.h"
+
+namespace specgate {
+
+// One sequence to decode. `sequence_index` names its random stream and its acceptance script,
+// so a sequence's output never depends on which others share its batch.
+struct SequenceRequest {
+  int64_t sequence_index = 0;
+  std::vector<int64_t> prompt;
+};
+
+struct SequenceResult {
+  int64_t sequence_index = 0;
+  std::vector<int64_t> tokens;          // generated ids, EOS included when hit
+  FinishReason finish_reason = FinishReason::kLength;
+  int64_t rounds = 0;                   // decoding steps this sequence took part in
+  std::vector<int64_t> accept_lengths;  // tokens appended per step
+};
+
+struct DecodeOptions {
+  int64_t draft_tokens = 4;  // K
+  int64_t max_new_tokens = 128;
+  SamplingParams sampling;   // greedy by default
+  std::vector<int64_t> eos_ids;
+  bool rollback = false;           // truncate every row to the batch's minimum acceptance
+  bool check_invariants = false;   // run the InvariantChecker after every round (slow)
+  bool time_phases = false;        // synchronise the device around phases to time them
+  FaultSet faults;
+};
+
+// Wall-clock seconds per phase of speculative decoding, and acceptance counters.
+struct DecodeStats {
+  double draft_seconds = 0, verify_seconds = 0, realign_seconds = 0, other_seconds = 0;
+  int64_t rounds = 0;
+  int64_t drafted = 0;
+  int64_t accepted = 0;
+  int64_t generated = 0;     // every token, the first (from the prompt pass) included
+  int64_t row_rounds = 0;    // rounds summed over rows
+  int64_t round_tokens = 0;  // tokens those rounds appended
+
+  double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
+  // Mean tokens a row gains per round it takes part in (at most K + 1).
+  double tokens_per_round() const { return row_rounds ? static_cast<double>(round_tokens) / row_rounds : 0.0; }
+};
+
+}  // namespace specgate

@@ -1,0 +1,37 @@
+#include "impl/decoding/faults.h"
+
+#include <array>
+#include <string>
+
+#include "impl/common/error.h"
+
+namespace specgate {
+namespace {
+
+constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kNames = {
+    "bonus-from-draft",       "padding-never-removed", "stale-position-ids",  "kv-not-shifted",
+    "rejected-kv-visible",    "bonus-not-fed",         "draft-cache-short",   "mask-lets-padding-through",
+    "bonus-logit-off-by-one", "count-after-mismatch",  "tokens-after-eos-kept", "always-accept",
+    "residual-not-normalised", "raw-draft-distribution", "bonus-kv-wrong-position", "cache-advanced-by-drafted",
+};
+
+}  // namespace
+
+std::string_view fault_name(Fault fault) { return kNames[static_cast<size_t>(fault)]; }
+
+std::vector<Fault> all_faults() {
+  std::vector<Fault> faults;
+  for (size_t i = 0; i < kNames.size(); ++i) faults.push_back(static_cast<Fault>(i));
+  return faults;
+}
+
+Fault fault_from_name(std::string_view name) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == name) return static_cast<Fault>(i);
+  }
+  std::string known;
+  for (std::string_view n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw InputError("--inject-fault: unknown fault '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace specgate

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <bitset>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace specgate {
+
+// Seeded faults: each is one failure class of DESIGN.md section 1 that a decoder can be told
+// to commit, so that the tests can show they catch it. All are off by default; checking one
+// is a bit test.
+enum class Fault {
+  kBonusFromDraft,          // bonus taken from the draft instead of the target
+  kPaddingNeverRemoved,     // re-padding adds K+1 slots per round and never trims
+  kStalePositionIds,        // position ids keep the previous round's padding
+  kKvNotShifted,            // target KV rows not moved with their tokens
+  kRejectedKvVisible,       // rejected drafts' KV stay in the cache and visible
+  kBonusNotFed,             // the bonus's K/V never enter either cache
+  kDraftCacheShort,         // after a fully accepted round the draft cache misses the last draft
+  kMaskLetsPaddingThrough,  // padding keys are valid in attention
+  kBonusLogitOffByOne,      // bonus read one position too far
+  kCountAfterMismatch,      // matches after the first mismatch are counted
+  kTokensAfterEosKept,      // tokens past EOS or past max_new_tokens are kept
+  kAlwaysAccept,            // sampling: every draft accepted
+  kResidualNotNormalised,   // sampling: the residual max(0, p - q) used without renormalising
+  kRawDraftDistribution,    // sampling: q in p/q is the unshaped draft softmax
+  kBonusKvWrongPosition,    // the pending bonus is fed at the position after its own
+  kCacheAdvancedByDrafted,  // the draft cache is taken to hold every drafted token
+  kCount,
+};
+
+class FaultSet {
+ public:
+  bool has(Fault fault) const { return bits_.test(static_cast<size_t>(fault)); }
+  FaultSet& add(Fault fault) {
+    bits_.set(static_cast<size_t>(fault));
+    return *this;
+  }
+  bool empty() const { return bits_.none(); }
+
+ private:
+  std::bitset<static_cast<size_t>(Fault::kCount)> bits_;
+};
+
+// kebab-case names, as `--inject-fault` takes them.
+std::string_view fault_name(Fault fault);
+std::vector<Fault> all_faults();
+// Throws InputError listing the known names.
+Fault fault_from_name(std::string_view name);
+
+}  // namespace specgate

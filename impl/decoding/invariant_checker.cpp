@@ -1,0 +1,126 @@
+#include "impl/decoding/invariant_checker.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <ATen/ATen.h>
+
+#include "impl/model/kv_cache.h"
+#include "impl/model/transformer.h"
+
+namespace specgate {
+namespace {
+
+double tolerance(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kDouble:
+      return 1e-9;
+    case at::kFloat:
+      return 1e-4;
+    default:
+      return 5e-2;
+  }
+}
+
+[[noreturn]] void violated(const std::string& message) { throw InvariantViolation(message); }
+
+}  // namespace
+
+void InvariantChecker::check_layout(const BatchState& state, const KVCache& target_cache, const Drafter& drafter) const {
+  int64_t smallest_padding = INT64_MAX;
+  for (size_t i = 0; i < state.rows.size(); ++i) {
+    const int64_t padding = state.padding(i);
+    if (padding < 0) violated("I1: row " + std::to_string(i) + " holds more content than the width " + std::to_string(state.width));
+    smallest_padding = std::min(smallest_padding, padding);
+    if (state.rows[i].position_padding != padding)
+      violated("I2: row " + std::to_string(i) + ": position ids computed with padding " +
+               std::to_string(state.rows[i].position_padding) + ", but the row's padding is " + std::to_string(padding));
+  }
+  if (!state.rows.empty() && smallest_padding != 0)
+    violated("I1: width " + std::to_string(state.width) + " exceeds the longest row: every row has " +
+             std::to_string(smallest_padding) + " or more padding slots");
+  check_cache("target", target_, target_cache, state, false);
+  if (drafter.model() != nullptr) check_cache("draft", *drafter.model(), *drafter.cache(), state, true);
+}
+
+void InvariantChecker::check_cache(const char* which, const Transformer& model, const KVCache& cache,
+                                   const BatchState& state, bool draft) const {
+  const int64_t expected_length = state.width - 1;
+  if (cache.length() != expected_length)
+    violated(std::string("I3: ") + which + " cache holds " + std::to_string(cache.length()) + " slots, expected " +
+             std::to_string(expected_length));
+  const double limit = tolerance(model.options().dtype().toScalarType());
+  const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
+  for (size_t i = 0; i < state.rows.size(); ++i) {
+    const Row& row = state.rows[i];
+    const int64_t cached = draft ? row.draft_cached : row.target_cached;
+    const int64_t lacking = row.content() - cached;
+    if (lacking != 1 && !(draft && lacking == 2))
+      violated(std::string("I3: ") + which + " cache of row " + std::to_string(i) + " holds " + std::to_string(cached) +
+               " of its " + std::to_string(row.content()) + " tokens");
+    KVCache alone = model.make_cache(1, cached);
+    model.forward(at::tensor(std::vector<int64_t>(row.tokens.begin(), row.tokens.begin() + cached), ids).unsqueeze(0),
+                  at::arange(cached, ids).unsqueeze(0), at::ones({1, cached}, ids.dtype(at::kBool)), &alone);
+    const int64_t padding = state.padding(i);
+    for (int64_t layer = 0; layer < cache.num_layers(); ++layer) {
+      const at::Tensor keys = cache.keys(layer)[i].narrow(1, padding, cached);
+      const at::Tensor values = cache.values(layer)[i].narrow(1, padding, cached);
+      for (const auto& [name, batched, reference] : {std::tuple{"K", keys, alone.keys(layer)[0]},
+                                                     std::tuple{"V", values, alone.values(layer)[0]}}) {
+        const at::Tensor error = (batched - reference).abs().amax({0, 2});  // per slot
+        const int64_t worst = error.argmax().item<int64_t>();
+        const double worst_error = error[worst].item<double>();
+        if (!(worst_error <= limit)) {
+          std::ostringstream message;
+          message << "I3: " << which << " cache, row " << i << " (sequence " << row.sequence_index << "), layer "
+                  << layer << ", slot " << padding + worst << " (token " << worst << "): " << name
+                  << " differs from a standalone pass by " << worst_error << " (first values "
+                  << batched.select(1, worst).flatten()[0].item<double>() << " vs "
+                  << reference.select(1, worst).flatten()[0].item<double>() << ")";
+          violated(message.str());
+        }
+      }
+    }
+  }
+}
+
+void InvariantChecker::check_round(const std::vector<RoundRecord>& records) const {
+  const auto& eos = options_.eos_ids;
+  for (const RoundRecord& r : records) {
+    const std::string where = "I4: sequence " + std::to_string(r.sequence_index) + ": ";
+    const int64_t k = static_cast<int64_t>(r.drafted.size());
+    std::vector<int64_t> proposed(r.drafted.begin(), r.drafted.begin() + std::min<int64_t>(r.accepted, k));
+    if (options_.sampling.greedy() && !options_.rollback) {
+      int64_t agreeing = 0;
+      while (agreeing < k && r.drafted[agreeing] == r.target_choice[agreeing]) ++agreeing;
+      if (r.accepted != agreeing)
+        violated(where + "kept " + std::to_string(r.accepted) + " drafts, but the agreeing prefix is " +
+                 std::to_string(agreeing));
+    }
+    // Greedy: the bonus is the target's choice. Sampling: it has no reference here, so the
+    // row's own bonus stands in for it and only the count and the kept drafts are checked.
+    if (options_.sampling.greedy()) {
+      proposed.push_back(r.target_choice.at(std::min<int64_t>(r.accepted, k)));
+    } else if (static_cast<int64_t>(r.appended.size()) > r.accepted) {
+      proposed.push_back(r.appended[r.accepted]);
+    }
+    // The round's tokens end at the first EOS and at max_new_tokens, exactly there.
+    std::vector<int64_t> expected;
+    for (int64_t token : proposed) {
+      if (r.generated_before + static_cast<int64_t>(expected.size()) == options_.max_new_tokens) break;
+      expected.push_back(token);
+      if (std::find(eos.begin(), eos.end(), token) != eos.end()) break;
+    }
+    if (r.appended != expected) {
+      std::ostringstream message;
+      message << where << "appended " << r.appended.size() << " tokens (";
+      for (size_t t = 0; t < r.appended.size(); ++t) message << (t ? " " : "") << r.appended[t];
+      message << ") where the round's accounting gives " << expected.size() << " (";
+      for (size_t t = 0; t < expected.size(); ++t) message << (t ? " " : "") << expected[t];
+      message << ")";
+      violated(message.str());
+    }
+  }
+}
+
+}  // namespace specgate

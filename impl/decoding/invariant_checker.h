@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "impl/decoding/batch_state.h"
+#include "impl/decoding/drafter.h"
+
+namespace specgate {
+
+class KVCache;
+class Transformer;
+
+// The first violated invariant, with row, layer, slot and values.
+class InvariantViolation : public std::runtime_error {
+ public:
+  explicit InvariantViolation(const std::string& message) : std::runtime_error(message) {}
+};
+
+// What one round did to one row, for the accounting check (I4).
+struct RoundRecord {
+  int64_t sequence_index = 0;
+  int64_t generated_before = 0;
+  std::vector<int64_t> drafted;
+  std::vector<int64_t> target_choice;  // greedy only
+  int64_t accepted = 0;
+  std::vector<int64_t> appended;
+};
+
+// Checks DESIGN.md's invariants on a batch after realignment:
+//  I1 rectangular alignment: every padding >= 0 and some row has none;
+//  I2 contiguous positions: the padding position ids are computed with is the real one;
+//  I3 KV consistency: for both caches, every visible slot of a row holds the K/V that a
+//     standalone pass over the row's unpadded content computes (slow: one pass per row);
+//  I4 accounting (with the round's records): greedy rows keep the agreeing prefix plus the
+//     target's token, every round appends accepted + 1 tokens unless EOS or max_new_tokens
+//     ends the row exactly there.
+class InvariantChecker {
+ public:
+  InvariantChecker(const Transformer& target, const DecodeOptions& options) : target_(target), options_(options) {}
+
+  void check_layout(const BatchState& state, const KVCache& target_cache, const Drafter& drafter) const;
+  void check_round(const std::vector<RoundRecord>& records) const;
+
+ private:
+  void check_cache(const char* which, const Transformer& model, const KVCache& cache, const BatchState& state,
+                   bool draft) const;
+
+  const Transformer& target_;
+  const DecodeOptions& options_;
+};
+
+}  // namespace specgate

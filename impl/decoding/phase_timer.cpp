@@ -1,0 +1,17 @@
+#include "impl/decoding/phase_timer.h"
+
+#include <torch/cuda.h>
+
+namespace specgate {
+
+PhaseTimer::PhaseTimer(c10::Device device, bool synchronise)
+    : synchronise_(synchronise && device.is_cuda()), start_(std::chrono::steady_clock::now()) {}
+
+void PhaseTimer::charge(double& counter) {
+  if (synchronise_) torch::cuda::synchronize();
+  const auto now = std::chrono::steady_clock::now();
+  counter += std::chrono::duration<double>(now - start_).count();
+  start_ = now;
+}
+
+}  // namespace specgate

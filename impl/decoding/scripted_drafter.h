@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "impl/decoding/drafter.h"
+
+namespace specgate {
+
+// How many of its drafts sequence `sequence_index` gets right in its `round`-th round.
+using AcceptanceScript = std::function<int64_t(int64_t sequence_index, int64_t round)>;
+
+// Drafts that follow a script: a row proposes its true continuation (what the target will
+// produce) for as many tokens as the script says, then a wrong token, so acceptance patterns
+// are chosen rather than hoped for.
+struct ScriptedDrafts {
+  std::map<int64_t, std::vector<int64_t>> continuations;  // by sequence index
+  AcceptanceScript script;
+  int64_t vocab_size = 0;
+
+  // Token `step` (0-based) of `row`'s proposal this round.
+  int64_t token(const Row& row, int64_t step) const;
+};
+
+// Drafts from a script alone, without a draft model (ModelDrafter runs a model under a script).
+class ScriptedDrafter final : public Drafter {
+ public:
+  explicit ScriptedDrafter(ScriptedDrafts script) : script_(std::move(script)) {}
+
+  void start(BatchState& state, const DecodeOptions& options) override;
+  DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options) override;
+  void select_rows(const at::Tensor&) override {}
+  void gather_slots(const at::Tensor&) override {}
+  void truncate(int64_t) override {}
+  const Transformer* model() const override { return nullptr; }
+  const KVCache* cache() const override { return nullptr; }
+
+ private:
+  ScriptedDrafts script_;
+};
+
+}  // namespace specgate
