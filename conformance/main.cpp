@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   specgate::cli::add_fixtures_command(app);
   specgate::cli::add_demo_command(app);
+  specgate::cli::add_generate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -8,5 +8,6 @@ namespace specgate::cli {
 // command and throws InputError on bad input.
 void add_fixtures_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
 
 }  // namespace specgate::cli

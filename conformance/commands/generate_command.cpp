@@ -1,0 +1,165 @@
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <ATen/Context.h>
+#include <CLI/CLI.hpp>
+
+#include "conformance/commands/commands.h"
+#include "conformance/engines/engine_run.h"
+#include "impl/checkpoint/model_io.h"
+#include "impl/common/dtype.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+namespace {
+
+struct GenerateOptions {
+  std::string engine;
+  std::filesystem::path target, draft, bench, out;
+  int64_t batch_size = 8;
+  int64_t draft_tokens = 4;
+  int64_t max_new_tokens = 128;
+  double temperature = 0.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  uint64_t seed = 0;
+  std::string dtype = "float32";
+  std::string device = "cpu";
+  int64_t limit = 0;
+  std::vector<int64_t> question_ids;
+  bool check_invariants = false;
+  std::vector<std::string> faults;
+  int64_t top_logprobs = 5;
+  bool skip_long_prompts = false;
+};
+
+c10::Device parse_device(const std::string& name) {
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  if (name == "cuda" || name.starts_with("cuda:")) {
+    if (!at::hasCUDA()) throw InputError("--device " + name + ": no CUDA device is available to this build");
+    return c10::Device(name);
+  }
+  throw InputError("--device: unknown device '" + name + "' (expected cpu or cuda)");
+}
+
+std::vector<Question> select_questions(std::vector<Question> all, const GenerateOptions& options) {
+  if (!options.question_ids.empty()) {
+    std::vector<Question> chosen;
+    for (int64_t id : options.question_ids) {
+      const auto found = std::find_if(all.begin(), all.end(), [id](const Question& q) { return q.question_id == id; });
+      if (found == all.end())
+        throw InputError("--question-ids: question " + std::to_string(id) + " is not in " + options.bench.string());
+      chosen.push_back(*found);
+    }
+    all = std::move(chosen);
+  }
+  if (options.limit > 0 && static_cast<int64_t>(all.size()) > options.limit) all.resize(options.limit);
+  return all;
+}
+
+// Prompts that, with max_new_tokens, do not fit the target's context are an error unless
+// the user asked to skip them.
+std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> questions, const Tokenizer& tokenizer,
+                                                  const ModelConfig& config, const GenerateOptions& options) {
+  std::vector<Question> kept;
+  for (Question& q : questions) {
+    const int64_t needed = static_cast<int64_t>(tokenizer.encode_prompt(q.turns.front()).size()) + options.max_new_tokens;
+    if (needed <= config.max_position_embeddings) {
+      kept.push_back(std::move(q));
+      continue;
+    }
+    const std::string message = "question " + std::to_string(q.question_id) + ": prompt and --max-new-tokens need " +
+                                std::to_string(needed) + " positions, the target has " +
+                                std::to_string(config.max_position_embeddings);
+    if (!options.skip_long_prompts) throw InputError(message + " (--skip-long-prompts skips such questions)");
+    std::cerr << "conformance: skipping " << message << "\n";
+  }
+  return kept;
+}
+
+void run_generate(const GenerateOptions& options, const CLI::App& command) {
+  const Engine engine = engine_from_name(options.engine);
+  if (needs_draft(engine) && options.draft.empty()) throw InputError("--engine " + options.engine + " needs --draft DIR");
+  if (!needs_draft(engine) && !options.draft.empty())
+    throw InputError("--draft: engine " + options.engine + " uses no draft model");
+  if (engine == Engine::kOracle && !options.faults.empty())
+    throw InputError("--inject-fault: the oracle is the reference and takes no faults");
+  if (engine != Engine::kOracle && command.count("--top-logprobs") > 0)
+    throw InputError("--top-logprobs: only the oracle records log-probabilities");
+
+  DecodeOptions decode;
+  decode.draft_tokens = options.draft_tokens;
+  decode.max_new_tokens = options.max_new_tokens;
+  decode.sampling = {options.temperature, options.top_k, options.top_p, options.seed};
+  validate(decode.sampling);
+  decode.check_invariants = options.check_invariants;
+  for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
+
+  const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
+  const c10::Device device = parse_device(options.device);
+  std::vector<Question> questions = select_questions(read_questions(options.bench), options);
+
+  const Transformer target = load_transformer(options.target, dtype, device);
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(options.target);
+  std::optional<Transformer> draft;
+  if (needs_draft(engine)) {
+    draft.emplace(load_transformer(options.draft, dtype, device));
+    if (draft->config().vocab_size != target.config().vocab_size)
+      throw InputError(options.draft.string() + "/config.json: field 'vocab_size': " +
+                       std::to_string(draft->config().vocab_size) + " differs from the target's " +
+                       std::to_string(target.config().vocab_size));
+  }
+  decode.eos_ids = target.config().eos_token_ids;
+  questions = drop_or_refuse_long_prompts(std::move(questions), *tokenizer, target.config(), options);
+
+  const EngineRun run{.engine = engine, .target = &target, .draft = draft ? &*draft : nullptr,
+                      .tokenizer = tokenizer.get(), .decode = decode, .batch_size = options.batch_size,
+                      .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0,
+                      .model_id = options.target.filename().string()};
+  const EngineOutput output = run_engine(run, questions);
+
+  if (options.out.has_parent_path()) std::filesystem::create_directories(options.out.parent_path());
+  std::ofstream out(options.out);
+  for (const Answer& answer : output.answers) write_answer_line(out, answer);
+  if (!out) throw InputError(options.out.string() + ": cannot write");
+
+  std::printf("%s: %zu questions, %lld tokens in %.2f s (%.1f tokens/s)", options.engine.c_str(), questions.size(),
+              static_cast<long long>(output.tokens), output.seconds, output.tokens / std::max(output.seconds, 1e-9));
+  if (needs_draft(engine))
+    std::printf(", acceptance %.3f, %.2f tokens per round", output.stats.acceptance_rate(), output.stats.tokens_per_round());
+  std::printf("; wrote %s\n", options.out.string().c_str());
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto o = std::make_shared<GenerateOptions>();
+  CLI::App* c = app.add_subcommand("generate", "Generate answers to a Spec-Bench question file with one engine");
+  c->add_option("--engine", o->engine, "oracle, nonspec-batch, eqspec or rollback")->required();
+  c->add_option("--target", o->target, "Target checkpoint folder")->required();
+  c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, rollback)");
+  c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
+  c->add_option("--out", o->out, "Answer JSONL to write")->required();
+  c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
+  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per answer")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
+  c->add_option("--top-k", o->top_k, "0 means off")->capture_default_str();
+  c->add_option("--top-p", o->top_p, "1 means off")->capture_default_str();
+  c->add_option("--seed", o->seed, "Seed of every sequence's random stream")->capture_default_str();
+  c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
+  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
+  c->add_option("--question-ids", o->question_ids, "Only these questions, in this order")->delimiter(',');
+  c->add_flag("--check-invariants", o->check_invariants, "Check I1-I4 after every round (slow)");
+  c->add_option("--inject-fault", o->faults, "Seed a named fault (repeatable)");
+  c->add_option("--top-logprobs", o->top_logprobs, "Alternatives recorded per token (oracle)")->check(CLI::Range(0, 100));
+  c->add_flag("--skip-long-prompts", o->skip_long_prompts, "Skip questions that do not fit the context");
+  c->callback([o, c] { run_generate(*o, *c); });
+}
+
+}  // namespace specgate::cli

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end checks of `conformance generate` on the fixture pair: every batch engine gives
+# the oracle's token ids on the sample bench, injected faults break that, and bad input
+# exits 2 with one line naming what is wrong.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+token_ids() { grep -o '"token_ids":\[\[[0-9,]*\]\]' "$1"; }
+generate() { "$conformance" generate --target "$fixtures/target" --bench "$bench" --max-new-tokens 24 --limit 12 "$@"; }
+
+generate --engine oracle --out "$work/oracle.jsonl" >/dev/null || fail "oracle run"
+for engine in nonspec-batch eqspec rollback; do
+  draft=()
+  [ "$engine" = nonspec-batch ] || draft=(--draft "$fixtures/draft")
+  generate --engine "$engine" "${draft[@]}" --batch-size 5 --draft-tokens 3 --check-invariants \
+    --out "$work/$engine.jsonl" >/dev/null || fail "$engine run"
+  [ "$(token_ids "$work/$engine.jsonl")" = "$(token_ids "$work/oracle.jsonl")" ] || fail "$engine differs from the oracle"
+done
+
+generate --engine eqspec --draft "$fixtures/draft" --batch-size 5 --inject-fault mask-lets-padding-through \
+  --out "$work/faulty.jsonl" >/dev/null || fail "faulty run"
+[ "$(token_ids "$work/faulty.jsonl")" != "$(token_ids "$work/oracle.jsonl")" ] || fail "an injected fault went unnoticed"
+
+expect_usage_error() {  # expected message fragment, then the arguments
+  local fragment=$1
+  shift
+  "$conformance" "$@" >"$work/stdout" 2>"$work/stderr"
+  local status=$?
+  [ $status -eq 2 ] || fail "exit $status, not 2, for: $*"
+  [ "$(wc -l <"$work/stderr")" -eq 1 ] || fail "not one line on stderr for: $*"
+  grep -qF -- "$fragment" "$work/stderr" || fail "stderr lacks '$fragment' for: $* ($(cat "$work/stderr"))"
+}
+out=(--out "$work/x.jsonl")
+expect_usage_error "needs --draft" generate --engine eqspec --target "$fixtures/target" --bench "$bench" "${out[@]}"
+expect_usage_error "unknown engine 'exspecc'" generate --engine exspecc --target "$fixtures/target" --bench "$bench" "${out[@]}"
+expect_usage_error "unknown fault 'nope'" generate --engine eqspec --draft "$fixtures/draft" --target "$fixtures/target" \
+  --bench "$bench" --inject-fault nope "${out[@]}"
+expect_usage_error "takes no faults" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
+  --inject-fault bonus-from-draft "${out[@]}"
+expect_usage_error "unknown dtype 'float8'" generate --engine oracle --target "$fixtures/target" --bench "$bench" --dtype float8 "${out[@]}"
+expect_usage_error "--top-p: must be in (0, 1]" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
+  --temperature 1 --top-p 2 "${out[@]}"
+expect_usage_error "question 9999 is not in" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
+  --question-ids 1,9999 "${out[@]}"
+expect_usage_error "missing.jsonl: " generate --engine oracle --target "$fixtures/target" \
+  --bench "$work/missing.jsonl" "${out[@]}"
+expect_usage_error "nowhere/config.json: " generate --engine oracle --target "$work/nowhere" --bench "$bench" "${out[@]}"
+expect_usage_error "positions, the target has" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
+  --max-new-tokens 9000 "${out[@]}"
+printf '{"question_id": 1, "category": "qa", "turns": "oops"}\n' >"$work/bad.jsonl"
+expect_usage_error "bad.jsonl:1: field 'turns'" generate --engine oracle --target "$fixtures/target" --bench "$work/bad.jsonl" "${out[@]}"
+expect_usage_error "--engine is required" generate --target "$fixtures/target" --bench "$bench" "${out[@]}"
+
+if [ $failures -gt 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all generate CLI checks passed"
