@@ -2,7 +2,11 @@
 
 #include <array>
 #include <fstream>
-#include <map>
+#include <istream>
+#include <limits>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -13,73 +17,137 @@ namespace {
 
 using nlohmann::json;
 
-std::string type_name(const json& value) { return value.is_null() ? "null" : value.type_name(); }
-
-std::vector<std::string> string_list(const json& object, const char* field, const std::string& where) {
-  const json& value = object.at(field);
-  if (!value.is_array()) throw InputError(where + "field '" + field + "': expected a list of strings, got " + type_name(value));
-  std::vector<std::string> out;
-  for (size_t i = 0; i < value.size(); ++i) {
-    if (!value[i].is_string())
-      throw InputError(where + "field '" + field + "[" + std::to_string(i) + "]': expected a string, got " + type_name(value[i]));
-    out.push_back(value[i].get<std::string>());
-  }
-  return out;
+// What a wrong value is called in messages: its JSON kind, with the value for scalars.
+std::string describe(const json& value) {
+  if (value.is_array()) return "list";
+  if (value.is_number() || value.is_boolean()) return std::string(value.type_name()) + " " + value.dump();
+  return value.type_name();
 }
+
+// Errors about one line of one file: "<source>:<line>: ...".
+class LineContext {
+ public:
+  LineContext(const std::string& source, int64_t line) : prefix_(source + ":" + std::to_string(line) + ": ") {}
+
+  [[noreturn]] void fail(const std::string& message) const { throw InputError(prefix_ + message); }
+  [[noreturn]] void fail_field(const std::string& field, const std::string& message) const {
+    fail("field '" + field + "': " + message);
+  }
+  [[noreturn]] void fail_type(const std::string& field, const std::string& expected, const json& got) const {
+    fail_field(field, "expected " + expected + ", got " + describe(got));
+  }
+
+ private:
+  std::string prefix_;
+};
+
+json parse_line(const std::string& line, const LineContext& context) {
+  try {
+    return json::parse(line);
+  } catch (const json::parse_error& e) {
+    // e.what() reads "[json.exception.parse_error.N] parse error at line 1, column C: <detail>".
+    const std::string_view what = e.what();
+    const size_t colon = what.find(": ");
+    const std::string_view detail = colon == std::string_view::npos ? what : what.substr(colon + 2);
+    context.fail("invalid JSON at column " + std::to_string(e.byte) + ": " + std::string(detail));
+  }
+}
+
+const json& required(const json& object, const char* field, const LineContext& context) {
+  const auto it = object.find(field);
+  if (it == object.end()) context.fail_field(field, "missing");
+  return *it;
+}
+
+int64_t parse_id(const json& value, const LineContext& context) {
+  if (!value.is_number_integer()) context.fail_type("question_id", "an integer", value);
+  if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+    context.fail_field("question_id", value.dump() + " is out of range");
+  return value.get<int64_t>();
+}
+
+std::vector<std::string> parse_strings(const json& value, const std::string& field, const LineContext& context) {
+  if (!value.is_array()) context.fail_type(field, "a list of strings", value);
+  std::vector<std::string> strings;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string()) context.fail_type(field + "[" + std::to_string(i) + "]", "a string", value[i]);
+    strings.push_back(value[i].get<std::string>());
+  }
+  return strings;
+}
+
+std::vector<std::string> parse_reference(const json& value, const LineContext& context) {
+  if (!value.is_array()) context.fail_type("reference", "a list", value);
+  std::vector<std::string> reference;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string field = "reference[" + std::to_string(i) + "]";
+    if (value[i].is_string()) {
+      reference.push_back(value[i].get<std::string>());
+    } else if (value[i].is_array()) {
+      for (std::string& alternative : parse_strings(value[i], field, context)) reference.push_back(std::move(alternative));
+    } else {
+      context.fail_type(field, "a string or a list of strings", value[i]);
+    }
+  }
+  return reference;
+}
+
+Question parse_question(const json& object, const LineContext& context) {
+  if (!object.is_object()) context.fail("expected a JSON object, got " + describe(object));
+  Question question;
+  question.question_id = parse_id(required(object, "question_id", context), context);
+  const json& category = required(object, "category", context);
+  if (!category.is_string()) context.fail_type("category", "a string", category);
+  question.category = category.get<std::string>();
+  question.turns = parse_strings(required(object, "turns", context), "turns", context);
+  if (question.turns.empty()) context.fail_field("turns", "expected at least one turn, got an empty list");
+  if (const auto reference = object.find("reference"); reference != object.end())
+    question.reference = parse_reference(*reference, context);
+  return question;
+}
+
+bool is_blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
 
 }  // namespace
 
 std::vector<Question> read_questions(std::istream& in, const std::string& source) {
   std::vector<Question> questions;
-  std::map<int64_t, int64_t> line_of_id;
+  std::unordered_map<int64_t, int64_t> line_of_id;
   std::string line;
-  for (int64_t number = 1; std::getline(in, line); ++number) {
+  int64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = source + ":" + std::to_string(number) + ": ";
-    const json object = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (object.is_discarded()) throw InputError(where + "not valid JSON");
-    if (!object.is_object()) throw InputError(where + "expected a JSON object, got " + type_name(object));
-    for (const char* field : {"question_id", "category", "turns"}) {
-      if (!object.contains(field)) throw InputError(where + "field '" + field + "': missing");
+    if (is_blank(line)) continue;
+    const LineContext context(source, number);
+    Question question = parse_question(parse_line(line, context), context);
+    const auto [first, inserted] = line_of_id.emplace(question.question_id, number);
+    if (!inserted) {
+      context.fail_field("question_id", std::to_string(question.question_id) + " is already used on line " +
+                                            std::to_string(first->second));
     }
-    Question question;
-    const json& id = object["question_id"];
-    if (!id.is_number_integer()) throw InputError(where + "field 'question_id': expected an integer, got " + type_name(id));
-    question.question_id = id.get<int64_t>();
-    const json& category = object["category"];
-    if (!category.is_string()) throw InputError(where + "field 'category': expected a string, got " + type_name(category));
-    question.category = category.get<std::string>();
-    question.turns = string_list(object, "turns", where);
-    if (question.turns.empty()) throw InputError(where + "field 'turns': empty");
-    if (object.contains("reference") && !object["reference"].is_null()) {
-      const json& reference = object["reference"];
-      if (!reference.is_array())
-        throw InputError(where + "field 'reference': expected a list, got " + type_name(reference));
-      for (const json& item : reference) question.reference.push_back(item.is_string() ? item.get<std::string>() : item.dump());
-    }
-
-    const auto [previous, inserted] = line_of_id.emplace(question.question_id, number);
-    if (!inserted)
-      throw InputError(where + "field 'question_id': " + std::to_string(question.question_id) + " already on line " +
-                       std::to_string(previous->second));
     questions.push_back(std::move(question));
   }
-  if (in.bad()) throw InputError(source + ": read error");
+  if (in.bad()) throw InputError(source + ": read error after line " + std::to_string(number));
   return questions;
 }
 
 std::vector<Question> read_questions(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open");
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) throw InputError(path.string() + ": no such file");
+  if (error) throw InputError(path.string() + ": cannot access: " + error.message());
+  if (std::filesystem::is_directory(status)) throw InputError(path.string() + ": is a directory, expected a .jsonl file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open for reading");
   return read_questions(in, path.string());
 }
 
 std::string subtask_of(std::string_view category) {
-  static constexpr std::array<std::string_view, 8> kMtBench = {"writing", "roleplay", "reasoning", "math",
-                                                               "coding",  "extraction", "stem", "humanities"};
-  for (std::string_view mt : kMtBench) {
-    if (category == mt) return "mt_bench";
+  static constexpr std::array<std::string_view, 8> kMtBench = {"writing", "roleplay",   "reasoning", "math",
+                                                               "coding",  "extraction", "stem",      "humanities"};
+  for (std::string_view mt_bench_category : kMtBench) {
+    if (category == mt_bench_category) return "mt_bench";
   }
   return std::string(category);
 }

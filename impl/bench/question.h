@@ -2,7 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <istream>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,18 +14,24 @@ struct Question {
   int64_t question_id = 0;
   std::string category;
   std::vector<std::string> turns;      // at least one
-  std::vector<std::string> reference;  // empty when the file has none; non-string items as JSON text
+  std::vector<std::string> reference;  // empty when the line has none
 };
 
-// Reads Spec-Bench question JSONL. Blank lines are skipped; every other line must be an
+// Reads a Spec-Bench question.jsonl. Blank lines are skipped; anything else must be a JSON
 // object with question_id (integer), category (string), turns (non-empty list of strings)
-// and optionally reference (a list); other fields are ignored. Errors, duplicate
-// ids included, are InputErrors naming `source`, the line and the field.
-std::vector<Question> read_questions(std::istream& in, const std::string& source);
+// and optionally reference (a list whose items are strings or lists of strings; Spec-Bench's
+// rag rows nest their alternative answers that way, and nested lists are flattened).
+// Unknown extra fields are allowed. CRLF line endings and a missing final newline are
+// accepted. Bad input, a question_id used twice included, throws InputError naming the
+// file, the line and the field.
 std::vector<Question> read_questions(const std::filesystem::path& path);
 
-// The Spec-Bench subtask of a category: the eight MT-bench categories count as "mt_bench";
-// every other category is its own subtask.
+// The same for text already in memory; `source` names it in error messages.
+std::vector<Question> read_questions(std::istream& in, const std::string& source);
+
+// The Spec-Bench subtask of a category: the eight MT-bench categories (writing, roleplay,
+// reasoning, math, coding, extraction, stem, humanities) map to "mt_bench"; any other
+// category (translation, summarization, qa, math_reasoning, rag) is its own subtask.
 std::string subtask_of(std::string_view category);
 
 }  // namespace specgate
