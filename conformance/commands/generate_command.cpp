@@ -21,6 +21,10 @@ struct GenerateOptions {
   std::string engine;
   std::filesystem::path target, draft, bench, out;
   int64_t batch_size = 8;
+  int64_t window = 0;
+  int64_t max_wait = 0;
+  bool sort_by_length = false;
+  std::string turns = "first";
   int64_t draft_tokens = 4;
   int64_t max_new_tokens = 128;
   double temperature = 0.0;
@@ -61,13 +65,23 @@ std::vector<Question> select_questions(std::vector<Question> all, const Generate
   return all;
 }
 
+// Positions a question needs at most: every turn's prompt and answer (turn_prompt()).
+int64_t positions_needed(const Question& question, const Tokenizer& tokenizer, const GenerateOptions& options) {
+  int64_t needed = static_cast<int64_t>(tokenizer.encode_prompt(question.turns.front()).size()) + options.max_new_tokens;
+  if (options.turns == "all") {
+    for (size_t t = 1; t < question.turns.size(); ++t)
+      needed += static_cast<int64_t>(tokenizer.encode("\n" + question.turns[t]).size()) + options.max_new_tokens;
+  }
+  return needed;
+}
+
 // Prompts that, with max_new_tokens, do not fit the target's context are an error unless
 // the user asked to skip them.
 std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> questions, const Tokenizer& tokenizer,
                                                   const ModelConfig& config, const GenerateOptions& options) {
   std::vector<Question> kept;
   for (Question& q : questions) {
-    const int64_t needed = static_cast<int64_t>(tokenizer.encode_prompt(q.turns.front()).size()) + options.max_new_tokens;
+    const int64_t needed = positions_needed(q, tokenizer, options);
     if (needed <= config.max_position_embeddings) {
       kept.push_back(std::move(q));
       continue;
@@ -90,6 +104,11 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
     throw InputError("--inject-fault: the oracle is the reference and takes no faults");
   if (engine != Engine::kOracle && command.count("--top-logprobs") > 0)
     throw InputError("--top-logprobs: only the oracle records log-probabilities");
+  const bool exspec_option = command.count("--window") + command.count("--max-wait") + command.count("--sort-by-length") > 0;
+  if (engine != Engine::kExspec && exspec_option)
+    throw InputError("--window, --max-wait and --sort-by-length apply to --engine exspec only");
+  const int64_t window = options.window > 0 ? options.window : 2 * options.batch_size;
+  validate(ExspecOptions{.batch_size = options.batch_size, .window = window, .max_wait_steps = options.max_wait});
 
   DecodeOptions decode;
   decode.draft_tokens = options.draft_tokens;
@@ -118,6 +137,9 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
 
   const EngineRun run{.engine = engine, .target = &target, .draft = draft ? &*draft : nullptr,
                       .tokenizer = tokenizer.get(), .decode = decode, .batch_size = options.batch_size,
+                      .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
+                                 .max_wait_steps = options.max_wait},
+                      .all_turns = options.turns == "all",
                       .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0,
                       .model_id = options.target.filename().string()};
   const EngineOutput output = run_engine(run, questions);
@@ -131,6 +153,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
               static_cast<long long>(output.tokens), output.seconds, output.tokens / std::max(output.seconds, 1e-9));
   if (needs_draft(engine))
     std::printf(", acceptance %.3f, %.2f tokens per round", output.stats.acceptance_rate(), output.stats.tokens_per_round());
+  if (engine == Engine::kExspec) std::printf(", grouping rate %.3f", output.exspec_stats.grouping_rate());
   std::printf("; wrote %s\n", options.out.string().c_str());
 }
 
@@ -139,12 +162,20 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
 void add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
   CLI::App* c = app.add_subcommand("generate", "Generate answers to a Spec-Bench question file with one engine");
-  c->add_option("--engine", o->engine, "oracle, nonspec-batch, eqspec or rollback")->required();
+  c->add_option("--engine", o->engine, "oracle, nonspec-batch, eqspec, exspec or rollback")->required();
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
-  c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, rollback)");
+  c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec, rollback)");
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
   c->add_option("--out", o->out, "Answer JSONL to write")->required();
   c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
+  c->add_option("--window", o->window, "exspec: sequences active at once, at least --batch-size (default 2x)")
+      ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--max-wait", o->max_wait, "exspec: most steps in a row a sequence may be left out (0: no bound)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_flag("--sort-by-length", o->sort_by_length, "exspec: admit the shortest prompts first");
+  c->add_option("--turns", o->turns, "first, or all turns of multi-turn questions")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"first", "all"}));
   c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
   c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per answer")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();

@@ -9,17 +9,25 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-token_ids() { grep -o '"token_ids":\[\[[0-9,]*\]\]' "$1"; }
+token_ids() { grep -o '"token_ids":\[\(\[[0-9,]*\],\?\)*\]' "$1"; }
 generate() { "$conformance" generate --target "$fixtures/target" --bench "$bench" --max-new-tokens 24 --limit 12 "$@"; }
 
 generate --engine oracle --out "$work/oracle.jsonl" >/dev/null || fail "oracle run"
-for engine in nonspec-batch eqspec rollback; do
-  draft=()
-  [ "$engine" = nonspec-batch ] || draft=(--draft "$fixtures/draft")
-  generate --engine "$engine" "${draft[@]}" --batch-size 5 --draft-tokens 3 --check-invariants \
+for engine in nonspec-batch eqspec exspec rollback; do
+  options=()
+  [ "$engine" = nonspec-batch ] || options=(--draft "$fixtures/draft")
+  [ "$engine" = exspec ] && options+=(--window 7 --max-wait 2)
+  generate --engine "$engine" "${options[@]}" --batch-size 5 --draft-tokens 3 --check-invariants \
     --out "$work/$engine.jsonl" >/dev/null || fail "$engine run"
   [ "$(token_ids "$work/$engine.jsonl")" = "$(token_ids "$work/oracle.jsonl")" ] || fail "$engine differs from the oracle"
 done
+
+# Every turn of the multi-turn questions: later prompts hold the earlier answers.
+generate --engine oracle --turns all --question-ids 1,2,3,4 --out "$work/oracle_turns.jsonl" >/dev/null || fail "oracle --turns all"
+generate --engine exspec --draft "$fixtures/draft" --batch-size 2 --turns all --question-ids 1,2,3,4 \
+  --out "$work/exspec_turns.jsonl" >/dev/null || fail "exspec --turns all"
+grep -q '"token_ids":\[\[[0-9,]*\],\[' "$work/oracle_turns.jsonl" || fail "--turns all answered one turn only"
+[ "$(token_ids "$work/exspec_turns.jsonl")" = "$(token_ids "$work/oracle_turns.jsonl")" ] || fail "exspec --turns all differs"
 
 generate --engine eqspec --draft "$fixtures/draft" --batch-size 5 --inject-fault mask-lets-padding-through \
   --out "$work/faulty.jsonl" >/dev/null || fail "faulty run"
@@ -53,6 +61,13 @@ expect_usage_error "positions, the target has" generate --engine oracle --target
   --max-new-tokens 9000 "${out[@]}"
 printf '{"question_id": 1, "category": "qa", "turns": "oops"}\n' >"$work/bad.jsonl"
 expect_usage_error "bad.jsonl:1: field 'turns'" generate --engine oracle --target "$fixtures/target" --bench "$work/bad.jsonl" "${out[@]}"
+expect_usage_error "apply to --engine exspec only" generate --engine eqspec --draft "$fixtures/draft" \
+  --target "$fixtures/target" --bench "$bench" --window 4 "${out[@]}"
+expect_usage_error "must be at least --batch-size" generate --engine exspec --draft "$fixtures/draft" \
+  --target "$fixtures/target" --bench "$bench" --batch-size 8 --window 4 "${out[@]}"
+expect_usage_error "cannot be honoured" generate --engine exspec --draft "$fixtures/draft" \
+  --target "$fixtures/target" --bench "$bench" --batch-size 2 --window 8 --max-wait 1 "${out[@]}"
+expect_usage_error "--turns: " generate --engine oracle --target "$fixtures/target" --bench "$bench" --turns some "${out[@]}"
 expect_usage_error "--engine is required" generate --target "$fixtures/target" --bench "$bench" "${out[@]}"
 
 if [ $failures -gt 0 ]; then

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct Row {
   SequenceRng rng;
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;
+  int64_t admitted_step = 0;  // the decoder's step count when the row's prompt pass ran
+  std::chrono::steady_clock::time_point admitted_at;
 
   int64_t content() const { return static_cast<int64_t>(tokens.size()); }
   int64_t generated() const { return content() - prompt_length; }

@@ -35,6 +35,13 @@ struct DecodeOptions {
   FaultSet faults;
 };
 
+// How long one sequence took from admission (its prompt pass) to its last token.
+struct SequenceLatency {
+  int64_t sequence_index = 0;
+  int64_t steps = 0;  // decoding steps of the whole decoder, its own or not
+  double seconds = 0;
+};
+
 // Wall-clock seconds per phase of speculative decoding, and acceptance counters.
 struct DecodeStats {
   double draft_seconds = 0, verify_seconds = 0, realign_seconds = 0, other_seconds = 0;
@@ -44,6 +51,7 @@ struct DecodeStats {
   int64_t generated = 0;     // every token, the first (from the prompt pass) included
   int64_t row_rounds = 0;    // rounds summed over rows
   int64_t round_tokens = 0;  // tokens those rounds appended
+  std::vector<SequenceLatency> latencies;  // in finishing order
 
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
   // Mean tokens a row gains per round it takes part in (at most K + 1).

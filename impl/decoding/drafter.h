@@ -18,24 +18,20 @@ struct DraftProposal {
   at::Tensor raw_distributions;              // sampling: float64 [B, K, V], the unshaped draft softmax
 };
 
-// Proposes K tokens per row each round. A drafter with a model keeps its own KV cache laid out
-// like the batch (DESIGN.md I3) and the decoder moves it with the target's.
+// Proposes K tokens per row each round. A drafter with a model drafts through a KV cache
+// that the decoder owns and lays out like the batch (DESIGN.md I3), moving it with the
+// target's; a drafter without one gets a null cache.
 class Drafter {
  public:
   virtual ~Drafter() = default;
 
-  // Takes in a new batch whose rows hold only their prompts: caches them and sets draft_cached.
-  virtual void start(BatchState& state, const DecodeOptions& options) = 0;
-  // Drafts K tokens for every row; the batch's pending last token is the first input.
-  virtual DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options) = 0;
-  // Cache moves that follow the batch's (see KVCache).
-  virtual void select_rows(const at::Tensor& rows) = 0;
-  virtual void gather_slots(const at::Tensor& source_slots) = 0;
-  virtual void truncate(int64_t length) = 0;
-
-  // The draft model and its cache, or null for a drafter without one.
+  // The draft model, or null for a drafter without one.
   virtual const Transformer* model() const = 0;
-  virtual const KVCache* cache() const = 0;
+  // Takes in a batch whose rows hold only their prompts: caches them in the empty `cache`
+  // and sets draft_cached.
+  virtual void start(BatchState& state, const DecodeOptions& options, KVCache* cache) = 0;
+  // Drafts K tokens for every row; the batch's pending last token is the first input.
+  virtual DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) = 0;
 };
 
 }  // namespace specgate

@@ -13,6 +13,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kName
     "rejected-kv-visible",    "bonus-not-fed",         "draft-cache-short",   "mask-lets-padding-through",
     "bonus-logit-off-by-one", "count-after-mismatch",  "tokens-after-eos-kept", "always-accept",
     "residual-not-normalised", "raw-draft-distribution", "bonus-kv-wrong-position", "cache-advanced-by-drafted",
+    "group-mixed-lengths",    "wrong-sequence-kv",     "refill-loses-sequence", "refill-duplicates-sequence",
 };
 
 }  // namespace
@@ -24,6 +25,8 @@ std::vector<Fault> all_faults() {
   for (size_t i = 0; i < kNames.size(); ++i) faults.push_back(static_cast<Fault>(i));
   return faults;
 }
+
+bool is_exspec_only(Fault fault) { return fault >= Fault::kGroupMixedLengths; }
 
 Fault fault_from_name(std::string_view name) {
   for (size_t i = 0; i < kNames.size(); ++i) {

@@ -27,6 +27,11 @@ enum class Fault {
   kRawDraftDistribution,    // sampling: q in p/q is the unshaped draft softmax
   kBonusKvWrongPosition,    // the pending bonus is fed at the position after its own
   kCacheAdvancedByDrafted,  // the draft cache is taken to hold every drafted token
+  // EXSPEC only:
+  kGroupMixedLengths,         // sequences of different lengths grouped without realignment
+  kWrongSequenceKv,           // K/V written back into another sequence's slot of the pool
+  kRefillLosesSequence,       // a sequence is skipped when the window is refilled
+  kRefillDuplicatesSequence,  // a sequence enters the window twice
   kCount,
 };
 
@@ -46,6 +51,8 @@ class FaultSet {
 // kebab-case names, as `--inject-fault` takes them.
 std::string_view fault_name(Fault fault);
 std::vector<Fault> all_faults();
+// Faults of EXSPEC's pool and scheduling, which EQSPEC cannot commit.
+bool is_exspec_only(Fault fault);
 // Throws InputError listing the known names.
 Fault fault_from_name(std::string_view name);
 

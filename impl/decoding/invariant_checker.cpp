@@ -26,7 +26,8 @@ double tolerance(at::ScalarType dtype) {
 
 }  // namespace
 
-void InvariantChecker::check_layout(const BatchState& state, const KVCache& target_cache, const Drafter& drafter) const {
+void InvariantChecker::check_layout(const BatchState& state, const KVCache& target_cache, const Transformer* draft_model,
+                                    const KVCache* draft_cache) const {
   int64_t smallest_padding = INT64_MAX;
   for (size_t i = 0; i < state.rows.size(); ++i) {
     const int64_t padding = state.padding(i);
@@ -40,7 +41,7 @@ void InvariantChecker::check_layout(const BatchState& state, const KVCache& targ
     violated("I1: width " + std::to_string(state.width) + " exceeds the longest row: every row has " +
              std::to_string(smallest_padding) + " or more padding slots");
   check_cache("target", target_, target_cache, state, false);
-  if (drafter.model() != nullptr) check_cache("draft", *drafter.model(), *drafter.cache(), state, true);
+  if (draft_model != nullptr) check_cache("draft", *draft_model, *draft_cache, state, true);
 }
 
 void InvariantChecker::check_cache(const char* which, const Transformer& model, const KVCache& cache,

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "impl/decoding/batch_state.h"
-#include "impl/decoding/drafter.h"
 
 namespace specgate {
 
@@ -41,7 +40,9 @@ class InvariantChecker {
  public:
   InvariantChecker(const Transformer& target, const DecodeOptions& options) : target_(target), options_(options) {}
 
-  void check_layout(const BatchState& state, const KVCache& target_cache, const Drafter& drafter) const;
+  // `draft_cache` is null for a drafter without a model.
+  void check_layout(const BatchState& state, const KVCache& target_cache, const Transformer* draft_model,
+                    const KVCache* draft_cache) const;
   void check_round(const std::vector<RoundRecord>& records) const;
 
  private:

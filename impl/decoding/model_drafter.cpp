@@ -3,26 +3,27 @@
 #include <ATen/ATen.h>
 
 #include "impl/decoding/batch_tensors.h"
+#include "impl/model/kv_cache.h"
 
 namespace specgate {
 
-void ModelDrafter::start(BatchState& state, const DecodeOptions& options) {
+void ModelDrafter::start(BatchState& state, const DecodeOptions& options, KVCache* cache) {
+  TORCH_CHECK(cache != nullptr && cache->length() == 0, "ModelDrafter::start: needs an empty draft cache");
   const c10::Device device = model_.options().device();
   const int64_t width = state.width;
-  cache_.emplace(model_.make_cache(state.batch_size(), width + options.max_new_tokens + options.draft_tokens + 2));
   const bool let_padding = options.faults.has(Fault::kMaskLetsPaddingThrough);
   model_.forward(tokens_at(state, 0, width, device), positions_at(state, 0, width, device),
-                 key_valid(state, width, device, let_padding), &*cache_);
+                 key_valid(state, width, device, let_padding), cache);
   for (Row& row : state.rows) row.draft_cached = row.content();
 }
 
-DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOptions& options) {
+DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) {
   const c10::Device device = model_.options().device();
   const int64_t batch = state.batch_size(), width = state.width;
   int64_t uncached = 1;
   for (const Row& row : state.rows) uncached = std::max(uncached, row.content() - row.draft_cached);
   // Rows missing one token recompute the K/V of their second-to-last token with the others.
-  cache_->truncate(width - uncached);
+  cache->truncate(width - uncached);
 
   const bool sampling = !options.sampling.greedy();
   DraftProposal proposal;
@@ -39,7 +40,7 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
   at::Tensor positions = positions_at(state, width - uncached, uncached, device);
   at::Tensor valid = key_valid(state, width, device, let_padding, hidden_slot);
   for (int64_t step = 0; step < k; ++step) {
-    const at::Tensor hidden = model_.forward(input, positions, valid, &*cache_);
+    const at::Tensor hidden = model_.forward(input, positions, valid, cache);
     const at::Tensor logits = model_.logits(hidden.select(1, hidden.size(1) - 1));  // [B, V]
     std::vector<int64_t> chosen(batch);
     if (sampling) {

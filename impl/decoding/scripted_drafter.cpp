@@ -14,11 +14,11 @@ int64_t ScriptedDrafts::token(const Row& row, int64_t step) const {
   return step < right ? true_token : (true_token + 1) % vocab_size;
 }
 
-void ScriptedDrafter::start(BatchState& state, const DecodeOptions&) {
+void ScriptedDrafter::start(BatchState& state, const DecodeOptions&, KVCache*) {
   for (Row& row : state.rows) row.draft_cached = row.content();
 }
 
-DraftProposal ScriptedDrafter::propose(BatchState& state, int64_t k, const DecodeOptions&) {
+DraftProposal ScriptedDrafter::propose(BatchState& state, int64_t k, const DecodeOptions&, KVCache*) {
   DraftProposal proposal;
   for (const Row& row : state.rows) {
     std::vector<int64_t>& tokens = proposal.tokens.emplace_back();

@@ -29,13 +29,9 @@ class ScriptedDrafter final : public Drafter {
  public:
   explicit ScriptedDrafter(ScriptedDrafts script) : script_(std::move(script)) {}
 
-  void start(BatchState& state, const DecodeOptions& options) override;
-  DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options) override;
-  void select_rows(const at::Tensor&) override {}
-  void gather_slots(const at::Tensor&) override {}
-  void truncate(int64_t) override {}
   const Transformer* model() const override { return nullptr; }
-  const KVCache* cache() const override { return nullptr; }
+  void start(BatchState& state, const DecodeOptions& options, KVCache* cache) override;
+  DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) override;
 
  private:
   ScriptedDrafts script_;

@@ -82,6 +82,32 @@ void KVCache::truncate(int64_t new_length) {
   length_ = new_length;
 }
 
+void KVCache::reshape(int64_t batch_size, int64_t length) {
+  TORCH_CHECK(batch_size > 0 && batch_size <= keys_.front().size(0) && length >= 0, "KVCache::reshape: bad shape");
+  reserve_slots(length);
+  batch_size_ = batch_size;
+  length_ = length;
+}
+
+void KVCache::copy_rows_from(const KVCache& source, const at::Tensor& source_rows, const at::Tensor& source_slots,
+                             const at::Tensor& rows) {
+  const int64_t count = source_slots.size(1);
+  TORCH_CHECK(source_slots.dim() == 2 && source_rows.size(0) == source_slots.size(0) && rows.size(0) == source_rows.size(0),
+              "KVCache::copy_rows_from: expected [n] rows and [n, count] slots");
+  TORCH_CHECK(source.num_layers() == num_layers(), "KVCache::copy_rows_from: layer counts differ");
+  reserve_slots(count);
+  // Advanced indexing over dimensions 0 and 2 puts the indexed dimensions first: [n, count, H, D].
+  const std::vector<at::indexing::TensorIndex> index = {at::indexing::TensorIndex(source_rows.unsqueeze(1)),
+                                                        at::indexing::Slice(),
+                                                        at::indexing::TensorIndex(source_slots.clamp_min(0))};
+  for (int64_t layer = 0; layer < num_layers(); ++layer) {
+    for (auto [to, from] : {std::pair{&keys_, &source.keys_}, std::pair{&values_, &source.values_}}) {
+      const at::Tensor gathered = (*from)[layer].index(index).permute({0, 2, 1, 3});
+      (*to)[layer].narrow(2, 0, count).index_copy_(0, rows, gathered);
+    }
+  }
+}
+
 at::Tensor KVCache::key_at(int64_t layer, int64_t row, int64_t slot) const {
   TORCH_CHECK(row < batch_size_ && slot < length_, "KVCache::key_at out of range");
   return keys_[layer][row].select(1, slot);

@@ -38,6 +38,17 @@ class KVCache {
   // Forgets every slot from new_length on.
   void truncate(int64_t new_length);
 
+  // Takes the shape of another batch: rows [0, batch_size) and slots [0, length) are in use,
+  // with whatever they hold. Grows the slot capacity if needed.
+  void reshape(int64_t batch_size, int64_t length);
+  // Copies rows of `source` into rows `rows` of this cache: slot j of row rows[b] receives
+  // slot source_slots[b][j] of row source_rows[b] (a negative source gives unspecified
+  // content). Every index tensor is int64 on the cache's device; source_slots is
+  // [n, count] and may address any allocated slot of `source`, in use or not. One gather
+  // and one scatter per layer, whatever the rows' offsets.
+  void copy_rows_from(const KVCache& source, const at::Tensor& source_rows, const at::Tensor& source_slots,
+                      const at::Tensor& rows);
+
   // Views of row `row`, slot `slot` of `layer`: [H_kv, head_dim].
   at::Tensor key_at(int64_t layer, int64_t row, int64_t slot) const;
   at::Tensor value_at(int64_t layer, int64_t row, int64_t slot) const;

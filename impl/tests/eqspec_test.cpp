@@ -5,128 +5,28 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
-#include "fixtures/models/tiny_configs.h"
 #include "impl/decoding/eqspec.h"
 #include "impl/decoding/invariant_checker.h"
-#include "impl/decoding/model_drafter.h"
-#include "impl/decoding/scripted_drafter.h"
-#include "impl/model/weights.h"
-#include "oracle/oracle.h"
+#include "impl/tests/decoding_test_support.h"
 
 namespace specgate {
 namespace {
 
-const auto kFloat64 = at::TensorOptions().dtype(at::kDouble);
-
-struct Models {
-  Models()
-      : target(tiny_config("qwen3"), random_weights(tiny_config("qwen3"), kFloat64, 21)),
-        draft(draft_config(), random_weights(draft_config(), kFloat64, 22)),
-        near_target(tiny_config("qwen3"), perturbed(target.weights(), tiny_config("qwen3"), 0.05)) {}
-  // The target's weights with relative noise: a draft that mostly agrees, and keeps agreeing
-  // with the target's choices after a disagreement.
-  static ModelWeights perturbed(ModelWeights weights, const ModelConfig& config, double scale) {
-    ModelWeights copy;
-    std::vector<WeightSlot> from = weight_slots(config, weights), to = weight_slots(config, copy);
-    for (size_t i = 0; i < from.size(); ++i) {
-      at::Tensor noise = at::randn(from[i].tensor->sizes(), at::make_generator<at::CPUGeneratorImpl>(90 + i), kFloat64);
-      *to[i].tensor = *from[i].tensor + noise * scale * from[i].tensor->std();
-    }
-    return copy;
-  }
-  static ModelConfig draft_config() {
-    ModelConfig c = tiny_config("qwen3");
-    c.num_layers = 1;
-    return c;
-  }
-  Transformer target;
-  Transformer draft;
-  Transformer near_target;
-};
-
-const Models& models() {
-  static const Models instance;
-  return instance;
-}
-
-std::vector<SequenceRequest> mixed_requests(int64_t batch, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<SequenceRequest> requests;
-  for (int64_t i = 0; i < batch; ++i) {
-    SequenceRequest& r = requests.emplace_back();
-    r.sequence_index = 100 + i;
-    const int64_t length = 1 + static_cast<int64_t>(rng() % 17);
-    for (int64_t j = 0; j < length; ++j) r.prompt.push_back(static_cast<int64_t>(rng() % 256));
-  }
-  return requests;
-}
-
-std::map<int64_t, std::vector<int64_t>> oracle_outputs(const std::vector<SequenceRequest>& requests,
-                                                       const DecodeOptions& options) {
-  std::map<int64_t, std::vector<int64_t>> out;
-  for (const SequenceRequest& r : requests) {
-    out[r.sequence_index] = oracle_generate(models().target, r.prompt,
-                                            {.max_new_tokens = options.max_new_tokens, .eos_ids = options.eos_ids,
-                                             .top_logprobs = 0},
-                                            0)
-                                .tokens;
-  }
-  return out;
-}
-
-enum class DrafterKind { kModel, kNearTarget, kScripted, kScriptedWithModel };
-
-struct Scenario {
-  int64_t batch;
-  int64_t k;
-  DrafterKind drafter;
-  std::string script;  // all-accept, all-reject, one-row-rejects, random
-};
-
-AcceptanceScript make_script(const std::string& name, int64_t k) {
-  if (name == "all-accept") return [k](int64_t, int64_t) { return k; };
-  if (name == "all-reject") return [](int64_t, int64_t) { return int64_t{0}; };
-  if (name == "one-row-rejects") return [k](int64_t sequence, int64_t) { return sequence == 100 ? int64_t{0} : k; };
-  return [k](int64_t sequence, int64_t round) { return static_cast<int64_t>((sequence * 7 + round * 13) % (k + 1)); };
-}
+using namespace specgate::test_support;
 
 // Runs EQSPEC with the invariant checker on and returns outputs by sequence.
 std::map<int64_t, std::vector<int64_t>> run_eqspec(const std::vector<SequenceRequest>& requests, const Scenario& s,
                                                    const DecodeOptions& options, std::vector<SequenceResult>* results = nullptr,
                                                    DecodeStats* stats = nullptr) {
-  // The truth runs K + 1 tokens past max_new_tokens so that every scripted round is exact.
-  DecodeOptions longer = options;
-  longer.max_new_tokens += s.k + 1;
-  ScriptedDrafts script{oracle_outputs(requests, longer), make_script(s.script, s.k), 259};
-  std::unique_ptr<Drafter> drafter;
-  switch (s.drafter) {
-    case DrafterKind::kModel:
-      drafter = std::make_unique<ModelDrafter>(models().draft);
-      break;
-    case DrafterKind::kNearTarget:
-      drafter = std::make_unique<ModelDrafter>(models().near_target);
-      break;
-    case DrafterKind::kScripted:
-      drafter = std::make_unique<ScriptedDrafter>(script);
-      break;
-    case DrafterKind::kScriptedWithModel:
-      drafter = std::make_unique<ModelDrafter>(models().draft, &script);
-      break;
-  }
+  DecodeOptions scripted = options;
+  scripted.draft_tokens = s.k;
+  const ScriptedDrafts script = oracle_script(requests, scripted, s.script);
+  const std::unique_ptr<Drafter> drafter = make_drafter(s.drafter, script);
   const std::vector<SequenceResult> out = eqspec_generate(models().target, *drafter, requests, options, stats);
-  std::map<int64_t, std::vector<int64_t>> by_sequence;
-  for (const SequenceResult& r : out) by_sequence[r.sequence_index] = r.tokens;
   if (results != nullptr) *results = out;
-  return by_sequence;
+  return by_sequence(out);
 }
 
-DecodeOptions greedy_options(int64_t k, int64_t max_new = 12) {
-  DecodeOptions o;
-  o.draft_tokens = k;
-  o.max_new_tokens = max_new;
-  o.check_invariants = true;
-  return o;
-}
 
 TEST(Eqspec, GreedyEqualsTheOracleForEveryBatchSizeKAndDrafter) {
   int64_t scenario = 0;
@@ -167,25 +67,7 @@ TEST(Eqspec, ScriptedAcceptanceCountsAreHonoured) {
   std::vector<SequenceResult> results;
   DecodeStats stats;
   run_eqspec(requests, {5, k, DrafterKind::kScriptedWithModel, "random"}, options, &results, &stats);
-  const AcceptanceScript script = make_script("random", k);
-  int64_t accepted = 0;
-  for (const SequenceResult& r : results) {
-    ASSERT_FALSE(r.accept_lengths.empty());
-    int64_t total = 1;  // the first token comes from the prompt pass
-    for (size_t round = 0; round < r.accept_lengths.size(); ++round) {
-      const int64_t scripted = std::min(script(r.sequence_index, static_cast<int64_t>(round)), k);
-      if (round + 1 < r.accept_lengths.size()) {
-        EXPECT_EQ(r.accept_lengths[round], scripted + 1) << "sequence " << r.sequence_index << " round " << round;
-      } else {
-        EXPECT_LE(r.accept_lengths[round], scripted + 1);  // cut by max_new_tokens
-      }
-      accepted += scripted;
-      total += r.accept_lengths[round];
-    }
-    EXPECT_EQ(total, 20);
-  }
-  EXPECT_EQ(stats.generated, 5 * 20);
-  EXPECT_EQ(stats.accepted, accepted);
+  expect_scripted_acceptance(results, stats, options);
 }
 
 TEST(Eqspec, BaselinesEqualTheOracle) {
@@ -205,7 +87,8 @@ TEST(Eqspec, BaselinesEqualTheOracle) {
 TEST(EqspecFaults, EveryGreedyFaultIsCaught) {
   const std::vector<Fault> sampling_only = {Fault::kAlwaysAccept, Fault::kResidualNotNormalised, Fault::kRawDraftDistribution};
   for (Fault fault : all_faults()) {
-    if (std::find(sampling_only.begin(), sampling_only.end(), fault) != sampling_only.end()) continue;
+    if (is_exspec_only(fault) || std::find(sampling_only.begin(), sampling_only.end(), fault) != sampling_only.end())
+      continue;
     SCOPED_TRACE(std::string(fault_name(fault)));
     bool caught = false;
     std::string how;

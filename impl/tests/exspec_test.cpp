@@ -1,0 +1,187 @@
+#include <algorithm>
+#include <iostream>
+
+#include <gtest/gtest.h>
+
+#include "impl/common/error.h"
+#include "impl/decoding/batch_scheduler.h"
+#include "impl/decoding/eqspec.h"
+#include "impl/decoding/exspec.h"
+#include "impl/decoding/invariant_checker.h"
+#include "impl/tests/decoding_test_support.h"
+
+namespace specgate {
+namespace {
+
+using namespace specgate::test_support;
+
+struct ExspecRun {
+  std::vector<SequenceResult> results;
+  DecodeStats stats;
+  ExspecStats exspec_stats;
+};
+
+ExspecRun run_exspec(const std::vector<SequenceRequest>& requests, DrafterKind kind, const std::string& script_name,
+                     const DecodeOptions& options, const ExspecOptions& exspec) {
+  const ScriptedDrafts script = oracle_script(requests, options, script_name);
+  const std::unique_ptr<Drafter> drafter = make_drafter(kind, script);
+  ExspecRun run;
+  run.results = exspec_generate(models().target, *drafter, requests, options, exspec, &run.stats, &run.exspec_stats);
+  return run;
+}
+
+std::vector<int64_t> sequence_order(const std::vector<SequenceResult>& results) {
+  std::vector<int64_t> order;
+  for (const SequenceResult& r : results) order.push_back(r.sequence_index);
+  return order;
+}
+
+std::vector<int64_t> sequence_order(const std::vector<SequenceRequest>& requests) {
+  std::vector<int64_t> order;
+  for (const SequenceRequest& r : requests) order.push_back(r.sequence_index);
+  return order;
+}
+
+std::vector<SequenceRequest> equal_length_requests(int64_t count, int64_t length) {
+  std::vector<SequenceRequest> requests = mixed_requests(count, 5);
+  for (SequenceRequest& r : requests) r.prompt.resize(length, 42);
+  return requests;
+}
+
+TEST(BatchScheduler, PrefersAFullGroupOfOneLength) {
+  const std::vector<WindowEntry> window = {{5, 0}, {7, 3}, {5, 1}, {7, 0}, {9, 9}, {5, 0}};
+  const BatchChoice choice = choose_batch(window, 3, 0);
+  EXPECT_TRUE(choice.grouped);
+  EXPECT_EQ(choice.members, (std::vector<size_t>{2, 0, 5}));
+}
+
+TEST(BatchScheduler, FallsBackToTheNearestLengthsWhenNoGroupFillsABatch) {
+  const std::vector<WindowEntry> window = {{5, 0}, {7, 2}, {20, 0}, {8, 0}};
+  const BatchChoice choice = choose_batch(window, 3, 0);
+  EXPECT_FALSE(choice.grouped);
+  EXPECT_EQ(choice.members, (std::vector<size_t>{1, 3, 0}));
+}
+
+TEST(BatchScheduler, AgingTakesSequencesWhoseDeadlineCannotWait) {
+  // Four sequences of one length would form a group, but the two lone ones have waited two
+  // steps of a bound of three, and the next step could not take both of them and the rest.
+  const std::vector<WindowEntry> window = {{5, 0}, {5, 0}, {9, 3}, {11, 2}, {5, 0}, {5, 0}};
+  EXPECT_EQ(choose_batch(window, 2, 3).members, (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(choose_batch(window, 2, 0).members, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(smallest_feasible_wait(8, 2), 3);
+  EXPECT_EQ(smallest_feasible_wait(2, 2), 0);
+}
+
+// Greedy EXSPEC equals the oracle per sequence for B in 1..8, W in B..4B, a pool larger than
+// the window (so refills happen), mixed prompt lengths, every drafter; I1-I4 checked.
+TEST(Exspec, GreedyEqualsTheOracleForEveryBatchWindowAndDrafter) {
+  const DrafterKind kinds[] = {DrafterKind::kScriptedWithModel, DrafterKind::kModel, DrafterKind::kScripted,
+                               DrafterKind::kNearTarget};
+  int scenario = 0;
+  for (int64_t batch : {1, 2, 3, 5, 8}) {
+    for (int64_t window : {batch, 2 * batch + 1, 4 * batch}) {
+      const int64_t k = 1 + scenario % 5;
+      const DrafterKind kind = kinds[scenario % 4];
+      ++scenario;
+      SCOPED_TRACE("B " + std::to_string(batch) + " W " + std::to_string(window) + " K " + std::to_string(k) +
+                   " drafter " + std::to_string(static_cast<int>(kind)));
+      const std::vector<SequenceRequest> requests = mixed_requests(window + 3, 40 + scenario);
+      const DecodeOptions options = greedy_options(k, 9);
+      const ExspecRun run = run_exspec(requests, kind, "random", options, {batch, window, scenario % 2 == 0, 0});
+      EXPECT_EQ(by_sequence(run.results), oracle_outputs(requests, options));
+      EXPECT_EQ(sequence_order(run.results), sequence_order(requests));
+    }
+  }
+}
+
+TEST(Exspec, EosEndsASequenceMidRoundExactlyThere) {
+  const std::vector<SequenceRequest> requests = mixed_requests(7, 13);
+  DecodeOptions options = greedy_options(4, 14);
+  options.eos_ids = {oracle_outputs(requests, options).begin()->second[5]};
+  const auto expected = oracle_outputs(requests, options);
+  for (const char* script : {"all-accept", "random"}) {
+    EXPECT_EQ(by_sequence(run_exspec(requests, DrafterKind::kScriptedWithModel, script, options, {3, 5}).results),
+              expected);
+  }
+}
+
+TEST(Exspec, ScriptedAcceptanceCountsAreHonoured) {
+  const std::vector<SequenceRequest> requests = mixed_requests(9, 3);
+  const DecodeOptions options = greedy_options(3, 12);
+  const ExspecRun run = run_exspec(requests, DrafterKind::kScriptedWithModel, "random", options, {3, 6});
+  expect_scripted_acceptance(run.results, run.stats, options);
+  EXPECT_EQ(static_cast<int64_t>(run.stats.latencies.size()), 9);
+}
+
+TEST(Exspec, IdenticalLengthsAndFullAcceptanceGroupEveryStep) {
+  for (auto [batch, window, count] : {std::tuple{4, 8, 8}, std::tuple{3, 3, 9}, std::tuple{2, 6, 6}}) {
+    SCOPED_TRACE("B " + std::to_string(batch) + " W " + std::to_string(window));
+    const std::vector<SequenceRequest> requests = equal_length_requests(count, 6);
+    const DecodeOptions options = greedy_options(3, 11);
+    const ExspecRun run = run_exspec(requests, DrafterKind::kScriptedWithModel, "all-accept", options,
+                                     {batch, window});
+    EXPECT_EQ(by_sequence(run.results), oracle_outputs(requests, options));
+    EXPECT_GT(run.exspec_stats.steps, 0);
+    EXPECT_EQ(run.exspec_stats.grouping_rate(), 1.0);
+    EXPECT_EQ(run.exspec_stats.fallback_steps, 0);
+  }
+}
+
+TEST(Exspec, AgingBoundsHowLongASequenceWaits) {
+  const std::vector<SequenceRequest> requests = mixed_requests(20, 8);
+  const DecodeOptions options = greedy_options(2, 16);
+  const auto expected = oracle_outputs(requests, options);
+  for (int64_t bound : {3, 5}) {
+    const ExspecRun run = run_exspec(requests, DrafterKind::kScriptedWithModel, "random", options, {2, 8, false, bound});
+    EXPECT_EQ(by_sequence(run.results), expected);
+    EXPECT_LE(run.exspec_stats.longest_wait, bound);
+  }
+  const ExspecRun unbounded = run_exspec(requests, DrafterKind::kScriptedWithModel, "random", options, {2, 8});
+  std::cout << "[aging] longest wait without a bound: " << unbounded.exspec_stats.longest_wait << " steps\n";
+  EXPECT_GT(unbounded.exspec_stats.longest_wait, 5);
+  EXPECT_THROW(run_exspec(requests, DrafterKind::kScripted, "random", options, {2, 8, false, 2}), InputError);
+  EXPECT_THROW(run_exspec(requests, DrafterKind::kScripted, "random", options, {4, 3}), InputError);
+}
+
+// In sampling mode a sequence's output depends on its own random stream only: EXSPEC with any
+// batch and window, and EQSPEC, give every sequence the same tokens.
+TEST(Exspec, SampledOutputsDoNotDependOnBatchComposition) {
+  const std::vector<SequenceRequest> requests = mixed_requests(7, 21);
+  DecodeOptions options = greedy_options(3, 10);
+  options.sampling = {.temperature = 0.9, .top_k = 8, .top_p = 0.95, .seed = 11};
+  ModelDrafter drafter(models().draft);
+  const auto reference = by_sequence(eqspec_generate(models().target, drafter, requests, options));
+  for (auto [batch, window] : {std::pair{1, 1}, std::pair{2, 5}, std::pair{3, 7}}) {
+    EXPECT_EQ(by_sequence(exspec_generate(models().target, drafter, requests, options, {batch, window})), reference);
+  }
+}
+
+// Each EXSPEC fault makes a check fail: an invariant, the oracle comparison, or the promise
+// that every sequence comes back once, in order.
+TEST(ExspecFaults, EveryExspecFaultIsCaught) {
+  const std::vector<SequenceRequest> requests = mixed_requests(9, 31);
+  for (Fault fault : all_faults()) {
+    if (!is_exspec_only(fault)) continue;
+    SCOPED_TRACE(std::string(fault_name(fault)));
+    DecodeOptions options = greedy_options(3, 10);
+    const auto expected = oracle_outputs(requests, options);
+    options.faults.add(fault);
+    std::string how;
+    try {
+      const ExspecRun run = run_exspec(requests, DrafterKind::kScriptedWithModel, "random", options, {3, 4});
+      if (sequence_order(run.results) != sequence_order(requests)) {
+        how = "sequences lost, duplicated or out of order: " + std::to_string(run.results.size()) + " results for " +
+              std::to_string(requests.size()) + " requests";
+      } else if (by_sequence(run.results) != expected) {
+        how = "output differs from the oracle";
+      }
+    } catch (const InvariantViolation& e) {
+      how = e.what();
+    }
+    EXPECT_FALSE(how.empty());
+    std::cout << "[fault " << fault_name(fault) << "] " << how.substr(0, 160) << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace specgate
