@@ -10,6 +10,9 @@
 namespace specgate {
 namespace {
 
+// Prompt tokens a forward pass with a cache takes at once.
+constexpr int64_t kChunkTokens = 256;
+
 bool is_reduced_precision(at::ScalarType dtype) {
   return dtype == at::kHalf || dtype == at::kBFloat16;
 }
@@ -55,7 +58,7 @@ at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) 
 
 at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, const at::Tensor& x,
                                   const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
-                                  KVCache* cache) const {
+                                  int64_t first_key, KVCache* cache) const {
   const int64_t batch = x.size(0), steps = x.size(1), head_dim = config_.head_dim;
   const int64_t kv_heads = config_.num_kv_heads, group = config_.kv_group_size();
   auto heads = [&](const at::Tensor& t, int64_t n) { return t.view({batch, steps, n, head_dim}).transpose(1, 2); };
@@ -69,6 +72,10 @@ at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, co
   q = RotaryEmbedding::apply(q, cos, sin);
   k = RotaryEmbedding::apply(k, cos, sin);
   if (cache != nullptr) std::tie(k, v) = cache->append(layer_index, k, v);
+  if (first_key > 0) {
+    k = k.narrow(2, first_key, k.size(2) - first_key);
+    v = v.narrow(2, first_key, v.size(2) - first_key);
+  }
 
   // Grouped-query attention without repeating K/V: fold each group's heads into the query axis.
   const int64_t num_keys = k.size(2);
@@ -88,25 +95,43 @@ at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, co
 at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
                                 KVCache* cache) const {
   TORCH_CHECK(tokens.dim() == 2 && positions.sizes() == tokens.sizes(), "forward: tokens and positions must be [B, T]");
-  const int64_t first_slot = cache != nullptr ? cache->length() : 0;
-  TORCH_CHECK(key_valid.dim() == 2 && key_valid.size(0) == tokens.size(0) &&
-                  key_valid.size(1) == first_slot + tokens.size(1),
+  const int64_t first_slot = cache != nullptr ? cache->length() : 0, steps = tokens.size(1);
+  TORCH_CHECK(key_valid.dim() == 2 && key_valid.size(0) == tokens.size(0) && key_valid.size(1) == first_slot + steps,
               "forward: key_valid must be [B, cache length + T]");
   TORCH_CHECK(cache == nullptr || cache->batch_size() == tokens.size(0), "forward: cache batch size differs");
+  if (cache == nullptr || steps <= kChunkTokens) return forward_chunk(tokens, positions, key_valid, cache);
+  std::vector<at::Tensor> hidden;
+  for (int64_t start = 0; start < steps; start += kChunkTokens) {
+    const int64_t count = std::min(kChunkTokens, steps - start);
+    hidden.push_back(forward_chunk(tokens.narrow(1, start, count), positions.narrow(1, start, count),
+                                   key_valid.narrow(1, 0, first_slot + start + count), cache));
+  }
+  return at::cat(hidden, 1);
+}
 
+at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor& positions,
+                                      const at::Tensor& key_valid, KVCache* cache) const {
+  const int64_t first_slot = cache != nullptr ? cache->length() : 0;
   const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
   const at::ScalarType mask_dtype = is_reduced_precision(dtype) ? at::kFloat : dtype;
-  const at::Tensor full_mask = attention_mask(key_valid, tokens.size(1), first_slot, std::nullopt, mask_dtype);
-  const at::Tensor window_mask = config_.sliding_window ? attention_mask(key_valid, tokens.size(1), first_slot,
-                                                                         config_.sliding_window, mask_dtype)
-                                                        : at::Tensor();
+  const bool any_full_layer = !config_.sliding_window || config_.max_window_layers > 0;
+  const at::Tensor full_mask =
+      any_full_layer ? attention_mask(key_valid, tokens.size(1), first_slot, std::nullopt, mask_dtype) : at::Tensor();
+  // Windowed layers see only the keys of the last `window` slots before the first query.
+  const int64_t window_start = config_.sliding_window ? std::max<int64_t>(first_slot - *config_.sliding_window + 1, 0) : 0;
+  const at::Tensor window_mask =
+      config_.sliding_window
+          ? attention_mask(key_valid.narrow(1, window_start, key_valid.size(1) - window_start), tokens.size(1),
+                           first_slot - window_start, config_.sliding_window, mask_dtype)
+          : at::Tensor();
   const auto [cos, sin] = rope_.cos_sin(positions);
 
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& w = weights_.layers[i];
-    const at::Tensor& mask = config_.layer_uses_window(i) ? window_mask : full_mask;
-    x = x + attention(w, i, rms_norm(x, w.input_norm), cos, sin, mask, cache);
+    const bool windowed = config_.layer_uses_window(i);
+    x = x + attention(w, i, rms_norm(x, w.input_norm), cos, sin, windowed ? window_mask : full_mask,
+                      windowed ? window_start : 0, cache);
     const at::Tensor h = rms_norm(x, w.post_attention_norm);
     x = x + at::linear(at::silu(at::linear(h, w.gate_proj)) * at::linear(h, w.up_proj), w.down_proj);
   }

@@ -22,7 +22,8 @@ class Transformer {
   // see: S = cache->length() + T with a cache (the new tokens take slots [length, length+T)),
   // S = T without one. A query attends to valid keys at or before its own slot (and inside
   // the sliding window, if any); invalid keys have no influence on any result. Returns the
-  // final-normed hidden states [B, T, hidden]; with a cache, their K/V are appended to it.
+  // final-normed hidden states [B, T, hidden]; with a cache, their K/V are appended to it,
+  // and a long T runs in chunks through the cache so that memory stays bounded.
   at::Tensor forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
                      KVCache* cache) const;
   // Output logits [..., vocab] of hidden states from forward().
@@ -36,8 +37,11 @@ class Transformer {
   at::TensorOptions options() const;
 
  private:
+  at::Tensor forward_chunk(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
+                           KVCache* cache) const;
+  // `first_key` is the first slot the mask covers: windowed layers skip the keys before it.
   at::Tensor attention(const LayerWeights& layer, int64_t layer_index, const at::Tensor& x,
-                       const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
+                       const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask, int64_t first_key,
                        KVCache* cache) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
 

@@ -69,6 +69,19 @@ TEST_P(EveryVariant, IncrementalDecodingThroughTheCacheEqualsAFullPass) {
       << (incremental - expected).abs().max().item<double>();
 }
 
+TEST_P(EveryVariant, ALongPromptPrefilledInChunksEqualsAFullPass) {
+  const Transformer model = random_model(GetParam().config);
+  const std::vector<int64_t> ids = some_tokens(300, 2);  // more than one chunk
+  const at::Tensor expected = full_pass_logits(model, ids);
+  KVCache cache = model.make_cache(1, 8);
+  const at::Tensor hidden = model.forward(at::tensor(ids, kLong).unsqueeze(0), at::arange(300, kLong).unsqueeze(0),
+                                          at::ones({1, 300}, kBool), &cache);
+  EXPECT_EQ(cache.length(), 300);
+  const at::Tensor chunked = model.logits(hidden).squeeze(0);
+  EXPECT_TRUE(at::allclose(chunked, expected, /*rtol=*/0, /*atol=*/1e-10))
+      << (chunked - expected).abs().max().item<double>();
+}
+
 TEST_P(EveryVariant, LeftPaddedBatchRowsEqualEachRowAlone) {
   const Transformer model = random_model(GetParam().config);
   const std::vector<int64_t> lengths = {5, 1, 9, 3};
