@@ -32,6 +32,7 @@ struct DecodeOptions {
   bool rollback = false;           // truncate every row to the batch's minimum acceptance
   bool check_invariants = false;   // run the InvariantChecker after every round (slow)
   bool time_phases = false;        // synchronise the device around phases to time them
+  bool naive_realign = false;      // EQSPEC re-lays out its caches as published decoders do (bench)
   FaultSet faults;
 };
 

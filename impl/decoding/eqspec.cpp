@@ -8,6 +8,7 @@
 
 #include "impl/decoding/batch_tensors.h"
 #include "impl/decoding/invariant_checker.h"
+#include "impl/decoding/naive_realign.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/speculative_step.h"
 #include "impl/model/kv_cache.h"
@@ -129,6 +130,7 @@ class Eqspec {
 
   // Rows that stay where they are (every row grew by the same amount) need no copy at all.
   void move_cache(const std::vector<RowMove>& moves, int64_t new_width, KVCache& cache) const {
+    if (options_.naive_realign) return naive_realign(cache, moves, new_width - 1);
     const bool in_place = new_width - 1 <= cache.length() && std::all_of(moves.begin(), moves.end(), [](const RowMove& m) {
                             return m.old_padding + m.offset == m.new_padding;
                           });

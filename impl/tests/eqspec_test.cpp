@@ -82,10 +82,23 @@ TEST(Eqspec, BaselinesEqualTheOracle) {
   EXPECT_EQ(run_eqspec(requests, {7, 3, DrafterKind::kModel, ""}, options), expected);
 }
 
+TEST(Eqspec, NaiveRealignmentGivesTheSameOutputsAndLayouts) {
+  for (int64_t batch : {1, 4, 9}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const std::vector<SequenceRequest> requests = mixed_requests(batch, 31 + batch);
+    DecodeOptions options = greedy_options(3);
+    options.naive_realign = true;  // with the invariant checker on: I1-I3 hold after every round
+    EXPECT_EQ(run_eqspec(requests, {batch, 3, DrafterKind::kScriptedWithModel, "random"}, options),
+              oracle_outputs(requests, options));
+    EXPECT_EQ(run_eqspec(requests, {batch, 3, DrafterKind::kModel, ""}, options), oracle_outputs(requests, options));
+  }
+}
+
 // Every greedy fault is caught: either an invariant check throws or the output differs
 // from the oracle in at least one of a few small scenarios.
 TEST(EqspecFaults, EveryGreedyFaultIsCaught) {
-  const std::vector<Fault> sampling_only = {Fault::kAlwaysAccept, Fault::kResidualNotNormalised, Fault::kRawDraftDistribution};
+  const std::vector<Fault> sampling_only = {Fault::kAlwaysAccept, Fault::kResidualNotNormalised, Fault::kRawDraftDistribution,
+                                           Fault::kSharedRandomStream};
   for (Fault fault : all_faults()) {
     if (is_exspec_only(fault) || std::find(sampling_only.begin(), sampling_only.end(), fault) != sampling_only.end())
       continue;
