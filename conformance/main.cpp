@@ -9,6 +9,7 @@
 
 namespace {
 
+constexpr int kCheckFailed = 1;
 constexpr int kUsageOrInputError = 2;
 
 }  // namespace
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   specgate::cli::add_fixtures_command(app);
   specgate::cli::add_demo_command(app);
   specgate::cli::add_generate_command(app);
+  specgate::cli::add_score_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -28,6 +30,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "conformance: error: " << e.what() << "\n";
     return kUsageOrInputError;
+  } catch (const specgate::cli::CheckFailed&) {
+    return kCheckFailed;
   } catch (const specgate::InputError& e) {
     std::cerr << "conformance: error: " << e.what() << "\n";
     return kUsageOrInputError;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <exception>
+
 #include <CLI/App.hpp>
 
 namespace specgate::cli {
@@ -9,5 +11,13 @@ namespace specgate::cli {
 void add_fixtures_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_score_command(CLI::App& app);
+
+// Thrown by a command that ran to the end, its reports written, but whose check failed (the
+// score gate); main() exits 1.
+class CheckFailed : public std::exception {
+ public:
+  const char* what() const noexcept override { return "check failed"; }
+};
 
 }  // namespace specgate::cli

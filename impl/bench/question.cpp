@@ -11,35 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/common/json_line_context.h"
 
 namespace specgate {
 namespace {
 
 using nlohmann::json;
-
-// What a wrong value is called in messages: its JSON kind, with the value for scalars.
-std::string describe(const json& value) {
-  if (value.is_array()) return "list";
-  if (value.is_number() || value.is_boolean()) return std::string(value.type_name()) + " " + value.dump();
-  return value.type_name();
-}
-
-// Errors about one line of one file: "<source>:<line>: ...".
-class LineContext {
- public:
-  LineContext(const std::string& source, int64_t line) : prefix_(source + ":" + std::to_string(line) + ": ") {}
-
-  [[noreturn]] void fail(const std::string& message) const { throw InputError(prefix_ + message); }
-  [[noreturn]] void fail_field(const std::string& field, const std::string& message) const {
-    fail("field '" + field + "': " + message);
-  }
-  [[noreturn]] void fail_type(const std::string& field, const std::string& expected, const json& got) const {
-    fail_field(field, "expected " + expected + ", got " + describe(got));
-  }
-
- private:
-  std::string prefix_;
-};
 
 json parse_line(const std::string& line, const LineContext& context) {
   try {
@@ -93,7 +70,7 @@ std::vector<std::string> parse_reference(const json& value, const LineContext& c
 }
 
 Question parse_question(const json& object, const LineContext& context) {
-  if (!object.is_object()) context.fail("expected a JSON object, got " + describe(object));
+  if (!object.is_object()) context.fail("expected a JSON object, got " + describe_json(object));
   Question question;
   question.question_id = parse_id(required(object, "question_id", context), context);
   const json& category = required(object, "category", context);

@@ -1,0 +1,147 @@
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "conformance/commands/commands.h"
+#include "conformance/commands/output_file.h"
+#include "impl/common/device.h"
+#include "impl/common/dtype.h"
+#include "impl/common/error.h"
+#include "impl/reports/html_report.h"
+#include "impl/reports/json_report.h"
+#include "impl/reports/junit_report.h"
+#include "impl/reports/markdown_report.h"
+#include "impl/reports/report_text.h"
+#include "impl/scoring/rescorer.h"
+#include "impl/scoring/scorer.h"
+
+namespace specgate::cli {
+namespace {
+
+struct ScoreOptions {
+  std::filesystem::path reference, candidate, bench;
+  std::filesystem::path json, junit, markdown, html;
+  double min_exact = 1.0;
+  double min_partial = 0.0;
+  int64_t max_hard_divergences = -1;
+  double near_tie_threshold = 0.1;
+  std::string turns = "all";
+  std::filesystem::path rescore_with;
+  std::string rescore_dtype = "float32";
+  std::string rescore_device = "cpu";
+};
+
+void check_fraction(double value, const char* flag) {
+  if (!(value >= 0.0 && value <= 1.0))
+    throw InputError(std::string(flag) + ": must be a fraction in [0, 1], got " + short_number(value));
+}
+
+ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
+  ScoreSettings settings;
+  if (o.turns != "all" && o.turns != "first") throw InputError("--turns: expected all or first, got '" + o.turns + "'");
+  settings.turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst;
+  if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
+    throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
+  settings.near_tie_threshold = o.near_tie_threshold;
+  check_fraction(o.min_exact, "--min-exact");
+  check_fraction(o.min_partial, "--min-partial");
+  settings.gate.min_exact = o.min_exact;
+  settings.gate.min_partial = o.min_partial;
+  if (command.count("--max-hard-divergences") > 0) {
+    if (o.max_hard_divergences < 0)
+      throw InputError("--max-hard-divergences: must be >= 0, got " + std::to_string(o.max_hard_divergences));
+    settings.gate.max_hard_divergences = o.max_hard_divergences;
+  }
+  const bool rescoring = !o.rescore_with.empty();
+  for (const char* flag : {"--rescore-dtype", "--rescore-device"}) {
+    if (!rescoring && command.count(flag) > 0) throw InputError(std::string(flag) + ": only used with --rescore-with DIR");
+  }
+  if (rescoring) {
+    if (o.bench.empty()) throw InputError("--rescore-with needs --bench FILE (the questions whose prompts are re-scored)");
+    settings.rescore_with = o.rescore_with;
+    settings.rescore_dtype = o.rescore_dtype;
+    settings.rescore_device = o.rescore_device;
+  }
+  return settings;
+}
+
+// Writes one report when its flag was given.
+void write_report(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+  if (!path.empty()) write_output_file(path, write);
+}
+
+void print_summary(const ScoreReport& report, double seconds) {
+  const GroupSummary& all = report.overall;
+  const DivergenceCounts& d = all.divergences;
+  std::printf("score: %lld questions, exact %lld (%s), partial %s, unit %s; divergences: %lld hard, %lld near-tie, "
+              "%lld unattributed, %lld length; ids: %zu missing, %zu unexpected (%.2f s)\n",
+              static_cast<long long>(all.questions), static_cast<long long>(all.exact), percent(all.exact_match).c_str(),
+              percent(all.partial_match).c_str(), unit_summary(all).c_str(), static_cast<long long>(d.hard),
+              static_cast<long long>(d.near_tie), static_cast<long long>(d.unattributed), static_cast<long long>(d.length),
+              report.missing_ids.size(), report.unexpected_ids.size(), seconds);
+  std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
+  for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
+}
+
+void run_score(const ScoreOptions& o, const CLI::App& command) {
+  const auto start = std::chrono::steady_clock::now();
+  ScoreRequest request{.reference = o.reference, .candidate = o.candidate, .settings = settings_from(o, command)};
+  if (!o.bench.empty()) request.bench = o.bench;
+  std::optional<Rescorer> rescorer;
+  if (request.settings.rescore_with) {
+    rescorer.emplace(o.rescore_with, dtype_from_name(o.rescore_dtype, "--rescore-dtype"),
+                     device_from_name(o.rescore_device, "--rescore-device"));
+    request.rescorer = &*rescorer;
+  }
+  const ScoreReport report = score_answers(request);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  write_report(o.json, [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
+  write_report(o.junit, [&](std::ostream& out) { write_junit_report(report, out); });
+  write_report(o.markdown, [&](std::ostream& out) { write_markdown_report(report, out); });
+  write_report(o.html, [&](std::ostream& out) { write_html_report(report, out); });
+  print_summary(report, seconds);
+  for (const auto* path : {&o.json, &o.junit, &o.markdown, &o.html}) {
+    if (!path->empty()) std::printf("wrote %s\n", path->string().c_str());
+  }
+  std::fflush(stdout);
+  if (!report.gate.passed) throw CheckFailed();
+}
+
+}  // namespace
+
+void add_score_command(CLI::App& app) {
+  auto o = std::make_shared<ScoreOptions>();
+  CLI::App* c = app.add_subcommand(
+      "score",
+      "Score candidate answers against reference answers question by question; exit 0 when the gate passes, 1 when "
+      "it fails, 2 on bad input");
+  c->add_option("--reference", o->reference, "Reference answers (JSONL: Spec-Bench, specgate or plain form)")->required();
+  c->add_option("--candidate", o->candidate, "Candidate answers to score (same forms)")->required();
+  c->add_option("--bench", o->bench, "Spec-Bench question.jsonl: categories for plain answers, prompts for --rescore-with");
+  c->add_option("--json", o->json, "Write the JSON report here (reports/schema/score_report.schema.json)");
+  c->add_option("--junit", o->junit, "Write a JUnit XML report here");
+  c->add_option("--markdown", o->markdown, "Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)");
+  c->add_option("--html", o->html, "Write a self-contained HTML report here");
+  c->add_option("--min-exact", o->min_exact, "Gate: fraction of questions answered exactly")->capture_default_str();
+  c->add_option("--min-partial", o->min_partial, "Gate: mean partial match (LCP / reference length)")->capture_default_str();
+  c->add_option("--max-hard-divergences", o->max_hard_divergences, "Gate: most hard divergences allowed (default: any)");
+  c->add_option("--near-tie-threshold", o->near_tie_threshold,
+                "A divergence whose margin |logprob(ref) - logprob(cand)| is at most this many nats is a near-tie")
+      ->capture_default_str();
+  c->add_option("--turns", o->turns, "Score all turns of choices[0], in order, or only the first")->capture_default_str();
+  c->add_option("--rescore-with", o->rescore_with,
+                "Target checkpoint folder that re-scores divergences the reference's top_logprobs cannot attribute");
+  c->add_option("--rescore-dtype", o->rescore_dtype, "dtype of the re-scoring model")->capture_default_str();
+  c->add_option("--rescore-device", o->rescore_device, "cpu or cuda")->capture_default_str();
+  c->callback([o, c] { run_score(*o, *c); });
+}
+
+}  // namespace specgate::cli

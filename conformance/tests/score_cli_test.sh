@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# End-to-end checks of `conformance score`: golden reports for the checked-in answers in
+# score_golden/, the JSON report validated against its schema, scoring answers generated on the
+# fixture pair and on the real Spec-Bench questions, divergence attribution from recorded
+# log-probabilities and from re-scoring, and bad input exiting 2 with one line naming what is
+# wrong. SPECGATE_UPDATE_GOLDEN=1 rewrites the golden reports instead of comparing them.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3 specbench=$4 schema=$5 golden=$6
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+python=""
+for candidate in /usr/bin/python3 python3; do
+  if "$candidate" -c 'import jsonschema' 2>/dev/null; then python=$candidate; break; fi
+done
+if [ -z "$python" ]; then
+  echo "FAIL: no python3 with jsonschema (Debian package python3-jsonschema, installed by ci/setup.sh)"
+  exit 1
+fi
+
+# Fails unless the JSON report $1 follows the schema.
+validate() {
+  "$python" - "$schema" "$1" <<'EOF' || fail "$1 does not follow the schema"
+import json, sys
+import jsonschema
+schema, report = (json.load(open(path, encoding="utf-8")) for path in sys.argv[1:3])
+jsonschema.Draft202012Validator.check_schema(schema)
+errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(report), key=lambda e: list(e.path))
+for error in errors[:5]:
+    print("  schema:", "/".join(map(str, error.path)) or "(root)", error.message[:200])
+sys.exit(1 if errors else 0)
+EOF
+}
+
+# Prints the value at a dotted path of a JSON file: query FILE 'summary.exact_match'.
+query() {
+  "$python" -c 'import json, sys
+value = json.load(open(sys.argv[1], encoding="utf-8"))
+for key in sys.argv[2].split("."):
+    value = value[int(key)] if isinstance(value, list) else value[key]
+print(json.dumps(value))' "$1" "$2"
+}
+
+expect_value() {  # file, path, expected JSON text
+  local got
+  got=$(query "$1" "$2")
+  [ "$got" = "$3" ] || fail "$2 is $got, expected $3 ($1)"
+}
+
+score() { "$conformance" score "$@"; }
+
+# --- golden reports: fixed input, timestamps normalised, paths relative to score_golden/ ---
+(cd "$golden" && "$conformance" score --reference reference.jsonl --candidate candidate.jsonl --bench bench.jsonl \
+  --max-hard-divergences 0 --json "$work/golden.json" --markdown "$work/golden.md" --junit "$work/golden.xml" \
+  --html "$work/golden.html" >"$work/golden.stdout")
+status=$?
+[ $status -eq 1 ] || fail "golden: exit $status, expected 1 (the gate fails)"
+sed -E 's/"generated_at": "[^"]*"/"generated_at": "<timestamp>"/' "$work/golden.json" >"$work/report.json"
+cp "$work/golden.md" "$work/report.md"
+sed -E 's/ timestamp="[^"]*"/ timestamp="<timestamp>"/' "$work/golden.xml" >"$work/report.junit.xml"
+for name in report.json report.md report.junit.xml; do
+  if [ "${SPECGATE_UPDATE_GOLDEN:-0}" = 1 ]; then
+    cp "$work/$name" "$golden/expected/$name"
+  else
+    diff -u "$golden/expected/$name" "$work/$name" || fail "golden $name differs (SPECGATE_UPDATE_GOLDEN=1 rewrites it)"
+  fi
+done
+validate "$work/golden.json"
+"$python" -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$work/golden.xml" || fail "JUnit report is not XML"
+grep -q '<svg ' "$work/golden.html" || fail "HTML report has no chart"
+grep -q 'gate FAILED:' "$work/golden.stdout" || fail "golden: stdout lacks the verdict"
+
+# The schema is strict enough to catch a broken report.
+"$python" -c 'import json, sys
+report = json.load(open(sys.argv[1]))
+report["summary"]["exact_match"] = 1.5
+del report["items"][0]["lcp"]
+json.dump(report, open(sys.argv[2], "w"))' "$work/golden.json" "$work/broken.json"
+"$python" - "$schema" "$work/broken.json" <<'EOF' && fail "the schema accepts a broken report"
+import json, sys, jsonschema
+schema, report = (json.load(open(path)) for path in sys.argv[1:3])
+sys.exit(0 if jsonschema.Draft202012Validator(schema).is_valid(report) else 1)
+EOF
+
+# --- answers generated on the fixture pair ---
+generate() { "$conformance" generate --target "$fixtures/target" --bench "$bench" --max-new-tokens 24 --limit 12 "$@" >/dev/null; }
+generate --engine oracle --out "$work/oracle.jsonl" || fail "oracle run"
+generate --engine oracle --top-logprobs 0 --out "$work/oracle_plain.jsonl" || fail "oracle run without log-probabilities"
+generate --engine eqspec --draft "$fixtures/draft" --batch-size 5 --out "$work/eqspec.jsonl" || fail "eqspec run"
+generate --engine eqspec --draft "$fixtures/draft" --batch-size 5 --inject-fault mask-lets-padding-through \
+  --out "$work/faulty.jsonl" || fail "faulty run"
+
+score --reference "$work/oracle.jsonl" --candidate "$work/eqspec.jsonl" --json "$work/exact.json" \
+  --markdown "$work/exact.md" --junit "$work/exact.xml" --html "$work/exact.html" >/dev/null
+status=$?
+[ $status -eq 0 ] || fail "eqspec against the oracle: exit $status, expected 0"
+validate "$work/exact.json"
+expect_value "$work/exact.json" summary.questions 12
+expect_value "$work/exact.json" summary.exact_match 1.0
+expect_value "$work/exact.json" summary.partial_match 1.0
+expect_value "$work/exact.json" summary.unit '"token_ids"'
+expect_value "$work/exact.json" gate.passed true
+grep -q '✅ specgate score: PASSED' "$work/exact.md" || fail "Markdown lacks the passing verdict"
+[ "$(grep -c '<failure' "$work/exact.xml")" -eq 0 ] || fail "JUnit reports failures for exact answers"
+
+score --reference "$work/oracle.jsonl" --candidate "$work/faulty.jsonl" --min-exact 0 --json "$work/faulty.json" >/dev/null
+status=$?
+[ $status -eq 0 ] || fail "faulty with --min-exact 0: exit $status, expected 0"
+validate "$work/faulty.json"
+"$python" - "$work/faulty.json" <<'EOF' || fail "faulty answers are not attributed from the reference's top_logprobs"
+import json, sys
+report = json.load(open(sys.argv[1]))
+divergences = [item["first_divergence"] for item in report["items"] if item["first_divergence"]]
+assert divergences, "no divergence"
+attributed = [d for d in divergences if d["margin_source"] in ("top_logprobs", "top_logprobs_bound")]
+assert attributed, [d["note"] for d in divergences]
+counts = report["summary"]["divergences"]
+assert counts["hard"] + counts["near_tie"] + counts["unattributed"] + counts["length"] == len(divergences), counts
+assert report["summary"]["exact_match"] < 1
+EOF
+hard=$(query "$work/faulty.json" summary.divergences.hard)
+if [ "$hard" -gt 0 ]; then
+  score --reference "$work/oracle.jsonl" --candidate "$work/faulty.jsonl" --min-exact 0 --max-hard-divergences 0 \
+    --junit "$work/faulty.xml" >"$work/stdout"
+  status=$?
+  [ $status -eq 1 ] || fail "hard divergences with --max-hard-divergences 0: exit $status, expected 1"
+  grep -q 'more than --max-hard-divergences 0' "$work/stdout" || fail "the gate's reason is not printed"
+  grep -q '<failure' "$work/faulty.xml" || fail "JUnit has no failure for diverging answers"
+fi
+
+# Re-scoring with the target attributes answers without recorded log-probabilities, and
+# agrees with the margins the oracle recorded.
+score --reference "$work/oracle_plain.jsonl" --candidate "$work/faulty.jsonl" --min-exact 0 --bench "$bench" \
+  --rescore-with "$fixtures/target" --json "$work/rescored.json" >/dev/null || fail "score --rescore-with"
+validate "$work/rescored.json"
+"$python" - "$work/faulty.json" "$work/rescored.json" <<'EOF' || fail "re-scored margins disagree with recorded ones"
+import json, sys
+recorded, rescored = (json.load(open(path)) for path in sys.argv[1:3])
+by_id = {item["question_id"]: item["first_divergence"] for item in rescored["items"]}
+compared = 0
+for item in recorded["items"]:
+    d = item["first_divergence"]
+    r = by_id[item["question_id"]]
+    if d is None or d["attribution"] == "length":
+        continue
+    assert r["margin_source"] == "rescore", r
+    if d["margin_source"] == "top_logprobs":
+        assert abs(d["margin"] - r["margin"]) < 1e-3, (item["question_id"], d["margin"], r["margin"])
+        assert d["attribution"] == r["attribution"]
+        compared += 1
+    elif d["margin_source"] == "top_logprobs_bound":
+        assert r["margin"] >= d["margin"] - 1e-3, (d["margin"], r["margin"])
+assert any(d and d["margin_source"] == "rescore" for d in by_id.values()), "nothing was re-scored"
+EOF
+
+# The plain form: token ids only, then text only.
+"$python" -c 'import json, sys
+with open(sys.argv[1]) as src, open(sys.argv[2], "w") as ids, open(sys.argv[3], "w") as text:
+    for line in src:
+        answer = json.loads(line)
+        choice = answer["choices"][0]
+        ids.write(json.dumps({"question_id": answer["question_id"], "token_ids": choice["token_ids"][0]}) + "\n")
+        text.write(json.dumps({"question_id": answer["question_id"], "text": choice["turns"][0]}) + "\n")' \
+  "$work/eqspec.jsonl" "$work/plain_ids.jsonl" "$work/plain_text.jsonl"
+score --reference "$work/oracle.jsonl" --candidate "$work/plain_ids.jsonl" --json "$work/plain_ids.json" >/dev/null ||
+  fail "plain token ids against the oracle"
+expect_value "$work/plain_ids.json" summary.unit '"token_ids"'
+score --reference "$work/oracle.jsonl" --candidate "$work/plain_text.jsonl" --json "$work/plain_text.json" >/dev/null ||
+  fail "plain text against the oracle"
+expect_value "$work/plain_text.json" summary.unit '"code_points"'
+expect_value "$work/plain_text.json" summary.exact_match 1.0
+
+# --- the real Spec-Bench questions ---
+"$conformance" generate --engine oracle --target "$fixtures/target" --bench "$specbench" --limit 3 --max-new-tokens 8 \
+  --out "$work/specbench_oracle.jsonl" >/dev/null || fail "oracle on Spec-Bench"
+"$conformance" generate --engine eqspec --draft "$fixtures/draft" --target "$fixtures/target" --bench "$specbench" \
+  --limit 3 --max-new-tokens 8 --batch-size 3 --out "$work/specbench_eqspec.jsonl" >/dev/null || fail "eqspec on Spec-Bench"
+score --reference "$work/specbench_oracle.jsonl" --candidate "$work/specbench_eqspec.jsonl" --bench "$specbench" \
+  --json "$work/specbench.json" >/dev/null || fail "score on Spec-Bench"
+validate "$work/specbench.json"
+expect_value "$work/specbench.json" inputs.bench.questions 480
+expect_value "$work/specbench.json" summary.questions 3
+expect_value "$work/specbench.json" by_subtask.mt_bench.questions 3
+expect_value "$work/specbench.json" by_subtask.mt_bench.exact_match 1.0
+expect_value "$work/specbench.json" by_category.writing.subtask '"mt_bench"'
+expect_value "$work/specbench.json" items.0.question_id 81
+
+# --- bad input: exit 2 and one line naming file, line and field ---
+expect_usage_error() {  # expected message fragment, then the arguments
+  local fragment=$1
+  shift
+  "$conformance" "$@" >"$work/stdout" 2>"$work/stderr"
+  local status=$?
+  [ $status -eq 2 ] || fail "exit $status, not 2, for: $*"
+  [ "$(wc -l <"$work/stderr")" -eq 1 ] || fail "not one line on stderr for: $*"
+  grep -qF -- "$fragment" "$work/stderr" || fail "stderr lacks '$fragment' for: $* ($(cat "$work/stderr"))"
+}
+ref=(--reference "$work/oracle.jsonl")
+cand=(--candidate "$work/eqspec.jsonl")
+bad() { printf '%s\n' "$@" >"$work/bad.jsonl"; }
+
+bad '{"question_id": 1, "token_ids": [1, 2]'
+expect_usage_error "bad.jsonl:1: invalid JSON at column 39: expected '}', got the end of the line" score "${ref[@]}" --candidate "$work/bad.jsonl"
+bad '{"question_id": 1, "token_ids": [1]}' '{"question_id": 2, "token_ids": [1, "two"]}'
+expect_usage_error "bad.jsonl:2: field 'token_ids[1]': expected a token id (a non-negative integer), got string" score "${ref[@]}" --candidate "$work/bad.jsonl"
+bad '{"question_id": 1, "choices": [{"turns": "text"}]}'
+expect_usage_error "bad.jsonl:1: field 'choices[0].turns': expected a list of strings, got string" score --reference "$work/bad.jsonl" "${cand[@]}"
+bad '{"token_ids": [1]}'
+expect_usage_error "bad.jsonl:1: field 'question_id': missing" score "${ref[@]}" --candidate "$work/bad.jsonl"
+bad '{"question_id": 1}'
+expect_usage_error "bad.jsonl:1: field 'token_ids': missing" score "${ref[@]}" --candidate "$work/bad.jsonl"
+bad '{"question_id": 1, "token_ids": [1]}' '' '{"question_id": 1, "token_ids": [2]}'
+expect_usage_error "bad.jsonl:3: field 'question_id': 1 is already used on line 1" score "${ref[@]}" --candidate "$work/bad.jsonl"
+bad '{"question_id": 1, "text": "only text"}'
+expect_usage_error "nothing to compare" score --reference "$work/bad.jsonl" --candidate "$work/plain_ids.jsonl"
+bad '{"question_id": 4242, "token_ids": [1]}'
+expect_usage_error "bad.jsonl:1: field 'question_id': question 4242 is not in" score --reference "$work/bad.jsonl" \
+  --candidate "$work/bad.jsonl" --bench "$bench"
+: >"$work/empty.jsonl"
+expect_usage_error "empty.jsonl: no answers" score --reference "$work/empty.jsonl" "${cand[@]}"
+expect_usage_error "missing.jsonl: no such file" score "${ref[@]}" --candidate "$work/missing.jsonl"
+expect_usage_error "missing.jsonl: no such file" score --reference "$work/missing.jsonl" "${cand[@]}"
+expect_usage_error "is a directory" score "${ref[@]}" --candidate "$work"
+expect_usage_error "missing.jsonl" score "${ref[@]}" "${cand[@]}" --bench "$work/missing.jsonl"
+expect_usage_error "--min-exact: must be a fraction in [0, 1], got 1.5" score "${ref[@]}" "${cand[@]}" --min-exact 1.5
+expect_usage_error "--min-partial: must be a fraction in [0, 1], got -0.1" score "${ref[@]}" "${cand[@]}" --min-partial -0.1
+expect_usage_error "--min-exact" score "${ref[@]}" "${cand[@]}" --min-exact lots
+expect_usage_error "--max-hard-divergences: must be >= 0, got -1" score "${ref[@]}" "${cand[@]}" --max-hard-divergences -1
+expect_usage_error "--near-tie-threshold: must be a finite number of nats >= 0, got -0.5" score "${ref[@]}" "${cand[@]}" \
+  --near-tie-threshold -0.5
+expect_usage_error "--turns: expected all or first, got 'some'" score "${ref[@]}" "${cand[@]}" --turns some
+expect_usage_error "--candidate is required" score "${ref[@]}"
+expect_usage_error "--rescore-with needs --bench FILE" score "${ref[@]}" "${cand[@]}" --rescore-with "$fixtures/target"
+expect_usage_error "--rescore-device: only used with --rescore-with DIR" score "${ref[@]}" "${cand[@]}" --rescore-device cpu
+expect_usage_error "--rescore-device: unknown device 'tpu'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
+  --rescore-with "$fixtures/target" --rescore-device tpu
+expect_usage_error "unknown dtype 'float8'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
+  --rescore-with "$fixtures/target" --rescore-dtype float8
+expect_usage_error "nowhere/config.json" score "${ref[@]}" "${cand[@]}" --bench "$bench" --rescore-with "$work/nowhere"
+"$python" -c 'import json, sys
+answer = json.loads(open(sys.argv[1]).readline())
+print(json.dumps({"question_id": answer["question_id"], "token_ids": answer["token_ids"][:1] + [99999999]}))' \
+  "$work/plain_ids.jsonl" >"$work/bad.jsonl"
+expect_usage_error "bad.jsonl:1: field 'token_ids[1]': token 99999999 is outside the vocabulary" score \
+  --reference "$work/plain_ids.jsonl" --candidate "$work/bad.jsonl" --min-exact 0 --bench "$bench" --rescore-with "$fixtures/target"
+touch "$work/file"
+expect_usage_error "cannot create the folder" score "${ref[@]}" "${cand[@]}" --json "$work/file/report.json"
+
+if [ $failures -gt 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all score CLI checks passed"

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "impl/common/sha256.h"
+
+namespace specgate {
+
+// Reads a text file line by line in large blocks, hashing every byte on the way, so that a
+// file of any size is read once with memory bounded by its longest line.
+class LineReader {
+ public:
+  // Throws InputError naming the path when it does not exist, is a folder or cannot be opened.
+  explicit LineReader(const std::filesystem::path& path);
+
+  // The next line without its end of line (LF or CRLF); false at the end of the file. A last
+  // line without a final newline counts. Throws InputError on a read error.
+  bool next(std::string& line);
+
+  int64_t line_number() const { return line_number_; }  // of the line next() returned last
+  uint64_t line_offset() const { return line_offset_; }  // its first byte in the file
+  const std::filesystem::path& path() const { return path_; }
+  // The file's SHA-256 and size; valid once next() has returned false.
+  const std::string& sha256() const { return sha256_; }
+  uint64_t bytes() const { return consumed_; }
+
+ private:
+  bool refill();
+
+  std::filesystem::path path_;
+  std::ifstream in_;
+  Sha256 hash_;
+  std::string sha256_;
+  std::vector<char> buffer_;
+  size_t position_ = 0, filled_ = 0;
+  uint64_t consumed_ = 0;  // bytes before buffer_[position_]
+  int64_t line_number_ = 0;
+  uint64_t line_offset_ = 0;
+};
+
+// The line starting at byte `offset` of `path` (as LineReader::line_offset() gave it).
+std::string read_line_at(const std::filesystem::path& path, uint64_t offset);
+
+}  // namespace specgate

@@ -1,0 +1,163 @@
+#include "impl/reports/json_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "impl/bench/question.h"
+#include "impl/common/utf8.h"
+
+namespace specgate {
+namespace {
+
+using nlohmann::ordered_json;
+
+template <typename T>
+ordered_json or_null(const std::optional<T>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
+
+std::string text_of(const std::vector<int64_t>& code_points) {
+  std::string text;
+  for (int64_t code_point : code_points) append_utf8(code_point, text);
+  return text;
+}
+
+// Token ids as a list; code points as the text they spell.
+ordered_json symbols_json(Unit unit, const std::vector<int64_t>& symbols) {
+  return unit == Unit::kTokenIds ? ordered_json(symbols) : ordered_json(text_of(symbols));
+}
+
+ordered_json symbol_text(Unit unit, const std::optional<int64_t>& symbol) {
+  if (unit == Unit::kTokenIds || !symbol) return nullptr;
+  return text_of({*symbol});
+}
+
+ordered_json input_json(const InputFile& file, const char* count_name) {
+  return {{"path", file.path.string()}, {"sha256", file.sha256}, {"bytes", file.bytes}, {count_name, file.records}};
+}
+
+ordered_json divergences_json(const DivergenceCounts& counts) {
+  return {{"hard", counts.hard}, {"near_tie", counts.near_tie}, {"unattributed", counts.unattributed},
+          {"length", counts.length}};
+}
+
+ordered_json group_json(const GroupSummary& group) {
+  return {{"questions", group.questions},       {"exact", group.exact},
+          {"missing", group.missing},           {"exact_match", group.exact_match},
+          {"partial_match", group.partial_match}, {"unit", unit_summary(group)},
+          {"divergences", divergences_json(group.divergences)}};
+}
+
+ordered_json groups_json(const std::vector<std::pair<std::string, GroupSummary>>& groups, bool with_subtask) {
+  ordered_json out = ordered_json::object();
+  for (const auto& [name, group] : groups) {
+    out[name] = group_json(group);
+    if (with_subtask) out[name]["subtask"] = subtask_of(name);
+  }
+  return out;
+}
+
+ordered_json divergence_json(Unit unit, const ItemDivergence& divergence) {
+  const Divergence& d = divergence.where;
+  const AttributionResult& a = divergence.attribution;
+  ordered_json source = a.source ? ordered_json(std::string(margin_source_name(*a.source))) : ordered_json(nullptr);
+  return {{"index", d.index},
+          {"turn", d.turn},
+          {"index_in_turn", d.index_in_turn},
+          {"reference_token", or_null(d.reference_symbol)},
+          {"candidate_token", or_null(d.candidate_symbol)},
+          {"reference_text", symbol_text(unit, d.reference_symbol)},
+          {"candidate_text", symbol_text(unit, d.candidate_symbol)},
+          {"attribution", std::string(attribution_name(a.kind))},
+          {"margin", or_null(a.margin)},
+          {"margin_is_lower_bound", a.margin_is_lower_bound},
+          {"margin_source", source},
+          {"reference_logprob", or_null(a.reference_logprob)},
+          {"candidate_logprob", or_null(a.candidate_logprob)},
+          {"note", a.note},
+          {"context",
+           {{"before", symbols_json(unit, divergence.before)},
+            {"reference", symbols_json(unit, divergence.reference_after)},
+            {"candidate", symbols_json(unit, divergence.candidate_after)}}}};
+}
+
+ordered_json item_json(const ItemResult& item) {
+  const Comparison& c = item.comparison;
+  const bool compared = !item.missing;
+  return {{"question_id", item.question_id},
+          {"category", item.category},
+          {"subtask", item.subtask},
+          {"status", compared ? "compared" : "missing"},
+          {"unit", item.unit ? ordered_json(std::string(unit_name(*item.unit))) : ordered_json(nullptr)},
+          {"exact", c.exact},
+          {"partial", c.partial},
+          {"lcp", c.lcp},
+          {"reference_length", c.reference_length},
+          {"candidate_length", compared ? ordered_json(c.candidate_length) : ordered_json(nullptr)},
+          {"reference_turns", item.reference_turns},
+          {"candidate_turns", compared ? ordered_json(item.candidate_turns) : ordered_json(nullptr)},
+          {"reference_line", item.reference_line},
+          {"candidate_line", or_null(item.candidate_line)},
+          {"first_divergence", item.divergence ? divergence_json(*item.unit, *item.divergence) : ordered_json(nullptr)}};
+}
+
+ordered_json settings_json(const ScoreSettings& settings) {
+  ordered_json rescore = nullptr;
+  if (settings.rescore_with)
+    rescore = {{"path", settings.rescore_with->string()}, {"dtype", settings.rescore_dtype}, {"device", settings.rescore_device}};
+  const bool all_turns = settings.turns == TurnScope::kAll;
+  return {
+      {"turns", all_turns ? "all" : "first"},
+      {"turn_rule", all_turns ? "every turn of choices[0] is scored, in order, as one sequence; turn t is compared with turn t, "
+                                "so symbols never match across a turn boundary"
+                              : "only the first turn of choices[0] is scored"},
+      {"unit_rule", "token_ids when both answers of a question have them, else the Unicode code points of the text"},
+      {"partial_rule", "lcp / reference_length; 1 when both are empty, 0 when only the reference is; a candidate that "
+                       "runs past the reference scores 1 without being exact"},
+      {"near_tie_threshold", settings.near_tie_threshold},
+      {"attribution_rule", "margin = logprob(reference token) - logprob(candidate token) under the reference model at the "
+                           "first divergence: from the reference answer's top_logprobs when both tokens are there, else "
+                           "from --rescore-with, else a lower bound from top_logprobs when only the reference token is "
+                           "there; near_tie when |margin| <= near_tie_threshold, hard otherwise; the candidate's own "
+                           "log-probabilities are never used"},
+      {"rescore_with", rescore},
+      {"gate",
+       {{"min_exact", settings.gate.min_exact},
+        {"min_partial", settings.gate.min_partial},
+        {"max_hard_divergences", or_null(settings.gate.max_hard_divergences)},
+        {"fails_on_id_problems", true}}}};
+}
+
+}  // namespace
+
+ordered_json score_report_json(const ScoreReport& report) {
+  ordered_json items = ordered_json::array();
+  for (const ItemResult& item : report.items) items.push_back(item_json(item));
+  const GroupSummary& overall = report.overall;
+  return {
+      {"schema_version", kScoreReportSchemaVersion},
+      {"tool", "specgate conformance score"},
+      {"generated_at", report.generated_at},
+      {"inputs",
+       {{"reference", input_json(report.reference, "answers")},
+        {"candidate", input_json(report.candidate, "answers")},
+        {"bench", report.bench ? input_json(*report.bench, "questions") : ordered_json(nullptr)}}},
+      {"settings", settings_json(report.settings)},
+      {"summary",
+       {{"questions", overall.questions},
+        {"compared", overall.questions - overall.missing},
+        {"exact", overall.exact},
+        {"exact_match", overall.exact_match},
+        {"partial_match", overall.partial_match},
+        {"unit", unit_summary(overall)},
+        {"divergences", divergences_json(overall.divergences)},
+        {"missing", report.missing_ids.size()},
+        {"unexpected", report.unexpected_ids.size()}}},
+      {"by_subtask", groups_json(report.by_subtask, false)},
+      {"by_category", groups_json(report.by_category, true)},
+      {"items", items},
+      {"missing_ids", report.missing_ids},
+      {"unexpected_ids", report.unexpected_ids},
+      {"gate", {{"passed", report.gate.passed}, {"reasons", report.gate.reasons}}}};
+}
+
+}  // namespace specgate

@@ -1,0 +1,91 @@
+#include "impl/reports/markdown_report.h"
+
+#include <string>
+#include <string_view>
+
+#include "impl/reports/report_text.h"
+
+namespace specgate {
+namespace {
+
+constexpr size_t kDivergenceRows = 50;
+
+// Text that stays literal inside a table cell.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\\': case '`': case '*': case '_': case '[': case ']': case '#': case '~':
+        out += '\\';
+        out += c;
+        break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+void group_row(std::ostream& out, const std::string& name, const GroupSummary& g) {
+  out << "| " << name << " | " << g.questions << " | " << percent(g.exact_match) << " | " << percent(g.partial_match)
+      << " | " << g.divergences.hard << " | " << g.divergences.near_tie << " | " << g.divergences.unattributed << " | "
+      << g.divergences.length << " | " << g.missing << " |\n";
+}
+
+std::string gate_settings(const GateSettings& gate) {
+  return "min exact " + short_number(gate.min_exact) + ", min partial " + short_number(gate.min_partial) +
+         ", max hard divergences " + (gate.max_hard_divergences ? std::to_string(*gate.max_hard_divergences) : "any");
+}
+
+}  // namespace
+
+void write_markdown_report(const ScoreReport& report, std::ostream& out) {
+  const GroupSummary& all = report.overall;
+  out << "## " << (report.gate.passed ? "✅ " : "❌ ") << verdict(report.gate) << "\n\n";
+  out << "**" << all.questions << "** questions · exact match **" << percent(all.exact_match) << "** · partial match **"
+      << percent(all.partial_match) << "** · unit `" << unit_summary(all) << "` · divergences: " << all.divergences.hard
+      << " hard, " << all.divergences.near_tie << " near-tie, " << all.divergences.unattributed << " unattributed, "
+      << all.divergences.length << " length\n\n";
+
+  out << "| subtask | questions | exact match | partial match | hard | near-tie | unattributed | length | missing |\n";
+  out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  for (const auto& [subtask, group] : report.by_subtask) group_row(out, cell(subtask), group);
+  group_row(out, "**all**", all);
+
+  out << "\n**Gate** (" << gate_settings(report.settings.gate) << "): " << (report.gate.passed ? "passed" : "failed")
+      << "\n";
+  for (const std::string& reason : report.gate.reasons) out << "- " << cell(reason) << "\n";
+
+  size_t diverging = 0;
+  for (const ItemResult& item : report.items) diverging += item.comparison.exact ? 0 : 1;
+  if (diverging > 0) {
+    out << "\n<details><summary>First divergences (" << diverging << " questions)</summary>\n\n";
+    out << "| question | category | position | reference | candidate | attribution |\n";
+    out << "|--:|---|--:|---|---|---|\n";
+    size_t shown = 0;
+    for (const ItemResult& item : report.items) {
+      if (item.comparison.exact || shown == kDivergenceRows) continue;
+      ++shown;
+      out << "| " << item.question_id << " | " << cell(item.category) << " | ";
+      if (item.missing) {
+        out << "– | – | – | missing from the candidate |\n";
+        continue;
+      }
+      const Divergence& d = item.divergence->where;
+      out << d.index << " (turn " << d.turn << ") | " << cell(symbol_label(*item.unit, d.reference_symbol)) << " | "
+          << cell(symbol_label(*item.unit, d.candidate_symbol)) << " | "
+          << cell(attribution_label(item.divergence->attribution)) << " |\n";
+    }
+    if (diverging > shown) out << "\n… and " << diverging - shown << " more in the JSON or HTML report.\n";
+    out << "\n</details>\n";
+  }
+  out << "\nreference `" << report.reference.path.string() << "` (" << report.reference.records << " answers, sha256 "
+      << report.reference.sha256.substr(0, 12) << "…) · candidate `" << report.candidate.path.string() << "` ("
+      << report.candidate.records << " answers, sha256 " << report.candidate.sha256.substr(0, 12) << "…)\n";
+}
+
+}  // namespace specgate

@@ -1,0 +1,88 @@
+#include "impl/reports/report_text.h"
+
+#include <cstdio>
+
+#include "impl/common/utf8.h"
+
+namespace specgate {
+namespace {
+
+void append_visible(int64_t code_point, std::string& out) {
+  switch (code_point) {
+    case '\n': out += "\\n"; return;
+    case '\t': out += "\\t"; return;
+    case '\r': out += "\\r"; return;
+    default: break;
+  }
+  if (code_point < 0x20 || code_point == 0x7F) {
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\x%02X", static_cast<unsigned>(code_point));
+    out += escaped;
+    return;
+  }
+  append_utf8(code_point, out);
+}
+
+}  // namespace
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * fraction);
+  return text;
+}
+
+std::string short_number(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
+std::string symbol_label(Unit unit, const std::optional<int64_t>& symbol) {
+  if (!symbol) return "(end)";
+  if (unit == Unit::kTokenIds) return std::to_string(*symbol);
+  std::string text = "'";
+  append_visible(*symbol, text);
+  return text + "'";
+}
+
+std::string symbols_label(Unit unit, const std::vector<int64_t>& symbols) {
+  std::string text;
+  for (int64_t symbol : symbols) {
+    if (unit == Unit::kTokenIds) {
+      if (!text.empty()) text += ' ';
+      text += std::to_string(symbol);
+    } else {
+      append_visible(symbol, text);
+    }
+  }
+  return text;
+}
+
+std::string attribution_label(const AttributionResult& attribution) {
+  switch (attribution.kind) {
+    case Attribution::kHard:
+    case Attribution::kNearTie: {
+      const std::string kind = attribution.kind == Attribution::kHard ? "hard" : "near-tie";
+      return kind + ", margin " + (attribution.margin_is_lower_bound ? ">= " : "") + short_number(*attribution.margin) +
+             " nats (" + std::string(margin_source_name(*attribution.source)) + ")";
+    }
+    case Attribution::kLength: return "length: " + attribution.note;
+    case Attribution::kUnattributed: return "unattributed: " + attribution.note;
+  }
+  return "?";
+}
+
+std::string divergence_summary(const ItemResult& item) {
+  if (item.missing) return "no answer in the candidate";
+  if (!item.divergence) return "exact";
+  const Divergence& d = item.divergence->where;
+  const std::string unit = *item.unit == Unit::kTokenIds ? "token" : "code point";
+  return "diverges at " + unit + " " + std::to_string(d.index) + " (turn " + std::to_string(d.turn) + ", position " +
+         std::to_string(d.index_in_turn) + "): reference " + symbol_label(*item.unit, d.reference_symbol) +
+         ", candidate " + symbol_label(*item.unit, d.candidate_symbol) + "; " +
+         attribution_label(item.divergence->attribution);
+}
+
+std::string verdict(const GateResult& gate) { return std::string("specgate score: ") + (gate.passed ? "PASSED" : "FAILED"); }
+
+}  // namespace specgate

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "impl/scoring/score_report.h"
+
+namespace specgate {
+
+// Plain-text pieces the JUnit, Markdown and HTML reports share.
+
+// 0.9166 -> "91.7%".
+std::string percent(double fraction);
+// A number with up to `digits` significant digits.
+std::string short_number(double value, int digits = 4);
+// One symbol: a token id ("1234"), a quoted character ("'é'", with \n, \t and other control
+// characters spelled out), or "(end)" where that side had ended.
+std::string symbol_label(Unit unit, const std::optional<int64_t>& symbol);
+// A run of symbols: "1 2 3" for token ids, the text (control characters spelled out) for
+// code points.
+std::string symbols_label(Unit unit, const std::vector<int64_t>& symbols);
+// "hard, margin 3.21 nats (top_logprobs)", "near-tie, margin >= 0.05 nats (...)", "length:
+// ...", "unattributed: ...".
+std::string attribution_label(const AttributionResult& attribution);
+// The first divergence of a question in one line; for a missing answer, says so.
+std::string divergence_summary(const ItemResult& item);
+// "specgate score: PASSED" or "... FAILED".
+std::string verdict(const GateResult& gate);
+
+}  // namespace specgate

@@ -1,0 +1,354 @@
+#include "impl/scoring/answer_reader.h"
+
+#include <limits>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "impl/common/error.h"
+#include "impl/common/json_line_context.h"
+#include "impl/scoring/json_scan.h"
+
+namespace specgate {
+namespace {
+
+using nlohmann::json;
+
+std::string indexed(const std::string& field, size_t index) { return field + "[" + std::to_string(index) + "]"; }
+
+// A top_logprobs value located in a line without being parsed, with its shape: the kind of
+// each element and, for lists, how many elements they hold.
+struct LogprobSpan {
+  size_t begin = 0, end = 0;
+  std::string kind;
+  std::vector<std::string> element_kinds;
+  std::vector<int64_t> element_sizes;
+};
+
+// The top_logprobs members of a line: choices[0]'s (Spec-Bench form) and the top level's
+// (plain form). `blanked` lists every span of both, later occurrences of a key included.
+struct LineLayout {
+  std::optional<LogprobSpan> in_choice;
+  std::optional<LogprobSpan> at_top;
+  std::vector<std::pair<size_t, size_t>> blanked;
+};
+
+LogprobSpan scan_logprobs(JsonScanner& scanner) {
+  LogprobSpan span;
+  scanner.peek();
+  span.begin = scanner.position();
+  span.kind = scanner.next_kind();
+  if (span.kind != "list") {
+    scanner.skip_value();
+  } else {
+    scanner.for_each_element([&] {
+      span.element_kinds.push_back(scanner.next_kind());
+      int64_t size = 0;
+      if (span.element_kinds.back() == "list") {
+        scanner.for_each_element([&] {
+          scanner.skip_value();
+          ++size;
+        });
+      } else {
+        scanner.skip_value();
+      }
+      span.element_sizes.push_back(size);
+    });
+  }
+  span.end = scanner.position();
+  return span;
+}
+
+[[noreturn]] void fail_syntax(const JsonSyntaxError& e, const LineContext& context) {
+  context.fail("invalid JSON at column " + std::to_string(e.offset() + 1) + ": " + e.what());
+}
+
+LineLayout scan_layout(std::string_view line, const LineContext& context) {
+  LineLayout layout;
+  JsonScanner scanner(line);
+  const auto keep = [&layout](std::optional<LogprobSpan>& slot, LogprobSpan span) {
+    layout.blanked.emplace_back(span.begin, span.end);
+    slot = std::move(span);
+  };
+  try {
+    if (scanner.peek() != '{') {
+      scanner.skip_value();
+      context.fail("expected a JSON object, got " + JsonScanner(line).next_kind());
+    }
+    scanner.for_each_member([&](const std::string& key) {
+      if (key == "top_logprobs") return keep(layout.at_top, scan_logprobs(scanner));
+      if (key != "choices" || scanner.peek() != '[') return scanner.skip_value();
+      int64_t index = 0;
+      scanner.for_each_element([&] {
+        if (index++ != 0 || scanner.peek() != '{') return scanner.skip_value();
+        scanner.for_each_member([&](const std::string& choice_key) {
+          if (choice_key == "top_logprobs") return keep(layout.in_choice, scan_logprobs(scanner));
+          scanner.skip_value();
+        });
+      });
+    });
+    scanner.expect_end();
+  } catch (const JsonSyntaxError& e) {
+    fail_syntax(e, context);
+  }
+  return layout;
+}
+
+// The line with every top_logprobs value replaced by null, parsed.
+json parse_without_logprobs(std::string_view line, const LineLayout& layout, const LineContext& context) {
+  std::string rest;
+  size_t from = 0;
+  for (const auto& [begin, end] : layout.blanked) {
+    rest.append(line.substr(from, begin - from)).append("null");
+    from = end;
+  }
+  rest.append(line.substr(from));
+  try {
+    return json::parse(rest);
+  } catch (const json::parse_error& e) {
+    context.fail(std::string("invalid JSON: ") + e.what());
+  }
+}
+
+const json* optional_member(const json& object, const char* field) {
+  const auto it = object.find(field);
+  return it == object.end() ? nullptr : &*it;
+}
+
+const json& required(const json& object, const char* field, const std::string& path, const LineContext& context) {
+  const json* value = optional_member(object, field);
+  if (value == nullptr) context.fail_field(path, "missing");
+  return *value;
+}
+
+int64_t parse_id(const json& value, const LineContext& context) {
+  if (!value.is_number_integer()) context.fail_type("question_id", "an integer", value);
+  if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+    context.fail_field("question_id", value.dump() + " is out of range");
+  return value.get<int64_t>();
+}
+
+int64_t parse_token(const json& value, const std::string& field, const LineContext& context) {
+  const bool fits = value.is_number_unsigned() ||
+                    (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!fits) context.fail_type(field, "a token id (a non-negative integer)", value);
+  if (value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+    context.fail_field(field, value.dump() + " is out of range");
+  return value.get<int64_t>();
+}
+
+std::vector<int64_t> parse_tokens(const json& value, const std::string& field, const LineContext& context) {
+  if (!value.is_array()) context.fail_type(field, "a list of token ids", value);
+  std::vector<int64_t> tokens;
+  tokens.reserve(value.size());
+  for (const json& token : value) {
+    // The common case first: building the field's name for every token costs more than the parse.
+    if (token.is_number_unsigned() && token.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()}) {
+      tokens.push_back(token.get<int64_t>());
+      continue;
+    }
+    tokens.push_back(parse_token(token, indexed(field, tokens.size()), context));
+  }
+  return tokens;
+}
+
+std::vector<std::string> parse_strings(const json& value, const std::string& field, const LineContext& context) {
+  if (!value.is_array()) context.fail_type(field, "a list of strings", value);
+  std::vector<std::string> strings;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string()) context.fail_type(indexed(field, i), "a string", value[i]);
+    strings.push_back(value[i].get<std::string>());
+  }
+  return strings;
+}
+
+void check_optional_string(const json& object, const char* field, const std::string& path, const LineContext& context) {
+  if (const json* value = optional_member(object, field); value != nullptr && !value->is_string())
+    context.fail_type(path, "a string", *value);
+}
+
+void check_optional_numbers(const json& object, const char* field, const std::string& path, const LineContext& context) {
+  const json* value = optional_member(object, field);
+  if (value == nullptr) return;
+  if (!value->is_array()) context.fail_type(path, "a list of numbers", *value);
+  for (size_t i = 0; i < value->size(); ++i) {
+    if (!(*value)[i].is_number()) context.fail_type(indexed(path, i), "a number", (*value)[i]);
+  }
+}
+
+// top_logprobs holds one entry per generated token: `sizes[t]` entries for turn t when
+// `per_turn`, else one flat list of sizes[0] entries.
+void check_logprob_shape(const LogprobSpan& span, const std::string& field, bool per_turn,
+                         const std::vector<std::vector<int64_t>>* token_ids, const LineContext& context) {
+  if (token_ids == nullptr) context.fail_field(field, "needs token_ids (log-probabilities are per token)");
+  if (span.kind != "list") context.fail_field(field, "expected a list, got " + span.kind);
+  const auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what; };
+  if (!per_turn) {
+    if (span.element_kinds.size() != token_ids->front().size())
+      context.fail_field(field, "has " + count(span.element_kinds.size(), "entries") + " for " +
+                                    count(token_ids->front().size(), "token ids"));
+    for (size_t i = 0; i < span.element_kinds.size(); ++i) {
+      if (span.element_kinds[i] != "list") context.fail_field(indexed(field, i), "expected a list, got " + span.element_kinds[i]);
+    }
+    return;
+  }
+  if (span.element_kinds.size() != token_ids->size())
+    context.fail_field(field, "has " + count(span.element_kinds.size(), "lists") + " for " + count(token_ids->size(), "turns"));
+  for (size_t t = 0; t < span.element_kinds.size(); ++t) {
+    const std::string turn_field = indexed(field, t);
+    if (span.element_kinds[t] != "list") context.fail_field(turn_field, "expected a list, got " + span.element_kinds[t]);
+    if (static_cast<size_t>(span.element_sizes[t]) != (*token_ids)[t].size())
+      context.fail_field(turn_field, "has " + count(span.element_sizes[t], "entries") + " for " +
+                                         count((*token_ids)[t].size(), "token ids"));
+  }
+}
+
+void parse_choice(const json& object, const LineLayout& layout, const LineContext& context, AnswerRecord& record) {
+  const json& choices = object["choices"];
+  if (!choices.is_array()) context.fail_type("choices", "a list", choices);
+  if (choices.empty()) context.fail_field("choices", "expected at least one choice, got an empty list");
+  const json& choice = choices[0];
+  if (!choice.is_object()) context.fail_type("choices[0]", "an object", choice);
+  if (const json* index = optional_member(choice, "index"); index != nullptr && !index->is_number_integer())
+    context.fail_type("choices[0].index", "an integer", *index);
+  std::vector<std::string> turns = parse_strings(required(choice, "turns", "choices[0].turns", context), "choices[0].turns", context);
+  if (turns.empty()) context.fail_field("choices[0].turns", "expected at least one turn, got an empty list");
+  for (const char* field : {"decoding_steps", "new_tokens", "wall_time", "accept_lengths"})
+    check_optional_numbers(choice, field, std::string("choices[0].") + field, context);
+
+  if (const json* ids = optional_member(choice, "token_ids")) {
+    if (!ids->is_array()) context.fail_type("choices[0].token_ids", "a list with one list of token ids per turn", *ids);
+    if (ids->size() != turns.size())
+      context.fail_field("choices[0].token_ids", "has " + std::to_string(ids->size()) + " lists for " +
+                                                     std::to_string(turns.size()) + " turns");
+    std::vector<std::vector<int64_t>> per_turn;
+    for (size_t t = 0; t < ids->size(); ++t) per_turn.push_back(parse_tokens((*ids)[t], indexed("choices[0].token_ids", t), context));
+    record.token_ids = std::move(per_turn);
+  }
+  if (layout.in_choice) {
+    check_logprob_shape(*layout.in_choice, "choices[0].top_logprobs", /*per_turn=*/true,
+                        record.token_ids ? &*record.token_ids : nullptr, context);
+    record.has_top_logprobs = true;
+  }
+  record.texts = std::move(turns);
+}
+
+void parse_plain(const json& object, const LineLayout& layout, const LineContext& context, AnswerRecord& record) {
+  record.plain_form = true;
+  const json* ids = optional_member(object, "token_ids");
+  const json* text = optional_member(object, "text");
+  if (ids == nullptr && text == nullptr)
+    context.fail_field("token_ids", "missing (a plain answer has token_ids and/or text; a Spec-Bench answer has choices)");
+  if (ids != nullptr) record.token_ids = std::vector<std::vector<int64_t>>{parse_tokens(*ids, "token_ids", context)};
+  if (text != nullptr) {
+    if (!text->is_string()) context.fail_type("text", "a string", *text);
+    record.texts = std::vector<std::string>{text->get<std::string>()};
+  }
+  if (layout.at_top) {
+    check_logprob_shape(*layout.at_top, "top_logprobs", /*per_turn=*/false, record.token_ids ? &*record.token_ids : nullptr,
+                        context);
+    record.has_top_logprobs = true;
+  }
+}
+
+template <typename T>
+void keep_first_turn(std::optional<std::vector<T>>& turns) {
+  if (turns && turns->size() > 1) turns->resize(1);
+}
+
+// The [begin, end) of element `index` of the list that starts at the scanner's position.
+std::pair<size_t, size_t> locate_element(JsonScanner& scanner, int64_t index) {
+  std::optional<std::pair<size_t, size_t>> found;
+  int64_t i = 0;
+  scanner.for_each_element([&] {
+    scanner.peek();
+    const size_t begin = scanner.position();
+    scanner.skip_value();
+    if (i++ == index) found.emplace(begin, scanner.position());
+  });
+  if (!found) throw std::out_of_range("no element " + std::to_string(index));
+  return *found;
+}
+
+std::vector<TokenLogprob> parse_alternatives(const json& value, const std::string& field, const LineContext& context) {
+  if (!value.is_array()) context.fail_type(field, "a list of {\"token_id\", \"logprob\"} objects", value);
+  std::vector<TokenLogprob> alternatives;
+  for (size_t k = 0; k < value.size(); ++k) {
+    const std::string entry = indexed(field, k);
+    if (!value[k].is_object()) context.fail_type(entry, "an object with token_id and logprob", value[k]);
+    const int64_t token = parse_token(required(value[k], "token_id", entry + ".token_id", context), entry + ".token_id", context);
+    const json& logprob = required(value[k], "logprob", entry + ".logprob", context);
+    if (!logprob.is_number()) context.fail_type(entry + ".logprob", "a number", logprob);
+    alternatives.push_back({token, logprob.get<double>()});
+  }
+  return alternatives;
+}
+
+}  // namespace
+
+AnswerRecord parse_answer_line(std::string_view line, const std::string& source, int64_t line_number, TurnScope scope) {
+  const LineContext context(source, line_number);
+  const LineLayout layout = scan_layout(line, context);
+  const json object = parse_without_logprobs(line, layout, context);
+  AnswerRecord record;
+  record.line = line_number;
+  record.question_id = parse_id(required(object, "question_id", "question_id", context), context);
+  for (const char* field : {"category", "answer_id", "model_id"}) check_optional_string(object, field, field, context);
+  if (const json* category = optional_member(object, "category")) record.category = category->get<std::string>();
+  if (const json* tstamp = optional_member(object, "tstamp"); tstamp != nullptr && !tstamp->is_number())
+    context.fail_type("tstamp", "a number", *tstamp);
+  if (object.contains("choices")) {
+    parse_choice(object, layout, context, record);
+  } else {
+    parse_plain(object, layout, context, record);
+  }
+  if (scope == TurnScope::kFirst) {
+    keep_first_turn(record.texts);
+    keep_first_turn(record.token_ids);
+  }
+  return record;
+}
+
+std::vector<TokenLogprob> recorded_alternatives(std::string_view line, const std::string& source, int64_t line_number,
+                                                int64_t turn, int64_t index) {
+  const LineContext context(source, line_number);
+  const LineLayout layout = scan_layout(line, context);
+  const bool per_turn = layout.in_choice.has_value();
+  const std::optional<LogprobSpan>& span = per_turn ? layout.in_choice : layout.at_top;
+  const std::string field = per_turn ? "choices[0].top_logprobs" : "top_logprobs";
+  if (!span || (!per_turn && turn != 0)) context.fail_field(field, "missing");
+  if (span->kind != "list") context.fail_field(field, "expected a list, got " + span->kind);
+  std::pair<size_t, size_t> entry;
+  std::string entry_field = field;
+  try {
+    JsonScanner scanner(line, span->begin);
+    if (per_turn) {
+      const auto [turn_begin, turn_end] = locate_element(scanner, turn);
+      scanner = JsonScanner(line, turn_begin);
+      entry_field = indexed(entry_field, turn);
+    }
+    entry = locate_element(scanner, index);
+    entry_field = indexed(entry_field, index);
+  } catch (const std::out_of_range&) {
+    context.fail_field(entry_field, "has no entry for token " + std::to_string(index) + " of turn " + std::to_string(turn));
+  } catch (const JsonSyntaxError& e) {
+    fail_syntax(e, context);
+  }
+  return parse_alternatives(json::parse(line.substr(entry.first, entry.second - entry.first)), entry_field, context);
+}
+
+AnswerReader::AnswerReader(const std::filesystem::path& path, TurnScope scope)
+    : reader_(path), scope_(scope), source_(path.string()) {}
+
+std::optional<AnswerRecord> AnswerReader::next() {
+  while (reader_.next(line_)) {
+    if (line_.find_first_not_of(" \t") == std::string::npos) continue;
+    AnswerRecord record = parse_answer_line(line_, source_, reader_.line_number(), scope_);
+    record.offset = reader_.line_offset();
+    ++answers_;
+    return record;
+  }
+  return std::nullopt;
+}
+
+}  // namespace specgate

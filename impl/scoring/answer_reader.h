@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "impl/common/line_reader.h"
+#include "impl/common/token_logprob.h"
+
+namespace specgate {
+
+// Which turns of a multi-turn answer are scored.
+enum class TurnScope { kAll, kFirst };
+
+// One answer as scoring needs it. Log-probabilities are not kept: a reference's
+// top_logprobs are read back from its line at a divergence only.
+struct AnswerRecord {
+  int64_t question_id = 0;
+  std::optional<std::string> category;
+  std::optional<std::vector<std::string>> texts;               // one per turn
+  std::optional<std::vector<std::vector<int64_t>>> token_ids;  // one list per turn
+  bool has_top_logprobs = false;
+  bool plain_form = false;  // token_ids/text at the top level rather than in choices[0]
+  int64_t line = 0;     // 1-based, in its file
+  uint64_t offset = 0;  // of the line's first byte
+};
+
+// Parses one line of an answer file (DESIGN.md section 6): the Spec-Bench form (choices[0]
+// holds turns and optionally token_ids and top_logprobs, one entry per turn) or the plain
+// form (question_id with token_ids and/or text, one turn). Every field is checked, the shape
+// of top_logprobs included (one list per turn, one entry per generated token); with
+// TurnScope::kFirst only the first turn is kept. Throws InputError
+// "<source>:<line>: field '<path>': <problem>".
+AnswerRecord parse_answer_line(std::string_view line, const std::string& source, int64_t line_number, TurnScope scope);
+
+// The alternatives an answer line recorded for generated token `index` of `turn`
+// (top_logprobs[turn][index]); throws InputError when they are malformed or absent.
+std::vector<TokenLogprob> recorded_alternatives(std::string_view line, const std::string& source, int64_t line_number,
+                                                int64_t turn, int64_t index);
+
+// Reads an answer file one line at a time; blank lines are skipped.
+class AnswerReader {
+ public:
+  AnswerReader(const std::filesystem::path& path, TurnScope scope);
+
+  // The next answer, or nullopt at the end of the file.
+  std::optional<AnswerRecord> next();
+
+  const std::filesystem::path& path() const { return reader_.path(); }
+  int64_t answers() const { return answers_; }
+  // Valid once next() has returned nullopt.
+  const std::string& sha256() const { return reader_.sha256(); }
+  uint64_t bytes() const { return reader_.bytes(); }
+
+ private:
+  LineReader reader_;
+  TurnScope scope_;
+  std::string source_;
+  std::string line_;
+  int64_t answers_ = 0;
+};
+
+}  // namespace specgate

@@ -1,0 +1,105 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "impl/scoring/answer_reader.h"
+#include "impl/scoring/attribution.h"
+#include "impl/scoring/metrics.h"
+
+namespace specgate {
+
+// What a question's answers were compared in (DESIGN.md section 4).
+enum class Unit { kTokenIds, kCodePoints };
+std::string_view unit_name(Unit unit);  // token_ids, code_points
+
+inline constexpr int kScoreReportSchemaVersion = 1;
+
+struct GateSettings {
+  double min_exact = 1.0;    // fraction of questions answered exactly
+  double min_partial = 0.0;  // mean partial match
+  std::optional<int64_t> max_hard_divergences;
+};
+
+struct ScoreSettings {
+  TurnScope turns = TurnScope::kAll;
+  double near_tie_threshold = 0.1;  // nats
+  GateSettings gate;
+  std::optional<std::filesystem::path> rescore_with;
+  std::string rescore_dtype, rescore_device;  // meaningful with rescore_with
+};
+
+struct InputFile {
+  std::filesystem::path path;
+  std::string sha256;
+  uint64_t bytes = 0;
+  int64_t records = 0;  // answers, or questions for the bench
+};
+
+struct ItemDivergence {
+  Divergence where;
+  AttributionResult attribution;
+  // Up to a few symbols each: the common ones just before the divergence, then each side's
+  // from the divergence on.
+  std::vector<int64_t> before, reference_after, candidate_after;
+};
+
+// One reference question.
+struct ItemResult {
+  int64_t question_id = 0;
+  std::string category, subtask;
+  bool missing = false;  // no answer in the candidate: not exact, partial 0
+  std::optional<Unit> unit;
+  Comparison comparison;
+  int64_t reference_turns = 0, candidate_turns = 0;
+  int64_t reference_line = 0;
+  std::optional<int64_t> candidate_line;
+  std::optional<ItemDivergence> divergence;
+};
+
+struct DivergenceCounts {
+  int64_t hard = 0, near_tie = 0, unattributed = 0, length = 0;
+};
+
+// Means over the questions of a group; missing answers count as 0.
+struct GroupSummary {
+  int64_t questions = 0, exact = 0, missing = 0;
+  double exact_match = 0.0, partial_match = 0.0;
+  DivergenceCounts divergences;
+  int64_t token_id_items = 0, code_point_items = 0;
+};
+
+struct GateResult {
+  bool passed = true;
+  std::vector<std::string> reasons;  // one per failed condition
+};
+
+struct ScoreReport {
+  std::string generated_at;  // UTC, ISO 8601
+  InputFile reference, candidate;
+  std::optional<InputFile> bench;
+  ScoreSettings settings;
+  GroupSummary overall;
+  std::vector<std::pair<std::string, GroupSummary>> by_subtask, by_category;  // in reference order
+  std::vector<ItemResult> items;                                                // in reference order
+  std::vector<int64_t> missing_ids;     // in the reference, not in the candidate
+  std::vector<int64_t> unexpected_ids;  // in the candidate, not in the reference
+  GateResult gate;
+};
+
+// token_ids, code_points, mixed, or none when nothing was compared.
+std::string unit_summary(const GroupSummary& summary);
+
+// Fills overall, by_subtask and by_category from the items.
+void summarize(ScoreReport& report);
+
+// The gate: exact match >= min_exact, partial match >= min_partial, hard divergences <=
+// max_hard_divergences, and no missing or unexpected question ids.
+GateResult evaluate_gate(const ScoreReport& report);
+
+}  // namespace specgate

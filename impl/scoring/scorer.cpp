@@ -1,0 +1,304 @@
+#include "impl/scoring/scorer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <unordered_map>
+#include <utility>
+
+#include "impl/bench/question.h"
+#include "impl/common/error.h"
+#include "impl/common/line_reader.h"
+#include "impl/common/sha256.h"
+#include "impl/common/utf8.h"
+#include "impl/scoring/rescorer.h"
+
+namespace specgate {
+namespace {
+
+constexpr int64_t kContextTokens = 8;
+constexpr int64_t kContextCodePoints = 32;
+constexpr const char* kUnknownCategory = "unknown";
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string where(const std::filesystem::path& path, int64_t line) { return path.string() + ":" + std::to_string(line); }
+
+std::string token_field(const AnswerRecord& answer, int64_t turn, int64_t index) {
+  if (answer.plain_form) return "token_ids[" + std::to_string(index) + "]";
+  return "choices[0].token_ids[" + std::to_string(turn) + "][" + std::to_string(index) + "]";
+}
+
+std::string text_field(const AnswerRecord& answer, size_t turn) {
+  return answer.plain_form ? "text" : "choices[0].turns[" + std::to_string(turn) + "]";
+}
+
+int64_t turn_count(const AnswerRecord& answer) {
+  return static_cast<int64_t>(answer.token_ids ? answer.token_ids->size() : answer.texts->size());
+}
+
+std::vector<int64_t> slice(const TurnSequences& turns, int64_t turn, int64_t begin, int64_t end) {
+  if (turn >= static_cast<int64_t>(turns.size())) return {};
+  const auto& symbols = turns[turn];
+  begin = std::clamp<int64_t>(begin, 0, static_cast<int64_t>(symbols.size()));
+  end = std::clamp<int64_t>(end, begin, static_cast<int64_t>(symbols.size()));
+  return {symbols.begin() + begin, symbols.begin() + end};
+}
+
+std::string length_note(const Divergence& d, int64_t reference_turns, int64_t candidate_turns) {
+  const std::string turn = "turn " + std::to_string(d.turn);
+  if (d.turn >= candidate_turns)
+    return "the candidate has " + std::to_string(candidate_turns) + " turn(s), the reference " + std::to_string(reference_turns);
+  if (d.turn >= reference_turns)
+    return "the reference has " + std::to_string(reference_turns) + " turn(s), the candidate " + std::to_string(candidate_turns);
+  if (!d.candidate_symbol) return "the candidate's " + turn + " ends here, the reference's goes on";
+  return "the reference's " + turn + " ends here, the candidate's goes on";
+}
+
+class Scorer {
+ public:
+  explicit Scorer(const ScoreRequest& request) : request_(request) {
+    report_.generated_at = utc_now();
+    report_.settings = request.settings;
+    if (request.bench) load_bench(*request.bench);
+  }
+
+  ScoreReport run() {
+    AnswerReader reference(request_.reference, request_.settings.turns);
+    AnswerReader candidate(request_.candidate, request_.settings.turns);
+    bool reference_open = true, candidate_open = true;
+    while (reference_open || candidate_open) {
+      std::optional<AnswerRecord> r = reference_open ? reference.next() : std::nullopt;
+      std::optional<AnswerRecord> c = candidate_open ? candidate.next() : std::nullopt;
+      reference_open = r.has_value();
+      candidate_open = c.has_value();
+      if (r) check_first(reference_lines_, request_.reference, *r);
+      if (c) check_first(candidate_lines_, request_.candidate, *c);
+      if (r && c && r->question_id == c->question_id) {
+        compare(report_.items[add_item(*r)], *r, *c);
+        continue;
+      }
+      if (r) on_reference(*r);
+      if (c) on_candidate(*c);
+    }
+    if (reference.answers() == 0) throw InputError(request_.reference.string() + ": no answers (the reference must answer at least one question)");
+    report_.reference = {request_.reference, reference.sha256(), reference.bytes(), reference.answers()};
+    report_.candidate = {request_.candidate, candidate.sha256(), candidate.bytes(), candidate.answers()};
+    finish_unmatched();
+    summarize(report_);
+    report_.gate = evaluate_gate(report_);
+    return std::move(report_);
+  }
+
+ private:
+  // An answer read before its other side: where to read it again. Only this much is kept, so
+  // files in different orders cost a few bytes per waiting question, not the answers.
+  struct Parked {
+    int64_t line = 0;
+    uint64_t offset = 0;
+    size_t item = 0;  // references only: its place in report_.items
+  };
+
+  void load_bench(const std::filesystem::path& path) {
+    std::vector<Question> questions = read_questions(path);
+    report_.bench = InputFile{path, sha256_file(path), std::filesystem::file_size(path), static_cast<int64_t>(questions.size())};
+    for (Question& question : questions) bench_.emplace(question.question_id, std::move(question));
+  }
+
+  // A question id answered twice makes the file ambiguous: which answer would be scored?
+  static void check_first(std::unordered_map<int64_t, int64_t>& first_lines, const std::filesystem::path& file,
+                          const AnswerRecord& answer) {
+    const auto [first, inserted] = first_lines.emplace(answer.question_id, answer.line);
+    if (!inserted)
+      throw InputError(where(file, answer.line) + ": field 'question_id': " + std::to_string(answer.question_id) +
+                       " is already used on line " + std::to_string(first->second));
+  }
+
+  AnswerRecord read_again(const std::filesystem::path& file, const Parked& parked) const {
+    AnswerRecord answer = parse_answer_line(read_line_at(file, parked.offset), file.string(), parked.line, request_.settings.turns);
+    answer.offset = parked.offset;
+    return answer;
+  }
+
+  std::string category_of(const AnswerRecord& answer) const {
+    if (!request_.bench) return answer.category.value_or(kUnknownCategory);
+    const auto question = bench_.find(answer.question_id);
+    if (question == bench_.end())
+      throw InputError(where(request_.reference, answer.line) + ": field 'question_id': question " +
+                       std::to_string(answer.question_id) + " is not in " + request_.bench->string());
+    if (answer.category && *answer.category != question->second.category)
+      throw InputError(where(request_.reference, answer.line) + ": field 'category': '" + *answer.category +
+                       "' differs from '" + question->second.category + "' of question " +
+                       std::to_string(answer.question_id) + " in " + request_.bench->string());
+    return question->second.category;
+  }
+
+  size_t add_item(const AnswerRecord& answer) {
+    ItemResult item;
+    item.question_id = answer.question_id;
+    item.category = category_of(answer);
+    item.subtask = subtask_of(item.category);
+    item.reference_line = answer.line;
+    item.reference_turns = turn_count(answer);
+    report_.items.push_back(std::move(item));
+    return report_.items.size() - 1;
+  }
+
+  void on_reference(const AnswerRecord& answer) {
+    const size_t item = add_item(answer);
+    const auto waiting = waiting_candidates_.find(answer.question_id);
+    if (waiting == waiting_candidates_.end()) {
+      waiting_references_.emplace(answer.question_id, Parked{answer.line, answer.offset, item});
+      return;
+    }
+    compare(report_.items[item], answer, read_again(request_.candidate, waiting->second));
+    waiting_candidates_.erase(waiting);
+  }
+
+  void on_candidate(const AnswerRecord& answer) {
+    const auto waiting = waiting_references_.find(answer.question_id);
+    if (waiting == waiting_references_.end()) {
+      waiting_candidates_.emplace(answer.question_id, Parked{answer.line, answer.offset});
+      return;
+    }
+    compare(report_.items[waiting->second.item], read_again(request_.reference, waiting->second), answer);
+    waiting_references_.erase(waiting);
+  }
+
+  TurnSequences code_points(const AnswerRecord& answer, const std::filesystem::path& file) const {
+    TurnSequences turns;
+    for (size_t t = 0; t < answer.texts->size(); ++t) {
+      turns.emplace_back();
+      if (const auto bad = decode_utf8((*answer.texts)[t], turns.back()))
+        throw InputError(where(file, answer.line) + ": field '" + text_field(answer, t) + "': invalid UTF-8 at byte " +
+                         std::to_string(*bad));
+    }
+    return turns;
+  }
+
+  void compare(ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate) {
+    item.candidate_line = candidate.line;
+    item.candidate_turns = turn_count(candidate);
+    TurnSequences reference_symbols, candidate_symbols;
+    if (reference.token_ids && candidate.token_ids) {
+      item.unit = Unit::kTokenIds;
+      reference_symbols = *reference.token_ids;
+      candidate_symbols = *candidate.token_ids;
+    } else if (reference.texts && candidate.texts) {
+      item.unit = Unit::kCodePoints;
+      reference_symbols = code_points(reference, request_.reference);
+      candidate_symbols = code_points(candidate, request_.candidate);
+    } else {
+      const auto has = [](const AnswerRecord& a) { return a.token_ids ? "only token_ids" : "only text"; };
+      throw InputError(where(request_.candidate, candidate.line) + ": question " + std::to_string(candidate.question_id) +
+                       ": nothing to compare: the candidate has " + has(candidate) + ", its reference (" +
+                       where(request_.reference, reference.line) + ") " + has(reference));
+    }
+    item.comparison = compare_answers(reference_symbols, candidate_symbols);
+    if (!item.comparison.divergence) return;
+    const Divergence& d = *item.comparison.divergence;
+    ItemDivergence divergence;
+    divergence.where = d;
+    const int64_t context = item.unit == Unit::kTokenIds ? kContextTokens : kContextCodePoints;
+    divergence.before = slice(reference_symbols, d.turn, d.index_in_turn - context, d.index_in_turn);
+    divergence.reference_after = slice(reference_symbols, d.turn, d.index_in_turn, d.index_in_turn + context);
+    divergence.candidate_after = slice(candidate_symbols, d.turn, d.index_in_turn, d.index_in_turn + context);
+    divergence.attribution = attribute(item, reference, candidate, d);
+    item.divergence = std::move(divergence);
+  }
+
+  AttributionResult attribute(const ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate,
+                              const Divergence& d) const {
+    AttributionResult result;
+    if (!d.reference_symbol || !d.candidate_symbol) {
+      result.kind = Attribution::kLength;
+      result.note = length_note(d, item.reference_turns, item.candidate_turns);
+      return result;
+    }
+    if (item.unit == Unit::kCodePoints) {
+      result.note = "compared in code points (an answer lacks token_ids); log-probabilities are per token";
+      return result;
+    }
+    std::optional<std::vector<TokenLogprob>> recorded;
+    if (reference.has_top_logprobs) {
+      recorded = recorded_alternatives(read_line_at(request_.reference, reference.offset), request_.reference.string(),
+                                       reference.line, d.turn, d.index_in_turn);
+    }
+    Rescore rescore;
+    if (request_.rescorer != nullptr) {
+      rescore = [&](std::string& why_not) { return rescore_divergence(reference, candidate, d, why_not); };
+    }
+    return attribute_divergence(*d.reference_symbol, *d.candidate_symbol, recorded ? &*recorded : nullptr, rescore,
+                                request_.settings.near_tie_threshold);
+  }
+
+  std::optional<RescoredLogprobs> rescore_divergence(const AnswerRecord& reference, const AnswerRecord& candidate,
+                                                     const Divergence& d, std::string& why_not) const {
+    const auto question = bench_.find(reference.question_id);
+    if (question == bench_.end()) {
+      why_not = "no --bench question to take the prompt from";
+      return std::nullopt;
+    }
+    if (d.turn >= static_cast<int64_t>(question->second.turns.size())) {
+      why_not = "question " + std::to_string(reference.question_id) + " has " +
+                std::to_string(question->second.turns.size()) + " turn(s) in " + request_.bench->string();
+      return std::nullopt;
+    }
+    const TurnSequences& tokens = *reference.token_ids;
+    const int64_t vocab = request_.rescorer->vocab_size();
+    const auto check = [&](const AnswerRecord& answer, const std::filesystem::path& file, int64_t turn, int64_t index,
+                           int64_t token) {
+      if (token < vocab) return;
+      throw InputError(where(file, answer.line) + ": field '" + token_field(answer, turn, index) + "': token " +
+                       std::to_string(token) + " is outside the vocabulary of " +
+                       request_.settings.rescore_with.value_or("--rescore-with").string() + " (" + std::to_string(vocab) +
+                       " tokens)");
+    };
+    for (int64_t t = 0; t <= d.turn; ++t) {
+      const int64_t end = t < d.turn ? static_cast<int64_t>(tokens[t].size()) : d.index_in_turn + 1;
+      for (int64_t i = 0; i < end; ++i) check(reference, request_.reference, t, i, tokens[t][i]);
+    }
+    check(candidate, request_.candidate, d.turn, d.index_in_turn, *d.candidate_symbol);
+    const std::span<const int64_t> prefix(tokens[d.turn].data(), static_cast<size_t>(d.index_in_turn));
+    return request_.rescorer->next_token_logprobs(question->second, static_cast<size_t>(d.turn),
+                                                  std::span(tokens).first(static_cast<size_t>(d.turn)), prefix,
+                                                  *d.reference_symbol, *d.candidate_symbol, why_not);
+  }
+
+  void finish_unmatched() {
+    std::vector<Parked> missing;
+    for (const auto& [id, parked] : waiting_references_) missing.push_back(parked);
+    std::sort(missing.begin(), missing.end(), [](const Parked& a, const Parked& b) { return a.item < b.item; });
+    for (const Parked& parked : missing) {
+      ItemResult& item = report_.items[parked.item];
+      item.missing = true;
+      const AnswerRecord answer = read_again(request_.reference, parked);
+      const int64_t length = answer.token_ids ? total_length(*answer.token_ids) : total_length(code_points(answer, request_.reference));
+      item.comparison = Comparison{.exact = false, .lcp = 0, .reference_length = length, .partial = 0.0};
+      report_.missing_ids.push_back(item.question_id);
+    }
+    std::vector<std::pair<int64_t, int64_t>> unexpected;  // line, id
+    for (const auto& [id, parked] : waiting_candidates_) unexpected.emplace_back(parked.line, id);
+    std::sort(unexpected.begin(), unexpected.end());
+    for (const auto& [line, id] : unexpected) report_.unexpected_ids.push_back(id);
+  }
+
+  const ScoreRequest& request_;
+  ScoreReport report_;
+  std::unordered_map<int64_t, Question> bench_;
+  std::unordered_map<int64_t, Parked> waiting_references_, waiting_candidates_;
+  std::unordered_map<int64_t, int64_t> reference_lines_, candidate_lines_;  // id -> first line
+};
+
+}  // namespace
+
+ScoreReport score_answers(const ScoreRequest& request) { return Scorer(request).run(); }
+
+}  // namespace specgate

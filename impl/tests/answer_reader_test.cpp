@@ -1,0 +1,164 @@
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "impl/common/error.h"
+#include "impl/scoring/answer_reader.h"
+#include "impl/tests/temp_folder.h"
+
+namespace specgate {
+namespace {
+
+AnswerRecord parse(const std::string& line, TurnScope scope = TurnScope::kAll) {
+  return parse_answer_line(line, "a.jsonl", 7, scope);
+}
+
+std::string error_for(const std::string& line) {
+  try {
+    parse(line);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+constexpr const char* kSpecBench =
+    R"({"question_id": 81, "answer_id": "x", "model_id": "m", "category": "writing", "tstamp": 1.5,)"
+    R"( "choices": [{"index": 0, "turns": ["Hi", "Bye"], "decoding_steps": [2, 1], "new_tokens": [2, 1],)"
+    R"( "wall_time": [0.1, 0.2], "accept_lengths": [1, 1, 1]}]})";
+
+TEST(AnswerLine, ReadsTheSpecBenchForm) {
+  const AnswerRecord record = parse(kSpecBench);
+  EXPECT_EQ(record.question_id, 81);
+  EXPECT_EQ(record.category, "writing");
+  EXPECT_EQ(record.texts, (std::vector<std::string>{"Hi", "Bye"}));
+  EXPECT_FALSE(record.token_ids.has_value());
+  EXPECT_FALSE(record.has_top_logprobs);
+  EXPECT_FALSE(record.plain_form);
+  EXPECT_EQ(record.line, 7);
+  EXPECT_EQ(parse(kSpecBench, TurnScope::kFirst).texts, std::vector<std::string>{"Hi"});
+}
+
+TEST(AnswerLine, ReadsTheTokenLevelExtension) {
+  const std::string line =
+      R"({"question_id": 3, "choices": [{"turns": ["ab", "c"], "token_ids": [[97, 98], [99]],)"
+      R"( "top_logprobs": [[[{"token_id": 97, "logprob": -0.1}], [{"token_id": 98, "logprob": -0.2}]],)"
+      R"( [[{"token_id": 99, "logprob": -0.3}, {"token_id": 5, "logprob": -2}]]]}]})";
+  const AnswerRecord record = parse(line);
+  EXPECT_EQ(record.token_ids, (std::vector<std::vector<int64_t>>{{97, 98}, {99}}));
+  EXPECT_TRUE(record.has_top_logprobs);
+  const std::vector<TokenLogprob> alternatives = recorded_alternatives(line, "a.jsonl", 7, 1, 0);
+  ASSERT_EQ(alternatives.size(), 2u);
+  EXPECT_EQ(alternatives[1].token_id, 5);
+  EXPECT_DOUBLE_EQ(alternatives[1].logprob, -2.0);
+  EXPECT_DOUBLE_EQ(recorded_alternatives(line, "a.jsonl", 7, 0, 1).at(0).logprob, -0.2);
+}
+
+TEST(AnswerLine, ReadsThePlainForm) {
+  const AnswerRecord ids = parse(R"({"question_id": 5, "token_ids": [1, 2, 3]})");
+  EXPECT_TRUE(ids.plain_form);
+  EXPECT_EQ(ids.token_ids, (std::vector<std::vector<int64_t>>{{1, 2, 3}}));
+  EXPECT_FALSE(ids.texts.has_value());
+  const AnswerRecord text = parse(R"({"question_id": 5, "text": "caf\u00e9 \ud83d\ude00"})");
+  EXPECT_EQ(text.texts, std::vector<std::string>{"caf\xC3\xA9 \xF0\x9F\x98\x80"});
+  const std::string with_logprobs = R"({"question_id": 5, "token_ids": [4], "top_logprobs": [[{"token_id": 4, "logprob": 0}]]})";
+  EXPECT_TRUE(parse(with_logprobs).has_top_logprobs);
+  EXPECT_EQ(recorded_alternatives(with_logprobs, "a.jsonl", 7, 0, 0).at(0).token_id, 4);
+}
+
+TEST(AnswerLine, MalformedJsonNamesFileLineAndColumn) {
+  EXPECT_EQ(error_for(R"({"question_id": 1, "text": "a")"), "a.jsonl:7: invalid JSON at column 31: expected '}', got the end of the line");
+  EXPECT_EQ(error_for(R"({"question_id": 1,, "text": "a"})"), "a.jsonl:7: invalid JSON at column 19: expected a key, got ','");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "text": "a"} x)"), "a.jsonl:7: invalid JSON at column 33: unexpected 'x' after the end of the value");
+  EXPECT_EQ(error_for(R"([1, 2])"), "a.jsonl:7: expected a JSON object, got list");
+  EXPECT_EQ(error_for("{\"question_id\": 1, \"text\": \"a\xFF\"}"), "a.jsonl:7: invalid JSON at column 30: invalid UTF-8 in a string");
+}
+
+TEST(AnswerLine, WrongTypesNameTheField) {
+  EXPECT_EQ(error_for(R"({"question_id": "1", "text": "a"})"), "a.jsonl:7: field 'question_id': expected an integer, got string");
+  EXPECT_EQ(error_for(R"({"question_id": 1.5, "text": "a"})"), "a.jsonl:7: field 'question_id': expected an integer, got number 1.5");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "token_ids": [1, -2]})"),
+            "a.jsonl:7: field 'token_ids[1]': expected a token id (a non-negative integer), got number -2");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "text": 4})"), "a.jsonl:7: field 'text': expected a string, got number 4");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "category": true, "text": "a"})"),
+            "a.jsonl:7: field 'category': expected a string, got boolean true");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": {}})"), "a.jsonl:7: field 'choices': expected a list, got object");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a", 2]}]})"),
+            "a.jsonl:7: field 'choices[0].turns[1]': expected a string, got number 2");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "token_ids": [[1], [2]]}]})"),
+            "a.jsonl:7: field 'choices[0].token_ids': has 2 lists for 1 turns");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "wall_time": ["x"]}]})"),
+            "a.jsonl:7: field 'choices[0].wall_time[0]': expected a number, got string");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "token_ids": [[1, 2]], "top_logprobs": [[[]]]}]})"),
+            "a.jsonl:7: field 'choices[0].top_logprobs[0]': has 1 entries for 2 token ids");
+}
+
+TEST(AnswerLine, MissingFieldsAreNamed) {
+  EXPECT_EQ(error_for(R"({"text": "a"})"), "a.jsonl:7: field 'question_id': missing");
+  EXPECT_EQ(error_for(R"({"question_id": 1})"),
+            "a.jsonl:7: field 'token_ids': missing (a plain answer has token_ids and/or text; a Spec-Bench answer has choices)");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"index": 0}]})"), "a.jsonl:7: field 'choices[0].turns': missing");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": []})"),
+            "a.jsonl:7: field 'choices': expected at least one choice, got an empty list");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "text": "a", "top_logprobs": []})"),
+            "a.jsonl:7: field 'top_logprobs': needs token_ids (log-probabilities are per token)");
+}
+
+TEST(AnswerLine, MalformedAlternativesAreReportedWhenRead) {
+  const std::string line = R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4}]]})";
+  EXPECT_TRUE(parse(line).has_top_logprobs);
+  try {
+    recorded_alternatives(line, "a.jsonl", 7, 0, 0);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "a.jsonl:7: field 'top_logprobs[0][0].logprob': missing");
+  }
+}
+
+class AnswerFileTest : public TempFolderTest {};
+
+TEST_F(AnswerFileTest, ReadsLinesWithOffsetsSkippingBlankOnesAndHashesTheFile) {
+  const std::filesystem::path path = dir_ / "answers.jsonl";
+  const std::string first = R"({"question_id": 1, "text": "a"})";
+  std::ofstream(path, std::ios::binary) << first << "\r\n\n  \n" << R"({"question_id": 2, "token_ids": []})";
+  AnswerReader reader(path, TurnScope::kAll);
+  const auto one = reader.next();
+  const auto two = reader.next();
+  ASSERT_TRUE(one && two);
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_EQ(one->line, 1);
+  EXPECT_EQ(one->offset, 0u);
+  EXPECT_EQ(two->line, 4);
+  EXPECT_EQ(two->offset, first.size() + 6);
+  EXPECT_EQ(reader.answers(), 2);
+  EXPECT_EQ(reader.bytes(), std::filesystem::file_size(path));
+  EXPECT_EQ(reader.sha256().size(), 64u);
+  EXPECT_EQ(read_line_at(path, two->offset), R"({"question_id": 2, "token_ids": []})");
+}
+
+TEST_F(AnswerFileTest, Sha256MatchesAKnownDigest) {
+  const std::filesystem::path path = dir_ / "abc.jsonl";
+  std::ofstream(path, std::ios::binary) << "abc";
+  EXPECT_EQ(sha256_file(path), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  LineReader reader(path);
+  std::string line;
+  while (reader.next(line)) {
+  }
+  EXPECT_EQ(reader.sha256(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_F(AnswerFileTest, MissingFilesAndFoldersAreInputErrors) {
+  EXPECT_THROW(AnswerReader(dir_ / "nope.jsonl", TurnScope::kAll), InputError);
+  try {
+    AnswerReader reader(dir_, TurnScope::kAll);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace specgate

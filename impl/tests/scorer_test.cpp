@@ -1,0 +1,252 @@
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "impl/common/error.h"
+#include "impl/scoring/scorer.h"
+#include "impl/tests/temp_folder.h"
+
+namespace specgate {
+namespace {
+
+class ScorerTest : public TempFolderTest {
+ protected:
+  std::filesystem::path write(const std::string& name, const std::vector<std::string>& lines) {
+    const std::filesystem::path path = dir_ / name;
+    std::ofstream out(path, std::ios::binary);
+    for (const std::string& line : lines) out << line << "\n";
+    return path;
+  }
+
+  ScoreReport score(const std::vector<std::string>& reference, const std::vector<std::string>& candidate,
+                    ScoreSettings settings = {}) {
+    return score_answers({.reference = write("reference.jsonl", reference),
+                          .candidate = write("candidate.jsonl", candidate),
+                          .settings = settings});
+  }
+
+  std::string error_for(const std::vector<std::string>& reference, const std::vector<std::string>& candidate) {
+    try {
+      score(reference, candidate);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+
+  std::string in_dir(const std::string& name) const { return (dir_ / name).string(); }
+};
+
+std::string tokens(int64_t id, const std::string& category, const std::string& ids) {
+  return R"({"question_id": )" + std::to_string(id) + R"(, "category": ")" + category + R"(", "token_ids": [)" + ids + "]}";
+}
+
+std::string text(int64_t id, const std::string& value) {
+  return R"({"question_id": )" + std::to_string(id) + R"(, "text": ")" + value + R"("})";
+}
+
+const ItemResult& item_for(const ScoreReport& report, int64_t id) {
+  for (const ItemResult& item : report.items) {
+    if (item.question_id == id) return item;
+  }
+  throw std::out_of_range("no item " + std::to_string(id));
+}
+
+TEST_F(ScorerTest, ScoresEachQuestionAndAggregatesPerCategorySubtaskAndOverall) {
+  const ScoreReport report = score(
+      {tokens(1, "writing", "1, 2, 3, 4"), tokens(2, "coding", "5, 6"), tokens(3, "qa", "7, 8, 9, 10")},
+      {tokens(1, "writing", "1, 2, 3, 4"), tokens(2, "coding", "5, 0"), tokens(3, "qa", "7, 8, 9, 10")});
+  ASSERT_EQ(report.items.size(), 3u);
+  EXPECT_TRUE(item_for(report, 1).comparison.exact);
+  const ItemResult& two = item_for(report, 2);
+  EXPECT_FALSE(two.comparison.exact);
+  EXPECT_EQ(two.unit, Unit::kTokenIds);
+  EXPECT_EQ(two.subtask, "mt_bench");
+  EXPECT_DOUBLE_EQ(two.comparison.partial, 0.5);
+  ASSERT_TRUE(two.divergence.has_value());
+  EXPECT_EQ(two.divergence->where.index, 1);
+  EXPECT_EQ(two.divergence->where.reference_symbol, 6);
+  EXPECT_EQ(two.divergence->where.candidate_symbol, 0);
+  EXPECT_EQ(two.divergence->attribution.kind, Attribution::kUnattributed);
+  EXPECT_EQ(two.divergence->before, std::vector<int64_t>{5});
+
+  EXPECT_EQ(report.overall.questions, 3);
+  EXPECT_EQ(report.overall.exact, 2);
+  EXPECT_DOUBLE_EQ(report.overall.exact_match, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(report.overall.partial_match, 2.5 / 3.0);
+  EXPECT_EQ(report.overall.divergences.unattributed, 1);
+  EXPECT_EQ(unit_summary(report.overall), "token_ids");
+  ASSERT_EQ(report.by_subtask.size(), 2u);
+  EXPECT_EQ(report.by_subtask[0].first, "mt_bench");
+  EXPECT_EQ(report.by_subtask[0].second.questions, 2);
+  EXPECT_DOUBLE_EQ(report.by_subtask[0].second.exact_match, 0.5);
+  EXPECT_DOUBLE_EQ(report.by_subtask[0].second.partial_match, 0.75);
+  EXPECT_EQ(report.by_subtask[1].first, "qa");
+  EXPECT_DOUBLE_EQ(report.by_subtask[1].second.exact_match, 1.0);
+  ASSERT_EQ(report.by_category.size(), 3u);
+  EXPECT_EQ(report.by_category[1].first, "coding");
+  EXPECT_DOUBLE_EQ(report.by_category[1].second.exact_match, 0.0);
+  EXPECT_EQ(report.reference.records, 3);
+  EXPECT_EQ(report.reference.sha256.size(), 64u);
+
+  EXPECT_FALSE(report.gate.passed);
+  ASSERT_EQ(report.gate.reasons.size(), 1u);
+  EXPECT_EQ(report.gate.reasons[0], "exact match 0.6667 is below --min-exact 1 (2 of 3 questions)");
+}
+
+TEST_F(ScorerTest, ComparesCodePointsWhenEitherSideLacksTokenIds) {
+  const ScoreReport report =
+      score({R"({"question_id": 1, "token_ids": [1, 2], "text": "d\u00e9j\u00e0 vu"})", text(2, "abc")},
+            {text(1, "d\u00e9ja vu"), R"({"question_id": 2, "token_ids": [3], "text": "abc"})"});
+  const ItemResult& one = item_for(report, 1);
+  EXPECT_EQ(one.unit, Unit::kCodePoints);
+  EXPECT_EQ(one.comparison.reference_length, 7);
+  EXPECT_EQ(one.comparison.lcp, 3);
+  EXPECT_EQ(one.divergence->where.reference_symbol, 0xE0);
+  EXPECT_EQ(one.divergence->where.candidate_symbol, 'a');
+  EXPECT_EQ(one.divergence->attribution.kind, Attribution::kUnattributed);
+  EXPECT_TRUE(item_for(report, 2).comparison.exact);
+  EXPECT_EQ(unit_summary(report.overall), "code_points");
+}
+
+TEST_F(ScorerTest, EmptyAnswersAreScoredByTheEdgeRules) {
+  const ScoreReport report = score({tokens(1, "qa", ""), tokens(2, "qa", ""), tokens(3, "qa", "4, 5")},
+                                   {tokens(1, "qa", ""), tokens(2, "qa", "9"), tokens(3, "qa", "")});
+  EXPECT_TRUE(item_for(report, 1).comparison.exact);
+  EXPECT_DOUBLE_EQ(item_for(report, 1).comparison.partial, 1.0);
+  EXPECT_DOUBLE_EQ(item_for(report, 2).comparison.partial, 0.0);
+  EXPECT_EQ(item_for(report, 2).divergence->attribution.kind, Attribution::kLength);
+  EXPECT_EQ(item_for(report, 3).divergence->attribution.note, "the candidate's turn 0 ends here, the reference's goes on");
+  EXPECT_EQ(report.overall.divergences.length, 2);
+}
+
+TEST_F(ScorerTest, MissingAndUnexpectedIdsAreReportedAndFailTheGate) {
+  ScoreSettings settings;
+  settings.gate.min_exact = 0.0;
+  const ScoreReport report = score({tokens(1, "qa", "1"), tokens(2, "qa", "2, 3"), tokens(3, "qa", "3")},
+                                   {tokens(3, "qa", "3"), tokens(9, "qa", "1"), tokens(1, "qa", "1")}, settings);
+  ASSERT_EQ(report.items.size(), 3u);
+  const ItemResult& two = item_for(report, 2);
+  EXPECT_TRUE(two.missing);
+  EXPECT_FALSE(two.comparison.exact);
+  EXPECT_EQ(two.comparison.reference_length, 2);
+  EXPECT_DOUBLE_EQ(two.comparison.partial, 0.0);
+  EXPECT_EQ(report.missing_ids, std::vector<int64_t>{2});
+  EXPECT_EQ(report.unexpected_ids, std::vector<int64_t>{9});
+  EXPECT_EQ(report.overall.missing, 1);
+  EXPECT_EQ(report.overall.exact, 2);
+  EXPECT_FALSE(report.gate.passed);
+  ASSERT_EQ(report.gate.reasons.size(), 2u);
+  EXPECT_EQ(report.gate.reasons[0], "1 question(s) of the reference have no answer in the candidate: 2");
+  EXPECT_EQ(report.gate.reasons[1], "1 answer(s) of the candidate are for questions not in the reference: 9");
+}
+
+TEST_F(ScorerTest, TheOrderOfTheFilesDoesNotMatter) {
+  const std::vector<std::string> reference = {tokens(1, "qa", "1, 2"), tokens(2, "qa", "3, 4"), tokens(3, "qa", "5, 6"),
+                                              tokens(4, "qa", "7, 8")};
+  const ScoreReport in_order = score(reference, {tokens(1, "qa", "1, 2"), tokens(2, "qa", "3, 0"), tokens(3, "qa", "5, 6"),
+                                                 tokens(4, "qa", "0")});
+  const ScoreReport reversed = score(reference, {tokens(4, "qa", "0"), tokens(3, "qa", "5, 6"), tokens(2, "qa", "3, 0"),
+                                                 tokens(1, "qa", "1, 2")});
+  ASSERT_EQ(reversed.items.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(reversed.items[i].question_id, in_order.items[i].question_id);
+    EXPECT_EQ(reversed.items[i].comparison.exact, in_order.items[i].comparison.exact);
+    EXPECT_EQ(reversed.items[i].comparison.lcp, in_order.items[i].comparison.lcp);
+    EXPECT_EQ(reversed.items[i].candidate_line, 5 - in_order.items[i].candidate_line.value());
+  }
+  EXPECT_EQ(reversed.overall.exact, 2);
+  EXPECT_DOUBLE_EQ(reversed.overall.partial_match, in_order.overall.partial_match);
+}
+
+TEST_F(ScorerTest, AttributesDivergencesFromTheReferencesRecordedLogprobsOnly) {
+  const std::string reference =
+      R"({"question_id": 1, "choices": [{"turns": ["x"], "token_ids": [[10, 20, 30]], "top_logprobs": [[)"
+      R"([{"token_id": 10, "logprob": -0.1}], [{"token_id": 20, "logprob": -0.70}, {"token_id": 21, "logprob": -0.72},)"
+      R"( {"token_id": 22, "logprob": -3.0}], [{"token_id": 30, "logprob": -0.1}]]]}]})";
+  const auto candidate = [](int64_t token) {
+    // The candidate's own log-probabilities claim a tie; they must be ignored.
+    return R"({"question_id": 1, "choices": [{"turns": ["y"], "token_ids": [[10, )" + std::to_string(token) +
+           R"(]], "top_logprobs": [[[{"token_id": 10, "logprob": 0}], [{"token_id": 20, "logprob": -1}, {"token_id": )" +
+           std::to_string(token) + R"(, "logprob": -1}]]]}]})";
+  };
+  ScoreSettings settings;
+  settings.gate.max_hard_divergences = 0;
+  const ScoreReport near = score({reference}, {candidate(21)}, settings);
+  const AttributionResult& tie = near.items[0].divergence->attribution;
+  EXPECT_EQ(tie.kind, Attribution::kNearTie);
+  EXPECT_EQ(tie.source, MarginSource::kTopLogprobs);
+  EXPECT_NEAR(*tie.margin, 0.02, 1e-12);
+  EXPECT_EQ(near.overall.divergences.near_tie, 1);
+
+  const ScoreReport hard = score({reference}, {candidate(22)}, settings);
+  EXPECT_EQ(hard.items[0].divergence->attribution.kind, Attribution::kHard);
+  EXPECT_NEAR(*hard.items[0].divergence->attribution.margin, 2.3, 1e-12);
+  EXPECT_EQ(hard.overall.divergences.hard, 1);
+  EXPECT_EQ(hard.gate.reasons.back(), "1 hard divergence(s), more than --max-hard-divergences 0");
+
+  settings.near_tie_threshold = 3.0;
+  EXPECT_EQ(score({reference}, {candidate(22)}, settings).items[0].divergence->attribution.kind, Attribution::kNearTie);
+}
+
+TEST_F(ScorerTest, TheGateChecksEachThreshold) {
+  ScoreSettings settings;
+  settings.gate.min_exact = 0.5;
+  settings.gate.min_partial = 0.8;
+  const std::vector<std::string> reference = {tokens(1, "qa", "1, 2, 3, 4"), tokens(2, "qa", "1, 2, 3, 4")};
+  const ScoreReport passing = score(reference, {tokens(1, "qa", "1, 2, 3, 4"), tokens(2, "qa", "1, 2, 3, 0")}, settings);
+  EXPECT_TRUE(passing.gate.passed);
+  EXPECT_TRUE(passing.gate.reasons.empty());
+  const ScoreReport failing = score(reference, {tokens(1, "qa", "1, 2, 3, 4"), tokens(2, "qa", "1, 0")}, settings);
+  EXPECT_FALSE(failing.gate.passed);
+  ASSERT_EQ(failing.gate.reasons.size(), 1u);
+  EXPECT_EQ(failing.gate.reasons[0], "partial match 0.625 is below --min-partial 0.8");
+}
+
+TEST_F(ScorerTest, AnIdAnsweredTwiceIsAnInputError) {
+  EXPECT_EQ(error_for({tokens(1, "qa", "1"), tokens(2, "qa", "2")}, {tokens(1, "qa", "1"), tokens(2, "qa", "2"), tokens(1, "qa", "1")}),
+            in_dir("candidate.jsonl") + ":3: field 'question_id': 1 is already used on line 1");
+  EXPECT_EQ(error_for({tokens(1, "qa", "1"), tokens(1, "qa", "1")}, {tokens(1, "qa", "1")}),
+            in_dir("reference.jsonl") + ":2: field 'question_id': 1 is already used on line 1");
+}
+
+TEST_F(ScorerTest, InputErrorsNameFileLineAndField) {
+  EXPECT_EQ(error_for({tokens(1, "qa", "1")}, {tokens(1, "qa", "1"), R"({"question_id": 2, "token_ids": "no"})"}),
+            in_dir("candidate.jsonl") + ":2: field 'token_ids': expected a list of token ids, got string");
+  EXPECT_EQ(error_for({R"({"question_id": 1, "token_ids": [1]})"}, {text(1, "a")}),
+            in_dir("candidate.jsonl") + ":1: question 1: nothing to compare: the candidate has only text, its reference (" +
+                in_dir("reference.jsonl") + ":1) only token_ids");
+  EXPECT_EQ(error_for({}, {tokens(1, "qa", "1")}),
+            in_dir("reference.jsonl") + ": no answers (the reference must answer at least one question)");
+  EXPECT_EQ(error_for({text(1, "a")}, {"{\"question_id\": 1, \"text\": \"\\ud800\"}"}),
+            in_dir("candidate.jsonl") + ":1: invalid JSON at column 35: invalid \\u escape: a high surrogate without its low half");
+}
+
+TEST_F(ScorerTest, TheBenchGivesCategoriesToPlainAnswers) {
+  const std::filesystem::path bench =
+      write("bench.jsonl", {R"({"question_id": 1, "category": "translation", "turns": ["t"]})",
+                            R"({"question_id": 2, "category": "math", "turns": ["m"]})"});
+  const ScoreReport report =
+      score_answers({.reference = write("reference.jsonl", {text(1, "a"), text(2, "b")}),
+                     .candidate = write("candidate.jsonl", {text(1, "a"), text(2, "b")}),
+                     .bench = bench});
+  EXPECT_EQ(item_for(report, 1).subtask, "translation");
+  EXPECT_EQ(item_for(report, 2).category, "math");
+  EXPECT_EQ(item_for(report, 2).subtask, "mt_bench");
+  ASSERT_TRUE(report.bench.has_value());
+  EXPECT_EQ(report.bench->records, 2);
+  EXPECT_TRUE(report.gate.passed);
+  try {
+    score_answers({.reference = write("reference.jsonl", {text(3, "a")}), .candidate = write("candidate.jsonl", {text(3, "a")}),
+                   .bench = bench});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), in_dir("reference.jsonl") + ":1: field 'question_id': question 3 is not in " + bench.string());
+  }
+}
+
+}  // namespace
+}  // namespace specgate
