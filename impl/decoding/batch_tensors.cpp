@@ -54,4 +54,10 @@ at::Tensor slot_map(const std::vector<RowMove>& moves, int64_t new_length, c10::
   return to_device(std::move(values), static_cast<int64_t>(moves.size()), new_length, device);
 }
 
+std::vector<SlotRun> slot_runs(const std::vector<RowMove>& moves) {
+  std::vector<SlotRun> runs;
+  for (const RowMove& move : moves) runs.push_back({move.old_padding + move.offset, move.new_padding, move.kept});
+  return runs;
+}
+
 }  // namespace specgate

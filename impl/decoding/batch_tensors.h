@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "impl/decoding/batch_state.h"
+#include "impl/model/kv_cache.h"
 
 namespace specgate {
 
@@ -28,7 +29,9 @@ struct RowMove {
   int64_t kept;
   int64_t offset = 0;
 };
-// int64 [B, new_length] map for KVCache::gather_slots (-1 where a slot holds nothing).
+// int64 [B, new_length] map for KVCache::copy_rows_from (-1 where a slot holds nothing).
 at::Tensor slot_map(const std::vector<RowMove>& moves, int64_t new_length, c10::Device device);
+// The same moves as runs for KVCache::shift_rows.
+std::vector<SlotRun> slot_runs(const std::vector<RowMove>& moves);
 
 }  // namespace specgate

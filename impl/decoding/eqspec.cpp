@@ -80,7 +80,7 @@ class Eqspec {
   }
 
   // Unpad-append-repad: finished rows leave, the rest are re-padded to the new minimal width
-  // (or `inflated_width`), and both caches follow with one gather per layer.
+  // (or `inflated_width`), and both caches follow with one contiguous copy per row and layer.
   void relayout(const StepOutcome& outcome, std::optional<int64_t> inflated_width) {
     const std::vector<int64_t>& old_padding = outcome.old_padding;
     const std::vector<CacheKeep>& target_keep = outcome.target_keep;
@@ -137,7 +137,7 @@ class Eqspec {
     if (in_place) {
       cache.truncate(new_width - 1);
     } else {
-      cache.gather_slots(slot_map(moves, new_width - 1, device_));
+      cache.shift_rows(slot_runs(moves), new_width - 1);
     }
   }
 

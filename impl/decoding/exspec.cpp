@@ -43,11 +43,15 @@ at::Tensor long_tensor(const std::vector<int64_t>& values, c10::Device device) {
 
 // int64 [n, count]: for each span, the source slot of destination slot j, where the span's
 // token j - padding[i] lands at slot j (-1 outside the span).
-at::Tensor span_map(const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding, int64_t count,
-                    c10::Device device) {
+std::vector<RowMove> span_moves(const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding) {
   std::vector<RowMove> moves;
   for (size_t i = 0; i < spans.size(); ++i) moves.push_back({spans[i].start, padding[i], spans[i].kept, 0});
-  return slot_map(moves, count, device);
+  return moves;
+}
+
+at::Tensor span_map(const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding, int64_t count,
+                    c10::Device device) {
+  return slot_map(span_moves(spans, padding), count, device);
 }
 
 class Exspec {
@@ -117,8 +121,14 @@ class Exspec {
   KVCache* batch_draft() { return batch_draft_ ? &*batch_draft_ : nullptr; }
 
   // Refills the window in admission order and runs the newcomers' prompt passes, at most B
-  // prompts at a time, storing their K/V unpadded in the pool.
+  // prompts at a time, storing their K/V unpadded in the pool. Newcomers that finish in their
+  // prompt pass leave room for more.
   void admit() {
+    while (static_cast<int64_t>(window_.size()) < exspec_.window && next_admission_ < admission_order_.size())
+      admit_some();
+  }
+
+  void admit_some() {
     std::vector<Member> newcomers;
     while (static_cast<int64_t>(window_.size() + newcomers.size()) < exspec_.window &&
            next_admission_ < admission_order_.size()) {
@@ -292,7 +302,7 @@ class Exspec {
       } else {
         if (rows.back() != stay - 1) cache.select_rows(long_tensor(rows, device_));
         cache.reshape(stay, cache.length());
-        cache.gather_slots(span_map(spans, stay_padding, length, device_));
+        cache.shift_rows(slot_runs(span_moves(spans, stay_padding)), length);
       }
     }
     if (!incoming.empty()) {

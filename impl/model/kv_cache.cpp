@@ -44,20 +44,21 @@ void KVCache::advance(int64_t num_slots) {
   length_ += num_slots;
 }
 
-void KVCache::gather_slots(const at::Tensor& source_slots) {
-  TORCH_CHECK(source_slots.dim() == 2 && source_slots.size(0) == batch_size_,
-              "KVCache::gather_slots: expected [batch_size, new_length] indices");
-  const int64_t new_length = source_slots.size(1);
+void KVCache::shift_rows(std::span<const SlotRun> runs, int64_t new_length) {
+  TORCH_CHECK(static_cast<int64_t>(runs.size()) == batch_size_, "KVCache::shift_rows: one run per row");
+  for (const SlotRun& run : runs) {
+    TORCH_CHECK(run.count >= 0 && run.source >= 0 && run.source + run.count <= length_ && run.target >= 0 &&
+                    run.target + run.count <= new_length,
+                "KVCache::shift_rows: run out of range");
+  }
   reserve_slots(new_length);
-  const at::Tensor first = keys_.front();
-  const at::Tensor index = source_slots.clamp_min(0)
-                               .view({batch_size_, 1, new_length, 1})
-                               .expand({batch_size_, first.size(1), new_length, first.size(3)});
   for (int64_t layer = 0; layer < num_layers(); ++layer) {
     for (auto [live, spare] : {std::pair{&keys_, &spare_keys_}, std::pair{&values_, &spare_values_}}) {
-      at::Tensor out = (*spare)[layer].narrow(0, 0, batch_size_).narrow(2, 0, new_length);
-      at::gather_out(out, (*live)[layer].narrow(0, 0, batch_size_).narrow(2, 0, std::max<int64_t>(length_, 1)), 2,
-                     index);
+      for (int64_t row = 0; row < batch_size_; ++row) {
+        const SlotRun& run = runs[row];
+        if (run.count == 0) continue;
+        (*spare)[layer][row].narrow(1, run.target, run.count).copy_((*live)[layer][row].narrow(1, run.source, run.count));
+      }
       std::swap((*live)[layer], (*spare)[layer]);
     }
   }

@@ -1,11 +1,19 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 namespace specgate {
+
+// One row's kept slots when a cache is re-laid out.
+struct SlotRun {
+  int64_t source = 0;
+  int64_t target = 0;
+  int64_t count = 0;
+};
 
 // Keys and values of one model for a rectangular batch: per layer a preallocated
 // [batch capacity, H_kv, slot capacity, head_dim] buffer of which rows [0, batch_size())
@@ -29,10 +37,10 @@ class KVCache {
   std::pair<at::Tensor, at::Tensor> append(int64_t layer, const at::Tensor& k, const at::Tensor& v);
   void advance(int64_t num_slots);
 
-  // Rebuilds every layer so that new slot j of row b holds old slot source_slots[b][j];
-  // a negative source leaves the slot's content unspecified (padding). source_slots is an
-  // int64 [batch_size, new_length] tensor on the cache's device. One gather per layer.
-  void gather_slots(const at::Tensor& source_slots);
+  // Rebuilds every layer so that row b's slots [target, target + count) hold its old slots
+  // [source, source + count) (runs[b]); every other slot of the new length is left with
+  // unspecified content (padding). One contiguous copy per row and layer.
+  void shift_rows(std::span<const SlotRun> runs, int64_t new_length);
   // Keeps the given rows (int64 indices, in the given order) and drops the others.
   void select_rows(const at::Tensor& rows);
   // Forgets every slot from new_length on.

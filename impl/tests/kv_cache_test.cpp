@@ -50,17 +50,17 @@ TEST(KVCache, GrowsWhenFull) {
   EXPECT_EQ(key_number(cache, 1, 0, 6), 9);
 }
 
-TEST(KVCache, GatherSlotsMovesEachRowByItsOwnMap) {
+TEST(KVCache, ShiftRowsMovesEachRowByItsOwnRun) {
   KVCache cache = numbered_cache(2, 4, 8);
-  // Row 0 shifts right by two (two padding slots in front); row 1 drops slot 1.
-  cache.gather_slots(at::tensor({-1, -1, 0, 1, 2, 3, 0, 2, 3, 3, 3, 3}, kLong).view({2, 6}));
+  // Row 0 shifts right by two (two padding slots in front); row 1 keeps slots 2-3 at 0-1.
+  const std::vector<SlotRun> runs = {{.source = 0, .target = 2, .count = 4}, {.source = 2, .target = 0, .count = 2}};
+  cache.shift_rows(runs, 6);
   EXPECT_EQ(cache.length(), 6);
   for (int64_t layer = 0; layer < 2; ++layer) {
     EXPECT_EQ(key_number(cache, layer, 0, 2), 0);
     EXPECT_EQ(key_number(cache, layer, 0, 5), 3);
-    EXPECT_EQ(key_number(cache, layer, 1, 0), 100);
-    EXPECT_EQ(key_number(cache, layer, 1, 1), 102);
-    EXPECT_EQ(key_number(cache, layer, 1, 2), 103);
+    EXPECT_EQ(key_number(cache, layer, 1, 0), 102);
+    EXPECT_EQ(key_number(cache, layer, 1, 1), 103);
   }
 }
 
