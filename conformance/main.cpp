@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 
 #include "conformance/commands/commands.h"
+#include "impl/common/allocator_tuning.h"
 #include "impl/common/error.h"
 
 namespace {
@@ -15,11 +16,13 @@ constexpr int kUsageOrInputError = 2;
 }  // namespace
 
 int main(int argc, char** argv) {
+  specgate::keep_freed_memory_for_reuse();
   CLI::App app{"specgate conformance: batch speculative decoding against a non-speculative reference"};
   app.require_subcommand(1);
   specgate::cli::add_fixtures_command(app);
   specgate::cli::add_demo_command(app);
   specgate::cli::add_generate_command(app);
+  specgate::cli::add_bench_command(app);
   specgate::cli::add_score_command(app);
   try {
     app.parse(argc, argv);

@@ -11,6 +11,7 @@ namespace specgate::cli {
 void add_fixtures_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 
 // Thrown by a command that ran to the end, its reports written, but whose check failed (the

@@ -1,22 +1,25 @@
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 
-#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/output_file.h"
+#include "conformance/engines/engine_run.h"
+#include "conformance/engines/model_pair.h"
+#include "conformance/terminal/progress_bar.h"
 #include "fixtures/bench/embedded_sample_bench.h"
 #include "fixtures/models/default_fixtures.h"
 #include "impl/bench/answer.h"
 #include "impl/bench/question.h"
-#include "impl/checkpoint/model_io.h"
 #include "impl/common/error.h"
-#include "impl/tokenizer/tokenizer.h"
-#include "oracle/oracle.h"
+#include "impl/reports/html_report.h"
+#include "impl/reports/json_report.h"
+#include "impl/reports/junit_report.h"
+#include "impl/reports/markdown_report.h"
+#include "impl/scoring/scorer.h"
 
 namespace specgate::cli {
 namespace {
@@ -25,73 +28,149 @@ struct DemoOptions {
   std::filesystem::path out = "reports/demo";
   uint64_t seed = 0;
   int64_t max_new_tokens = 64;
+  int64_t batch_size = 8;
+  int64_t draft_tokens = 4;
+  std::string fault = "kv-not-shifted";
 };
 
-// The first `width` bytes of `text` on one line, with control characters shown as spaces.
-std::string preview(const std::string& text, size_t width) {
-  std::string line;
-  for (char c : text.substr(0, width)) line.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
-  return line;
+// One line of the demo: an engine (possibly with a seeded fault) and whether it must match.
+struct DemoEngine {
+  Engine engine;
+  std::string label;
+  std::string fault;  // empty: the engine as built
+};
+
+struct DemoRow {
+  std::string label;
+  bool expected_exact = true;
+  EngineOutput output;
+  ScoreReport report;
+};
+
+std::string percent(double fraction) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
+  return text;
+}
+
+void write_score_reports(const ScoreReport& report, const std::filesystem::path& stem) {
+  write_output_file(stem.string() + ".json", [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
+  write_output_file(stem.string() + ".junit.xml", [&](std::ostream& out) { write_junit_report(report, out); });
+  write_output_file(stem.string() + ".md", [&](std::ostream& out) { write_markdown_report(report, out); });
+  write_output_file(stem.string() + ".html", [&](std::ostream& out) { write_html_report(report, out); });
+}
+
+// The table, as text for the terminal or as Markdown for summary.md.
+std::string results_table(const std::vector<DemoRow>& rows, bool markdown) {
+  std::ostringstream table;
+  const char* format = markdown ? "| %s | %s | %s | %s | %s | %s | %s |\n" : "%-32s %8s %8s %9s %12s %10s  %s\n";
+  char line[256];
+  std::snprintf(line, sizeof line, format, "engine", "exact", "partial", "tokens/s", "tokens/round", "acceptance",
+                "verdict");
+  table << line;
+  if (markdown) table << "|---|---:|---:|---:|---:|---:|---|\n";
+  for (const DemoRow& row : rows) {
+    const GroupSummary& all = row.report.overall;
+    const bool exact = all.exact == all.questions && row.report.gate.passed;
+    const bool speculative = row.output.stats.drafted > 0;
+    char tokens_per_s[32], per_round[32], acceptance[32];
+    std::snprintf(tokens_per_s, sizeof tokens_per_s, "%.1f", row.output.tokens / std::max(row.output.seconds, 1e-9));
+    std::snprintf(per_round, sizeof per_round, "%.2f", speculative ? row.output.stats.tokens_per_round() : 1.0);
+    std::snprintf(acceptance, sizeof acceptance, "%s", speculative ? percent(row.output.stats.acceptance_rate()).c_str() : "-");
+    const char* verdict = exact == row.expected_exact ? (exact ? "equivalent" : "caught, as expected")
+                                                      : (exact ? "NOT CAUGHT" : "NOT EQUIVALENT");
+    std::snprintf(line, sizeof line, format, row.label.c_str(), percent(all.exact_match).c_str(),
+                  percent(all.partial_match).c_str(), tokens_per_s, per_round, acceptance, verdict);
+    table << line;
+  }
+  return table.str();
 }
 
 void run_demo(const DemoOptions& options) {
-  using Clock = std::chrono::steady_clock;
   const std::filesystem::path fixtures = options.out / "fixtures";
-  std::cout << "building the fixture pair in " << fixtures.string() << " ...\n";
+  std::printf("building the fixture pair in %s ...\n", fixtures.string().c_str());
+  std::fflush(stdout);
   const DraftAgreement agreement = build_default_fixtures(fixtures, options.seed);
-  std::printf("draft agrees with the target's greedy choice at %.1f%% of %lld positions\n\n", 100 * agreement.rate(),
+  std::printf("draft agrees with the target's greedy choice at %.1f%% of %lld positions\n", 100 * agreement.rate(),
               static_cast<long long>(agreement.positions));
 
-  const Transformer target = load_transformer(fixtures / "target", at::kFloat, at::kCPU);
-  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(fixtures / "target");
-  std::istringstream bench{std::string(embedded_sample_bench())};
-  const std::vector<Question> questions = read_questions(bench, "embedded sample bench");
+  const ModelPair models = load_model_pair(fixtures / "target", fixtures / "draft", at::kFloat, at::kCPU);
+  const std::filesystem::path bench_path = options.out / "question.jsonl";
+  write_output_file(bench_path, [](std::ostream& out) { out << embedded_sample_bench(); });
+  const std::vector<Question> questions = read_questions(bench_path);
 
-  OracleOptions oracle;
-  oracle.max_new_tokens = options.max_new_tokens;
-  oracle.eos_ids = target.config().eos_token_ids;
-  const std::filesystem::path answers_path = options.out / "oracle.jsonl";
-  std::ofstream answers(answers_path);
+  DecodeOptions decode;
+  decode.draft_tokens = options.draft_tokens;
+  decode.max_new_tokens = options.max_new_tokens;
+  decode.eos_ids = models.target.config().eos_token_ids;
+  const std::vector<DemoEngine> engines = {{Engine::kOracle, "oracle", ""},
+                                           {Engine::kNonspecBatch, "nonspec-batch", ""},
+                                           {Engine::kEqspec, "eqspec", ""},
+                                           {Engine::kExspec, "exspec", ""},
+                                           {Engine::kEqspec, "eqspec + fault " + options.fault, options.fault}};
+  std::printf("generating %lld tokens for each of %zu questions with %zu engines (batch %lld, K %lld, float32, cpu)\n",
+              static_cast<long long>(options.max_new_tokens), questions.size(), engines.size(),
+              static_cast<long long>(options.batch_size), static_cast<long long>(options.draft_tokens));
+  std::fflush(stdout);
 
-  std::printf("%-5s %-15s %7s %7s  %s\n", "id", "category", "prompt", "new", "oracle output (first 60 bytes)");
-  int64_t total_tokens = 0;
-  double total_seconds = 0.0;
-  for (size_t i = 0; i < questions.size(); ++i) {
-    const Question& question = questions[i];
-    const std::vector<int64_t> prompt = tokenizer->encode_prompt(question.turns.front());
-    const auto start = Clock::now();
-    const OracleOutput output = oracle_generate(target, prompt, oracle, i);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    total_tokens += static_cast<int64_t>(output.tokens.size());
-    total_seconds += seconds;
-
-    AnswerTurn turn{.text = tokenizer->decode(output.tokens), .token_ids = output.tokens,
-                    .decoding_steps = static_cast<int64_t>(output.tokens.size()), .wall_time = seconds,
-                    .top_logprobs = output.top_logprobs};
-    std::printf("%-5lld %-15s %7zu %7zu  %s\n", static_cast<long long>(question.question_id), question.category.c_str(),
-                prompt.size(), output.tokens.size(), preview(turn.text, 60).c_str());
-    write_answer_line(answers, {.question_id = question.question_id, .category = question.category,
-                                .answer_id = "oracle-" + std::to_string(question.question_id),
-                                .model_id = "specgate-fixture-target", .turns = {std::move(turn)}});
+  std::vector<DemoRow> rows;
+  const std::filesystem::path reference = options.out / "answers" / "oracle.jsonl";
+  {
+    ProgressBar progress("demo", static_cast<int64_t>(engines.size()));
+    for (const DemoEngine& demo : engines) {
+      progress.update(static_cast<int64_t>(rows.size()), demo.label);
+      EngineRun run{.engine = demo.engine, .target = &models.target,
+                    .draft = needs_draft(demo.engine) ? models.draft_or_null() : nullptr,
+                    .tokenizer = models.tokenizer.get(), .decode = decode, .batch_size = options.batch_size,
+                    .exspec = {.window = 2 * options.batch_size},
+                    .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0, .model_id = "specgate-fixture-target"};
+      if (!demo.fault.empty()) run.decode.faults.add(fault_from_name(demo.fault));
+      DemoRow row{.label = demo.label, .expected_exact = demo.fault.empty(), .output = run_engine(run, questions)};
+      const std::string stem = demo.fault.empty() ? demo.label : engine_name(demo.engine) + "-" + demo.fault;
+      const std::filesystem::path answers = options.out / "answers" / (stem + ".jsonl");
+      write_output_file(answers, [&](std::ostream& out) {
+        for (const Answer& answer : row.output.answers) write_answer_line(out, answer);
+      });
+      row.report = score_answers({.reference = reference, .candidate = answers, .bench = bench_path});
+      write_score_reports(row.report, options.out / "reports" / stem);
+      rows.push_back(std::move(row));
+    }
   }
-  if (!answers) throw InputError(answers_path.string() + ": cannot write");
-  std::printf("\noracle: %zu questions, %lld tokens in %.2f s (%.1f tokens/s, %d threads); answers in %s\n",
-              questions.size(), static_cast<long long>(total_tokens), total_seconds, total_tokens / total_seconds,
-              at::get_num_threads(), answers_path.string().c_str());
+
+  const std::string table = results_table(rows, /*markdown=*/false);
+  std::printf("\n%s\n", table.c_str());
+  write_output_file(options.out / "summary.md", [&](std::ostream& out) {
+    out << "# specgate demo\n\nEvery engine scored against the oracle on the embedded sample bench (" << questions.size()
+        << " questions, " << options.max_new_tokens << " new tokens, fixture pair, float32 on CPU).\n\n"
+        << results_table(rows, /*markdown=*/true);
+  });
+  std::printf("reports (JSON, JUnit, Markdown, HTML) in %s, answers in %s, summary in %s\n",
+              (options.out / "reports").string().c_str(), (options.out / "answers").string().c_str(),
+              (options.out / "summary.md").string().c_str());
+  for (const DemoRow& row : rows) {
+    const bool exact = row.report.overall.exact == row.report.overall.questions && row.report.gate.passed;
+    if (exact != row.expected_exact) throw CheckFailed();
+  }
 }
 
 }  // namespace
 
 void add_demo_command(CLI::App& app) {
   auto options = std::make_shared<DemoOptions>();
-  CLI::App* command = app.add_subcommand("demo", "The main job on the embedded default: fixture pair, then the oracle over the sample bench");
-  command->add_option("--out", options->out, "Folder for the fixtures and answers")->capture_default_str();
+  CLI::App* command = app.add_subcommand(
+      "demo",
+      "The main job on the embedded default: fixture pair, every engine and one seeded fault on the sample bench, "
+      "each scored against the oracle; exit 1 unless every engine is exact and the fault is caught");
+  command->add_option("--out", options->out, "Folder for the fixtures, answers and reports")->capture_default_str();
   command->add_option("--seed", options->seed, "Fixture seed")->capture_default_str();
   command->add_option("--max-new-tokens", options->max_new_tokens, "Tokens generated per question")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  command->add_option("--batch-size", options->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
+  command->add_option("--draft-tokens", options->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
+  command->add_option("--fault", options->fault, "The fault seeded into EQSPEC to show that it is caught")->capture_default_str();
   command->callback([options] {
-    std::filesystem::create_directories(options->out);
+    fault_from_name(options->fault);
     run_demo(*options);
   });
 }

@@ -5,12 +5,12 @@
 #include <set>
 #include <sstream>
 
-#include <ATen/Context.h>
 #include <CLI/CLI.hpp>
 
 #include "conformance/commands/commands.h"
 #include "conformance/engines/engine_run.h"
-#include "impl/checkpoint/model_io.h"
+#include "conformance/engines/model_pair.h"
+#include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
 
@@ -40,15 +40,6 @@ struct GenerateOptions {
   int64_t top_logprobs = 5;
   bool skip_long_prompts = false;
 };
-
-c10::Device parse_device(const std::string& name) {
-  if (name == "cpu") return c10::Device(c10::kCPU);
-  if (name == "cuda" || name.starts_with("cuda:")) {
-    if (!at::hasCUDA()) throw InputError("--device " + name + ": no CUDA device is available to this build");
-    return c10::Device(name);
-  }
-  throw InputError("--device: unknown device '" + name + "' (expected cpu or cuda)");
-}
 
 std::vector<Question> select_questions(std::vector<Question> all, const GenerateOptions& options) {
   if (!options.question_ids.empty()) {
@@ -119,24 +110,16 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
 
   const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
-  const c10::Device device = parse_device(options.device);
+  const c10::Device device = device_from_name(options.device, "--device");
   std::vector<Question> questions = select_questions(read_questions(options.bench), options);
 
-  const Transformer target = load_transformer(options.target, dtype, device);
-  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(options.target);
-  std::optional<Transformer> draft;
-  if (needs_draft(engine)) {
-    draft.emplace(load_transformer(options.draft, dtype, device));
-    if (draft->config().vocab_size != target.config().vocab_size)
-      throw InputError(options.draft.string() + "/config.json: field 'vocab_size': " +
-                       std::to_string(draft->config().vocab_size) + " differs from the target's " +
-                       std::to_string(target.config().vocab_size));
-  }
+  const ModelPair models = load_model_pair(options.target, options.draft, dtype, device);
+  const Transformer& target = models.target;
   decode.eos_ids = target.config().eos_token_ids;
-  questions = drop_or_refuse_long_prompts(std::move(questions), *tokenizer, target.config(), options);
+  questions = drop_or_refuse_long_prompts(std::move(questions), *models.tokenizer, target.config(), options);
 
-  const EngineRun run{.engine = engine, .target = &target, .draft = draft ? &*draft : nullptr,
-                      .tokenizer = tokenizer.get(), .decode = decode, .batch_size = options.batch_size,
+  const EngineRun run{.engine = engine, .target = &target, .draft = models.draft_or_null(),
+                      .tokenizer = models.tokenizer.get(), .decode = decode, .batch_size = options.batch_size,
                       .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
                                  .max_wait_steps = options.max_wait},
                       .all_turns = options.turns == "all",

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "impl/decoding/decode_types.h"
+#include "impl/decoding/exspec.h"
+#include "impl/decoding/scripted_drafter.h"
+#include "impl/model/transformer.h"
+
+namespace specgate::cli {
+
+enum class BenchEngine { kNonspecBatch, kEqspec, kNaiveRealign, kExspec, kExspecAging, kRollback };
+
+// nonspec-batch, eqspec, naive-realign (EQSPEC re-laid out as published decoders do),
+// exspec, exspec-aging (EXSPEC with a bound on waiting), rollback; throws InputError otherwise.
+BenchEngine bench_engine_from_name(const std::string& name);
+std::string bench_engine_name(BenchEngine engine);
+
+// What every measurement of one run shares.
+struct BenchSetup {
+  const Transformer* target = nullptr;
+  const Transformer* draft = nullptr;
+  std::vector<SequenceRequest> requests;
+  DecodeOptions decode;                  // greedy; K, max_new_tokens and EOS set
+  std::optional<ScriptedDrafts> script;  // scripted acceptance
+  int64_t window_per_batch = 2;          // EXSPEC's window is this many batches
+  int64_t max_wait = 4;                  // exspec-aging's bound, raised to the smallest feasible
+};
+
+// One engine at one batch size: the median of `repeat` timed runs over every request.
+struct Measurement {
+  BenchEngine engine = BenchEngine::kNonspecBatch;
+  int64_t batch_size = 0;
+  ExspecOptions exspec;              // exspec and exspec-aging
+  std::vector<double> run_seconds;   // every run, in order
+  double seconds = 0.0;              // the median run's
+  int64_t tokens = 0;                // generated per run
+  DecodeStats stats;                 // the median run's
+  ExspecStats exspec_stats;          // the median run's
+  double latency_p50_s = 0.0, latency_p99_s = 0.0;
+  int64_t peak_memory_bytes = 0;     // the process's peak resident memory during the runs
+  double tokens_per_s() const { return seconds > 0 ? tokens / seconds : 0.0; }
+};
+
+Measurement measure(const BenchSetup& setup, BenchEngine engine, int64_t batch_size, int64_t repeat);
+
+// The target's greedy continuation of every request, `length` tokens long (or up to EOS):
+// what a scripted drafter proposes when it is right.
+std::map<int64_t, std::vector<int64_t>> greedy_continuations(const Transformer& target,
+                                                             const std::vector<SequenceRequest>& requests,
+                                                             const DecodeOptions& decode, int64_t length,
+                                                             int64_t batch_size);
+
+}  // namespace specgate::cli

@@ -1,0 +1,206 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "conformance/bench/bench_report.h"
+#include "conformance/bench/bench_runner.h"
+#include "conformance/bench/bench_workload.h"
+#include "conformance/bench/machine_info.h"
+#include "conformance/commands/commands.h"
+#include "conformance/commands/output_file.h"
+#include "conformance/engines/model_pair.h"
+#include "conformance/terminal/progress_bar.h"
+#include "impl/bench/question.h"
+#include "impl/common/device.h"
+#include "impl/common/dtype.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+namespace {
+
+struct BenchOptions {
+  std::vector<std::string> engines = {"nonspec-batch", "eqspec", "naive-realign", "exspec", "exspec-aging"};
+  std::vector<int64_t> batch_sizes = {1, 2, 4, 8, 16};
+  int64_t draft_tokens = 4;
+  std::filesystem::path target, draft, bench, json, svg;
+  int64_t max_new_tokens = 64;
+  std::string acceptance = "model";
+  std::string dtype = "float32";
+  std::string device = "cpu";
+  int64_t repeat = 3;
+  int64_t limit = 0;
+  int64_t sequences = 0;
+  int64_t window_batches = 2;
+  int64_t max_wait = 4;
+  uint64_t seed = 0;
+};
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options, const Tokenizer& tokenizer) {
+  std::vector<Question> questions = read_questions(options.bench);
+  if (options.limit > 0 && static_cast<int64_t>(questions.size()) > options.limit) questions.resize(options.limit);
+  if (questions.empty()) throw InputError(options.bench.string() + ": no questions");
+  std::vector<std::vector<int64_t>> prompts;
+  for (const Question& question : questions) prompts.push_back(tokenizer.encode_prompt(question.turns.front()));
+  return prompts;
+}
+
+// Every (engine, batch size) to measure, nonspec-batch first at each batch size, and
+// nonspec-batch at batch size 1 always: the speedups are against them.
+std::vector<std::pair<BenchEngine, int64_t>> plan(const std::vector<BenchEngine>& engines,
+                                                  std::vector<int64_t> batch_sizes) {
+  batch_sizes.push_back(1);
+  std::sort(batch_sizes.begin(), batch_sizes.end());
+  batch_sizes.erase(std::unique(batch_sizes.begin(), batch_sizes.end()), batch_sizes.end());
+  std::vector<std::pair<BenchEngine, int64_t>> cases;
+  for (int64_t batch : batch_sizes) {
+    cases.push_back({BenchEngine::kNonspecBatch, batch});
+    for (BenchEngine engine : engines) {
+      if (engine != BenchEngine::kNonspecBatch) cases.push_back({engine, batch});
+    }
+  }
+  return cases;
+}
+
+void print_table(const std::vector<Measurement>& measurements) {
+  const nlohmann::ordered_json results = results_json(measurements);
+  std::printf("%-14s %5s %9s %7s %7s %6s %6s %7s %6s %6s %6s %6s %8s %8s\n", "engine", "batch", "tok/s", "x same",
+              "x B=1", "draft", "verify", "realign", "other", "accept", "tok/rd", "group", "p50 s", "p99 s");
+  for (const nlohmann::ordered_json& r : results) {
+    const auto value = [](const nlohmann::ordered_json& v) { return v.is_null() ? 0.0 : v.get<double>(); };
+    const nlohmann::ordered_json& phase = r["phase_fraction"];
+    std::printf("%-14s %5lld %9.1f %7.2f %7.2f %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %6s %8.3f %8.3f\n",
+                r["engine"].get<std::string>().c_str(), static_cast<long long>(r["batch_size"].get<int64_t>()),
+                r["tokens_per_s"].get<double>(), value(r["speedup_vs_nonspec_same_batch"]),
+                value(r["speedup_vs_nonspec_batch1"]), 100 * phase["draft"].get<double>(),
+                100 * phase["verify"].get<double>(), 100 * phase["realign"].get<double>(),
+                100 * phase["other"].get<double>(), r["acceptance_rate"].get<double>(),
+                r["tokens_per_round"].get<double>(),
+                r["grouping_rate"].is_null() ? "-" : std::to_string(r["grouping_rate"].get<double>()).substr(0, 5).c_str(),
+                r["latency_p50_s"].get<double>(), r["latency_p99_s"].get<double>());
+  }
+}
+
+void run_bench(const BenchOptions& options) {
+  std::vector<BenchEngine> engines;
+  for (const std::string& name : options.engines) engines.push_back(bench_engine_from_name(name));
+  const bool speculative = std::any_of(engines.begin(), engines.end(), [](BenchEngine e) { return e != BenchEngine::kNonspecBatch; });
+  if (speculative && options.draft.empty()) throw InputError("--draft: the speculative engines need a draft checkpoint");
+  const AcceptanceMode acceptance = acceptance_from_name(options.acceptance);
+  const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
+  const c10::Device device = device_from_name(options.device, "--device");
+
+  const ModelPair models = load_model_pair(options.target, speculative ? options.draft : "", dtype, device);
+  const std::vector<std::vector<int64_t>> prompts = first_turn_prompts(options, *models.tokenizer);
+  BenchSetup setup{.target = &models.target, .draft = models.draft_or_null(),
+                   .window_per_batch = options.window_batches, .max_wait = options.max_wait};
+  setup.requests = cycle_prompts(prompts, options.sequences > 0 ? options.sequences : static_cast<int64_t>(prompts.size()));
+  setup.decode.draft_tokens = options.draft_tokens;
+  setup.decode.max_new_tokens = options.max_new_tokens;
+  setup.decode.eos_ids = models.target.config().eos_token_ids;
+  for (const SequenceRequest& request : setup.requests) {
+    const int64_t needed = static_cast<int64_t>(request.prompt.size()) + options.max_new_tokens;
+    if (needed > models.target.config().max_position_embeddings)
+      throw InputError(options.bench.string() + ": a prompt and --max-new-tokens need " + std::to_string(needed) +
+                       " positions, the target has " + std::to_string(models.target.config().max_position_embeddings));
+  }
+  const int64_t largest_batch = *std::max_element(options.batch_sizes.begin(), options.batch_sizes.end());
+  if (acceptance.scripted_alpha) {
+    setup.script = ScriptedDrafts{
+        greedy_continuations(models.target, setup.requests, setup.decode,
+                             options.max_new_tokens + options.draft_tokens + 1, largest_batch),
+        bernoulli_script(*acceptance.scripted_alpha, options.draft_tokens, options.seed),
+        models.target.config().vocab_size};
+  }
+
+  const std::vector<std::pair<BenchEngine, int64_t>> cases = plan(engines, options.batch_sizes);
+  std::vector<Measurement> measurements;
+  {
+    ProgressBar progress("bench", static_cast<int64_t>(cases.size()));
+    for (const auto& [engine, batch] : cases) {
+      progress.update(static_cast<int64_t>(measurements.size()), bench_engine_name(engine) + " B=" + std::to_string(batch));
+      measurements.push_back(measure(setup, engine, batch, options.repeat));
+    }
+  }
+  print_table(measurements);
+
+  nlohmann::ordered_json report;
+  report["schema_version"] = 1;
+  report["generated_at"] = utc_now();
+  report["machine"] = machine_info(device);
+  report["settings"] = {{"target", options.target.string()},
+                        {"draft", options.draft.string()},
+                        {"bench", options.bench.string()},
+                        {"sequences", setup.requests.size()},
+                        {"draft_tokens", options.draft_tokens},
+                        {"max_new_tokens", options.max_new_tokens},
+                        {"acceptance", acceptance.name()},
+                        {"dtype", options.dtype},
+                        {"device", device.str()},
+                        {"repeat", options.repeat},
+                        {"exspec_window_batches", options.window_batches},
+                        {"exspec_aging_max_wait", options.max_wait},
+                        {"seed", options.seed}};
+  report["results"] = results_json(measurements);
+  write_output_file(options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  std::printf("wrote %s", options.json.string().c_str());
+  if (!options.svg.empty()) {
+    const std::string title = "specgate bench, " + acceptance.name() + ", K=" + std::to_string(options.draft_tokens) +
+                              ", " + options.dtype + " on " + device.str();
+    write_output_file(options.svg, [&](std::ostream& out) { out << results_svg(measurements, title); });
+    std::printf(" and %s", options.svg.string().c_str());
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* c = app.add_subcommand("bench", "Measure throughput, phase times and latency of every engine and batch size");
+  c->add_option("--engines", o->engines,
+                "nonspec-batch, eqspec, naive-realign, exspec, exspec-aging, rollback (nonspec-batch always runs)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--batch-sizes", o->batch_sizes, "Batch sizes to measure")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--target", o->target, "Target checkpoint folder")->required();
+  c->add_option("--draft", o->draft, "Draft checkpoint folder");
+  c->add_option("--bench", o->bench, "Spec-Bench question.jsonl (first turns are the prompts)")->required();
+  c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per sequence")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  c->add_option("--acceptance", o->acceptance, "model, or scripted:ALPHA (each draft token right with probability ALPHA)")
+      ->capture_default_str();
+  c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
+  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  c->add_option("--repeat", o->repeat, "Timed runs per measurement; the median is reported")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
+  c->add_option("--sequences", o->sequences, "Sequences per run, cycling through the prompts (default: one per question)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--window-batches", o->window_batches, "EXSPEC's window in batches")->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--max-wait", o->max_wait, "exspec-aging: most steps a sequence may be left out (raised to the smallest feasible)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--seed", o->seed, "Seed of the scripted acceptance")->capture_default_str();
+  c->add_option("--json", o->json, "Results JSON to write")->required();
+  c->add_option("--svg", o->svg, "Chart of throughput and realign share against batch size");
+  c->callback([o] { run_bench(*o); });
+}
+
+}  // namespace specgate::cli

@@ -1,0 +1,22 @@
+#include "conformance/engines/model_pair.h"
+
+#include <string>
+
+#include "impl/checkpoint/model_io.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+
+ModelPair load_model_pair(const std::filesystem::path& target_dir, const std::filesystem::path& draft_dir,
+                          at::ScalarType dtype, c10::Device device) {
+  ModelPair pair{load_transformer(target_dir, dtype, device), load_tokenizer(target_dir), std::nullopt};
+  if (draft_dir.empty()) return pair;
+  pair.draft.emplace(load_transformer(draft_dir, dtype, device));
+  const int64_t draft_vocab = pair.draft->config().vocab_size, target_vocab = pair.target.config().vocab_size;
+  if (draft_vocab != target_vocab)
+    throw InputError((draft_dir / "config.json").string() + ": field 'vocab_size': " + std::to_string(draft_vocab) +
+                     " differs from the target's " + std::to_string(target_vocab));
+  return pair;
+}
+
+}  // namespace specgate::cli

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <ATen/core/Tensor.h>
+
+#include "impl/model/transformer.h"
+#include "impl/tokenizer/tokenizer.h"
+
+namespace specgate::cli {
+
+// A target checkpoint, its tokenizer, and optionally a draft checkpoint that shares its
+// vocabulary.
+struct ModelPair {
+  Transformer target;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::optional<Transformer> draft;
+  const Transformer* draft_or_null() const { return draft ? &*draft : nullptr; }
+};
+
+// Loads `target_dir`, and `draft_dir` unless it is empty; a draft whose vocabulary size
+// differs from the target's is an InputError naming its config.json.
+ModelPair load_model_pair(const std::filesystem::path& target_dir, const std::filesystem::path& draft_dir,
+                          at::ScalarType dtype, c10::Device device);
+
+}  // namespace specgate::cli

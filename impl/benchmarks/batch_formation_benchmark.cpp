@@ -1,0 +1,64 @@
+// EXSPEC's batch formation: choosing B sequences of a window, and copying their caches from
+// the pool into the batch (one gather and one scatter per layer), in bytes moved per second
+// against a plain copy of the same bytes.
+#include <random>
+
+#include <benchmark/benchmark.h>
+
+#include "impl/benchmarks/cache_shapes.h"
+#include "impl/decoding/batch_scheduler.h"
+
+namespace specgate::benchmarks {
+namespace {
+
+std::vector<WindowEntry> random_window(int64_t size, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_int_distribution<int64_t> length(100, 140), waited(0, 3);
+  std::vector<WindowEntry> window;
+  for (int64_t i = 0; i < size; ++i) window.push_back({length(random), waited(random)});
+  return window;
+}
+
+void BM_ChooseBatch(benchmark::State& state) {
+  const int64_t batch = state.range(0), window_size = state.range(1), max_wait = state.range(2);
+  const std::vector<WindowEntry> window = random_window(window_size, 3);
+  for (auto _ : state) benchmark::DoNotOptimize(choose_batch(window, batch, max_wait));
+  state.SetItemsProcessed(state.iterations());
+}
+
+// B rows of a pool of 4B sequences copied into a batch cache, shifted to a common width.
+void BM_PoolToBatch(benchmark::State& state) {
+  const int64_t batch = state.range(0), length = state.range(1);
+  const KVCache pool = filled_cache(4 * batch, length);
+  KVCache batch_cache = filled_cache(batch, length);
+  const auto index = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor rows = at::arange(batch, index);
+  const at::Tensor source_rows = at::arange(0, 4 * batch, 4, index);
+  std::vector<RowMove> moves;
+  for (int64_t row = 0; row < batch; ++row) moves.push_back({0, row % 4, length - row % 4});
+  const at::Tensor source_slots = slot_map(moves, length, at::kCPU);
+  for (auto _ : state) batch_cache.copy_rows_from(pool, source_rows, source_slots, rows);
+  state.SetBytesProcessed(state.iterations() * moved_bytes(moves));
+}
+
+void BM_CopyBandwidth(benchmark::State& state) {
+  const int64_t batch = state.range(0), length = state.range(1);
+  const auto options = at::TensorOptions().dtype(at::kFloat);
+  const at::Tensor source = at::rand({2 * kLayers, batch, kKvHeads, length, kHeadDim}, options);
+  at::Tensor target = at::zeros_like(source);
+  for (auto _ : state) target.copy_(source);
+  state.SetBytesProcessed(state.iterations() * 2 * source.numel() * kElementBytes);
+}
+
+BENCHMARK(BM_ChooseBatch)
+    ->ArgNames({"batch", "window", "max_wait"})
+    ->Args({8, 16, 0})
+    ->Args({8, 16, 3})
+    ->Args({16, 64, 0})
+    ->Args({16, 64, 7})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PoolToBatch)->ArgNames({"batch", "length"})->Args({8, 512})->Args({16, 2048})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CopyBandwidth)->ArgNames({"batch", "length"})->Args({8, 512})->Args({16, 2048})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace specgate::benchmarks

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "impl/decoding/batch_tensors.h"
+#include "impl/model/kv_cache.h"
+
+namespace specgate::benchmarks {
+
+// Caches shaped like a Qwen3 model's (8 KV heads of 128) in float32, with fewer layers than
+// the real ones: realignment costs the same per layer, so bytes per second carry over.
+constexpr int64_t kLayers = 4, kKvHeads = 8, kHeadDim = 128;
+constexpr int64_t kElementBytes = sizeof(float);
+
+inline KVCache filled_cache(int64_t batch, int64_t length) {
+  KVCache cache(kLayers, batch, kKvHeads, length, kHeadDim, at::TensorOptions().dtype(at::kFloat));
+  cache.reshape(batch, length);
+  for (int64_t layer = 0; layer < kLayers; ++layer) {
+    cache.keys(layer).uniform_();
+    cache.values(layer).uniform_();
+  }
+  return cache;
+}
+
+// An EQSPEC round's re-layout: every row accepted between 1 and K + 1 tokens, so rows move
+// by up to K slots; the cache keeps its length.
+inline std::vector<RowMove> round_moves(int64_t batch, int64_t length, int64_t k, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_int_distribution<int64_t> padding(0, k);
+  std::vector<RowMove> moves;
+  for (int64_t row = 0; row < batch; ++row) {
+    const int64_t old_padding = padding(random), new_padding = padding(random);
+    moves.push_back({old_padding, new_padding, length - std::max(old_padding, new_padding)});
+  }
+  return moves;
+}
+
+// Bytes a re-layout must at least move: one read and one write of every kept entry, keys and
+// values, every layer.
+inline int64_t moved_bytes(const std::vector<RowMove>& moves) {
+  int64_t entries = 0;
+  for (const RowMove& move : moves) entries += move.kept;
+  return 2 * 2 * kLayers * entries * kKvHeads * kHeadDim * kElementBytes;
+}
+
+}  // namespace specgate::benchmarks

@@ -1,0 +1,53 @@
+// Realignment of the KV caches after an EQSPEC round, in bytes moved per second: one contiguous
+// copy per row and layer (what EQSPEC does), the per-row concatenation of published decoders,
+// and a plain copy of the same bytes, the machine's floor.
+#include <benchmark/benchmark.h>
+
+#include "impl/benchmarks/cache_shapes.h"
+#include "impl/decoding/naive_realign.h"
+
+namespace specgate::benchmarks {
+namespace {
+
+constexpr int64_t kDraftTokens = 5;
+
+void BM_ShiftRowsRealign(benchmark::State& state) {
+  const int64_t batch = state.range(0), length = state.range(1);
+  KVCache cache = filled_cache(batch, length);
+  const std::vector<RowMove> moves = round_moves(batch, length, kDraftTokens, 1);
+  const std::vector<SlotRun> runs = slot_runs(moves);
+  for (auto _ : state) cache.shift_rows(runs, length);
+  state.SetBytesProcessed(state.iterations() * moved_bytes(moves));
+}
+
+void BM_NaiveRealign(benchmark::State& state) {
+  const int64_t batch = state.range(0), length = state.range(1);
+  KVCache cache = filled_cache(batch, length);
+  const std::vector<RowMove> moves = round_moves(batch, length, kDraftTokens, 1);
+  for (auto _ : state) naive_realign(cache, moves, length);
+  state.SetBytesProcessed(state.iterations() * moved_bytes(moves));
+}
+
+// The same bytes copied between two preallocated buffers of the cache's shape.
+void BM_CopyBandwidth(benchmark::State& state) {
+  const int64_t batch = state.range(0), length = state.range(1);
+  const auto options = at::TensorOptions().dtype(at::kFloat);
+  const at::Tensor source = at::rand({2 * kLayers, batch, kKvHeads, length, kHeadDim}, options);
+  at::Tensor target = at::zeros_like(source);
+  for (auto _ : state) target.copy_(source);
+  state.SetBytesProcessed(state.iterations() * 2 * source.numel() * kElementBytes);
+}
+
+void shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t batch : {8, 16}) {
+    for (int64_t length : {512, 2048}) b->Args({batch, length});
+  }
+  b->ArgNames({"batch", "length"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+BENCHMARK(BM_ShiftRowsRealign)->Apply(shapes);
+BENCHMARK(BM_NaiveRealign)->Apply(shapes);
+BENCHMARK(BM_CopyBandwidth)->Apply(shapes);
+
+}  // namespace
+}  // namespace specgate::benchmarks
