@@ -42,18 +42,6 @@ at::Tensor key_valid(const BatchState& state, int64_t num_slots, c10::Device dev
   return valid;
 }
 
-at::Tensor slot_map(const std::vector<RowMove>& moves, int64_t new_length, c10::Device device) {
-  std::vector<int64_t> values;
-  values.reserve(moves.size() * new_length);
-  for (const RowMove& move : moves) {
-    for (int64_t slot = 0; slot < new_length; ++slot) {
-      const int64_t j = slot - move.new_padding;
-      values.push_back(j >= 0 && j < move.kept ? move.old_padding + move.offset + j : -1);
-    }
-  }
-  return to_device(std::move(values), static_cast<int64_t>(moves.size()), new_length, device);
-}
-
 std::vector<SlotRun> slot_runs(const std::vector<RowMove>& moves) {
   std::vector<SlotRun> runs;
   for (const RowMove& move : moves) runs.push_back({move.old_padding + move.offset, move.new_padding, move.kept});

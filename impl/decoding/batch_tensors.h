@@ -29,9 +29,7 @@ struct RowMove {
   int64_t kept;
   int64_t offset = 0;
 };
-// int64 [B, new_length] map for KVCache::copy_rows_from (-1 where a slot holds nothing).
-at::Tensor slot_map(const std::vector<RowMove>& moves, int64_t new_length, c10::Device device);
-// The same moves as runs for KVCache::shift_rows.
+// The moves as runs for KVCache::shift_rows.
 std::vector<SlotRun> slot_runs(const std::vector<RowMove>& moves);
 
 }  // namespace specgate

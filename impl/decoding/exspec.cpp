@@ -41,17 +41,19 @@ at::Tensor long_tensor(const std::vector<int64_t>& values, c10::Device device) {
   return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(device);
 }
 
-// int64 [n, count]: for each span, the source slot of destination slot j, where the span's
-// token j - padding[i] lands at slot j (-1 outside the span).
+// Where each span's K/V land in a cache whose rows are padded as given.
 std::vector<RowMove> span_moves(const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding) {
   std::vector<RowMove> moves;
   for (size_t i = 0; i < spans.size(); ++i) moves.push_back({spans[i].start, padding[i], spans[i].kept, 0});
   return moves;
 }
 
-at::Tensor span_map(const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding, int64_t count,
-                    c10::Device device) {
-  return slot_map(span_moves(spans, padding), count, device);
+// Runs copying span i of row rows[i] to slot padding[i] of row targets[i].
+std::vector<RowRun> row_runs(const std::vector<int64_t>& rows, const std::vector<int64_t>& targets,
+                             const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding) {
+  std::vector<RowRun> runs;
+  for (size_t i = 0; i < spans.size(); ++i) runs.push_back({rows[i], targets[i], {spans[i].start, padding[i], spans[i].kept}});
+  return runs;
 }
 
 class Exspec {
@@ -207,11 +209,7 @@ class Exspec {
              std::vector<int64_t> slots) {
     if (rows.empty()) return;
     if (faults().has(Fault::kWrongSequenceKv)) std::rotate(slots.begin(), slots.begin() + 1, slots.end());
-    int64_t longest = 1;
-    for (const CacheSpan& span : spans) longest = std::max(longest, span.kept);
-    const std::vector<int64_t> no_padding(spans.size(), 0);
-    pool.copy_rows_from(cache, long_tensor(rows, device_), span_map(spans, no_padding, longest, device_),
-                        long_tensor(slots, device_));
+    pool.copy_rows_from(cache, row_runs(rows, slots, spans, std::vector<int64_t>(spans.size(), 0)));
   }
 
   // Lays out the chosen members as the batch: members that leave the batch go back to the
@@ -315,8 +313,7 @@ class Exspec {
         spans.push_back(member.*span);
       }
       cache.reshape(stay + static_cast<int64_t>(incoming.size()), length);
-      cache.copy_rows_from(pool, long_tensor(slots, device_), span_map(spans, in_padding, length, device_),
-                           long_tensor(rows, device_));
+      cache.copy_rows_from(pool, row_runs(slots, rows, spans, in_padding));
     }
     for (size_t b = 0; b < staying.size(); ++b) window_[staying[b]].*span = {stay_padding[b], (window_[staying[b]].*span).kept};
     for (size_t b = 0; b < incoming.size(); ++b) window_[incoming[b]].*span = {in_padding[b], (window_[incoming[b]].*span).kept};

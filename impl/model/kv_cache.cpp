@@ -90,21 +90,25 @@ void KVCache::reshape(int64_t batch_size, int64_t length) {
   length_ = length;
 }
 
-void KVCache::copy_rows_from(const KVCache& source, const at::Tensor& source_rows, const at::Tensor& source_slots,
-                             const at::Tensor& rows) {
-  const int64_t count = source_slots.size(1);
-  TORCH_CHECK(source_slots.dim() == 2 && source_rows.size(0) == source_slots.size(0) && rows.size(0) == source_rows.size(0),
-              "KVCache::copy_rows_from: expected [n] rows and [n, count] slots");
+void KVCache::copy_rows_from(const KVCache& source, std::span<const RowRun> runs) {
   TORCH_CHECK(source.num_layers() == num_layers(), "KVCache::copy_rows_from: layer counts differ");
-  reserve_slots(count);
-  // Advanced indexing over dimensions 0 and 2 puts the indexed dimensions first: [n, count, H, D].
-  const std::vector<at::indexing::TensorIndex> index = {at::indexing::TensorIndex(source_rows.unsqueeze(1)),
-                                                        at::indexing::Slice(),
-                                                        at::indexing::TensorIndex(source_slots.clamp_min(0))};
+  int64_t needed = 0;
+  for (const RowRun& run : runs) {
+    const SlotRun& slots = run.slots;
+    TORCH_CHECK(run.source_row >= 0 && run.source_row < source.keys_.front().size(0) && run.target_row >= 0 &&
+                    run.target_row < keys_.front().size(0) && slots.count >= 0 && slots.source >= 0 &&
+                    slots.source + slots.count <= source.slot_capacity() && slots.target >= 0,
+                "KVCache::copy_rows_from: run out of range");
+    needed = std::max(needed, slots.target + slots.count);
+  }
+  reserve_slots(needed);
   for (int64_t layer = 0; layer < num_layers(); ++layer) {
     for (auto [to, from] : {std::pair{&keys_, &source.keys_}, std::pair{&values_, &source.values_}}) {
-      const at::Tensor gathered = (*from)[layer].index(index).permute({0, 2, 1, 3});
-      (*to)[layer].narrow(2, 0, count).index_copy_(0, rows, gathered);
+      for (const RowRun& run : runs) {
+        if (run.slots.count == 0) continue;
+        (*to)[layer][run.target_row].narrow(1, run.slots.target, run.slots.count)
+            .copy_((*from)[layer][run.source_row].narrow(1, run.slots.source, run.slots.count));
+      }
     }
   }
 }

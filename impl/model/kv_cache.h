@@ -15,6 +15,13 @@ struct SlotRun {
   int64_t count = 0;
 };
 
+// One row's run of slots copied from one cache into another.
+struct RowRun {
+  int64_t source_row = 0;
+  int64_t target_row = 0;
+  SlotRun slots;
+};
+
 // Keys and values of one model for a rectangular batch: per layer a preallocated
 // [batch capacity, H_kv, slot capacity, head_dim] buffer of which rows [0, batch_size())
 // and slots [0, length()) are in use. All rows share the slot count: a row that holds
@@ -49,13 +56,10 @@ class KVCache {
   // Takes the shape of another batch: rows [0, batch_size) and slots [0, length) are in use,
   // with whatever they hold. Grows the slot capacity if needed.
   void reshape(int64_t batch_size, int64_t length);
-  // Copies rows of `source` into rows `rows` of this cache: slot j of row rows[b] receives
-  // slot source_slots[b][j] of row source_rows[b] (a negative source gives unspecified
-  // content). Every index tensor is int64 on the cache's device; source_slots is
-  // [n, count] and may address any allocated slot of `source`, in use or not. One gather
-  // and one scatter per layer, whatever the rows' offsets.
-  void copy_rows_from(const KVCache& source, const at::Tensor& source_rows, const at::Tensor& source_slots,
-                      const at::Tensor& rows);
+  // Copies runs of slots of rows of `source` into rows of this cache, growing the slot
+  // capacity if needed; the runs may read any allocated slot of `source`, in use or not.
+  // One contiguous copy per run and layer.
+  void copy_rows_from(const KVCache& source, std::span<const RowRun> runs);
 
   // Views of row `row`, slot `slot` of `layer`: [H_kv, head_dim].
   at::Tensor key_at(int64_t layer, int64_t row, int64_t slot) const;
