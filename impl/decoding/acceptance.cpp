@@ -70,6 +70,8 @@ std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftPropo
 
   const at::Tensor p = sampling_distribution(logits, options.sampling).cpu();  // [B, K+1, V]
   const at::Tensor& q = faults.has(Fault::kRawDraftDistribution) ? proposal.raw_distributions : proposal.distributions;
+  // Each row draws from its own stream; under the fault every row draws from the first row's.
+  auto stream = [&](int64_t i) -> SequenceRng& { return state.rows[faults.has(Fault::kSharedRandomStream) ? 0 : i].rng; };
   std::vector<int64_t> first_rejection(batch);
   for (int64_t i = 0; i < batch; ++i) {
     const std::vector<int64_t>& drafts = proposal.tokens[i];
@@ -77,7 +79,7 @@ std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftPropo
     int64_t a = 0;
     for (; a < k; ++a) {
       const double target = p[i][a][drafts[a]].item<double>(), draft = q[i][a][drafts[a]].item<double>();
-      const double u = state.rows[i].rng.uniform();
+      const double u = stream(i).uniform();
       if (!faults.has(Fault::kAlwaysAccept) && !(u * draft < target)) break;
     }
     first_rejection[i] = a;
@@ -86,7 +88,7 @@ std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftPropo
   for (int64_t i = 0; i < batch; ++i) {
     const std::vector<int64_t>& drafts = proposal.tokens[i];
     const int64_t k = static_cast<int64_t>(drafts.size());
-    SequenceRng& rng = state.rows[i].rng;
+    SequenceRng& rng = stream(i);
     RowVerdict& verdict = verdicts[i];
     verdict.accepted = options.rollback ? fewest : first_rejection[i];
     const int64_t a = verdict.accepted;

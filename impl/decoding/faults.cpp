@@ -13,6 +13,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kName
     "rejected-kv-visible",    "bonus-not-fed",         "draft-cache-short",   "mask-lets-padding-through",
     "bonus-logit-off-by-one", "count-after-mismatch",  "tokens-after-eos-kept", "always-accept",
     "residual-not-normalised", "raw-draft-distribution", "bonus-kv-wrong-position", "cache-advanced-by-drafted",
+    "shared-random-stream",
     "group-mixed-lengths",    "wrong-sequence-kv",     "refill-loses-sequence", "refill-duplicates-sequence",
 };
 

@@ -27,6 +27,7 @@ enum class Fault {
   kRawDraftDistribution,    // sampling: q in p/q is the unshaped draft softmax
   kBonusKvWrongPosition,    // the pending bonus is fed at the position after its own
   kCacheAdvancedByDrafted,  // the draft cache is taken to hold every drafted token
+  kSharedRandomStream,      // sampling: every row draws from the first row's random stream
   // EXSPEC only:
   kGroupMixedLengths,         // sequences of different lengths grouped without realignment
   kWrongSequenceKv,           // K/V written back into another sequence's slot of the pool
