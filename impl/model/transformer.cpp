@@ -10,8 +10,14 @@
 namespace specgate {
 namespace {
 
-// Prompt tokens a forward pass with a cache takes at once.
+// Most tokens a forward pass with a cache takes at once, and the fewest it cuts a long pass into.
 constexpr int64_t kChunkTokens = 256;
+constexpr int64_t kMinChunkTokens = 16;
+// A chunk's attention scores (rows x heads x queries x keys) stay under this size, so that a
+// pass's temporaries come from memory the allocator keeps for reuse: glibc maps every block
+// over 32 MiB afresh and unmaps it when freed, and faulting those pages back in costs more
+// than the arithmetic of a small model.
+constexpr int64_t kMaxScoreBytes = int64_t{16} << 20;
 
 bool is_reduced_precision(at::ScalarType dtype) {
   return dtype == at::kHalf || dtype == at::kBFloat16;
@@ -99,14 +105,27 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& posi
   TORCH_CHECK(key_valid.dim() == 2 && key_valid.size(0) == tokens.size(0) && key_valid.size(1) == first_slot + steps,
               "forward: key_valid must be [B, cache length + T]");
   TORCH_CHECK(cache == nullptr || cache->batch_size() == tokens.size(0), "forward: cache batch size differs");
-  if (cache == nullptr || steps <= kChunkTokens) return forward_chunk(tokens, positions, key_valid, cache);
+  if (cache == nullptr) return forward_chunk(tokens, positions, key_valid, cache);
   std::vector<at::Tensor> hidden;
-  for (int64_t start = 0; start < steps; start += kChunkTokens) {
-    const int64_t count = std::min(kChunkTokens, steps - start);
+  for (int64_t start = 0; start < steps;) {
+    const int64_t count = std::min(chunk_tokens(tokens.size(0), first_slot + start), steps - start);
     hidden.push_back(forward_chunk(tokens.narrow(1, start, count), positions.narrow(1, start, count),
                                    key_valid.narrow(1, 0, first_slot + start + count), cache));
+    start += count;
   }
-  return at::cat(hidden, 1);
+  return hidden.size() == 1 ? hidden.front() : at::cat(hidden, 1);
+}
+
+int64_t Transformer::chunk_tokens(int64_t batch, int64_t first_slot) const {
+  const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
+  const int64_t score_bytes = is_reduced_precision(dtype) ? 4 : static_cast<int64_t>(at::elementSize(dtype));
+  const bool every_layer_windowed = config_.layer_uses_window(0);
+  int64_t chunk = kChunkTokens;
+  for (; chunk > kMinChunkTokens; chunk /= 2) {
+    const int64_t keys = every_layer_windowed ? std::min(*config_.sliding_window, first_slot) + chunk : first_slot + chunk;
+    if (batch * config_.num_heads * chunk * keys * score_bytes <= kMaxScoreBytes) break;
+  }
+  return chunk;
 }
 
 at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor& positions,

@@ -39,6 +39,8 @@ class Transformer {
  private:
   at::Tensor forward_chunk(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
                            KVCache* cache) const;
+  // Tokens of a pass with `batch` rows, starting at cache slot `first_slot`, to run at once.
+  int64_t chunk_tokens(int64_t batch, int64_t first_slot) const;
   // `first_key` is the first slot the mask covers: windowed layers skip the keys before it.
   at::Tensor attention(const LayerWeights& layer, int64_t layer_index, const at::Tensor& x,
                        const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask, int64_t first_key,
