@@ -28,7 +28,7 @@ struct BenchSetup {
   DecodeOptions decode;                  // greedy; K, max_new_tokens and EOS set
   std::optional<ScriptedDrafts> script;  // scripted acceptance
   int64_t window_per_batch = 2;          // EXSPEC's window is this many batches
-  int64_t max_wait = 4;                  // exspec-aging's bound, raised to the smallest feasible
+  int64_t max_wait = 1;                  // exspec-aging's bound, raised to the smallest feasible
 };
 
 // One engine at one batch size: the median of `repeat` timed runs over every request.

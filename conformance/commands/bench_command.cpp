@@ -37,7 +37,7 @@ struct BenchOptions {
   int64_t limit = 0;
   int64_t sequences = 0;
   int64_t window_batches = 2;
-  int64_t max_wait = 4;
+  int64_t max_wait = 1;
   uint64_t seed = 0;
 };
 
