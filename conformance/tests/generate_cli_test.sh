@@ -4,10 +4,7 @@
 # exits 2 with one line naming what is wrong.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 token_ids() { grep -o '"token_ids":\[\(\[[0-9,]*\],\?\)*\]' "$1"; }
 generate() { "$conformance" generate --target "$fixtures/target" --bench "$bench" --max-new-tokens 24 --limit 12 "$@"; }
@@ -33,15 +30,6 @@ generate --engine eqspec --draft "$fixtures/draft" --batch-size 5 --inject-fault
   --out "$work/faulty.jsonl" >/dev/null || fail "faulty run"
 [ "$(token_ids "$work/faulty.jsonl")" != "$(token_ids "$work/oracle.jsonl")" ] || fail "an injected fault went unnoticed"
 
-expect_usage_error() {  # expected message fragment, then the arguments
-  local fragment=$1
-  shift
-  "$conformance" "$@" >"$work/stdout" 2>"$work/stderr"
-  local status=$?
-  [ $status -eq 2 ] || fail "exit $status, not 2, for: $*"
-  [ "$(wc -l <"$work/stderr")" -eq 1 ] || fail "not one line on stderr for: $*"
-  grep -qF -- "$fragment" "$work/stderr" || fail "stderr lacks '$fragment' for: $* ($(cat "$work/stderr"))"
-}
 out=(--out "$work/x.jsonl")
 expect_usage_error "needs --draft" generate --engine eqspec --target "$fixtures/target" --bench "$bench" "${out[@]}"
 expect_usage_error "unknown engine 'exspecc'" generate --engine exspecc --target "$fixtures/target" --bench "$bench" "${out[@]}"
@@ -70,8 +58,4 @@ expect_usage_error "cannot be honoured" generate --engine exspec --draft "$fixtu
 expect_usage_error "--turns: " generate --engine oracle --target "$fixtures/target" --bench "$bench" --turns some "${out[@]}"
 expect_usage_error "--engine is required" generate --target "$fixtures/target" --bench "$bench" "${out[@]}"
 
-if [ $failures -gt 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all generate CLI checks passed"
+finish "generate CLI"

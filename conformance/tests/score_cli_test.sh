@@ -6,10 +6,7 @@
 # wrong. SPECGATE_UPDATE_GOLDEN=1 rewrites the golden reports instead of comparing them.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3 specbench=$4 schema=$5 golden=$6
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 python=""
 for candidate in /usr/bin/python3 python3; do
@@ -188,15 +185,6 @@ expect_value "$work/specbench.json" by_category.writing.subtask '"mt_bench"'
 expect_value "$work/specbench.json" items.0.question_id 81
 
 # --- bad input: exit 2 and one line naming file, line and field ---
-expect_usage_error() {  # expected message fragment, then the arguments
-  local fragment=$1
-  shift
-  "$conformance" "$@" >"$work/stdout" 2>"$work/stderr"
-  local status=$?
-  [ $status -eq 2 ] || fail "exit $status, not 2, for: $*"
-  [ "$(wc -l <"$work/stderr")" -eq 1 ] || fail "not one line on stderr for: $*"
-  grep -qF -- "$fragment" "$work/stderr" || fail "stderr lacks '$fragment' for: $* ($(cat "$work/stderr"))"
-}
 ref=(--reference "$work/oracle.jsonl")
 cand=(--candidate "$work/eqspec.jsonl")
 bad() { printf '%s\n' "$@" >"$work/bad.jsonl"; }
@@ -248,8 +236,4 @@ expect_usage_error "bad.jsonl:1: field 'token_ids[1]': token 99999999 is outside
 touch "$work/file"
 expect_usage_error "cannot create the folder" score "${ref[@]}" "${cand[@]}" --json "$work/file/report.json"
 
-if [ $failures -gt 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all score CLI checks passed"
+finish "score CLI"

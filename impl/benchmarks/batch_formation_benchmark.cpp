@@ -41,15 +41,6 @@ void BM_PoolToBatch(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * moved_bytes(moves));
 }
 
-void BM_CopyBandwidth(benchmark::State& state) {
-  const int64_t batch = state.range(0), length = state.range(1);
-  const auto options = at::TensorOptions().dtype(at::kFloat);
-  const at::Tensor source = at::rand({2 * kLayers, batch, kKvHeads, length, kHeadDim}, options);
-  at::Tensor target = at::zeros_like(source);
-  for (auto _ : state) target.copy_(source);
-  state.SetBytesProcessed(state.iterations() * 2 * source.numel() * kElementBytes);
-}
-
 BENCHMARK(BM_ChooseBatch)
     ->ArgNames({"batch", "window", "max_wait"})
     ->Args({8, 16, 0})

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
 
 #include "impl/decoding/batch_tensors.h"
 #include "impl/model/kv_cache.h"
@@ -45,6 +46,17 @@ inline int64_t moved_bytes(const std::vector<RowMove>& moves) {
   int64_t entries = 0;
   for (const RowMove& move : moves) entries += move.kept;
   return 2 * 2 * kLayers * entries * kKvHeads * kHeadDim * kElementBytes;
+}
+
+// The machine's ceiling for a re-layout: the bytes of a batch x length cache (keys and values,
+// every layer) copied between two preallocated buffers. Args: batch, length.
+inline void BM_CopyBandwidth(benchmark::State& state) {
+  const int64_t batch = state.range(0), length = state.range(1);
+  const auto options = at::TensorOptions().dtype(at::kFloat);
+  const at::Tensor source = at::rand({2 * kLayers, batch, kKvHeads, length, kHeadDim}, options);
+  at::Tensor target = at::zeros_like(source);
+  for (auto _ : state) target.copy_(source);
+  state.SetBytesProcessed(state.iterations() * 2 * source.numel() * kElementBytes);
 }
 
 }  // namespace specgate::benchmarks

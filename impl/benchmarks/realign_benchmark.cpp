@@ -28,16 +28,6 @@ void BM_NaiveRealign(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * moved_bytes(moves));
 }
 
-// The same bytes copied between two preallocated buffers of the cache's shape.
-void BM_CopyBandwidth(benchmark::State& state) {
-  const int64_t batch = state.range(0), length = state.range(1);
-  const auto options = at::TensorOptions().dtype(at::kFloat);
-  const at::Tensor source = at::rand({2 * kLayers, batch, kKvHeads, length, kHeadDim}, options);
-  at::Tensor target = at::zeros_like(source);
-  for (auto _ : state) target.copy_(source);
-  state.SetBytesProcessed(state.iterations() * 2 * source.numel() * kElementBytes);
-}
-
 void shapes(benchmark::internal::Benchmark* b) {
   for (int64_t batch : {8, 16}) {
     for (int64_t length : {512, 2048}) b->Args({batch, length});

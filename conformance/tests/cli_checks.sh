@@ -1,0 +1,27 @@
+# Shared by the CLI test scripts, which source it after setting $conformance: a scratch folder
+# $work removed on exit, failure counting, the bad-input check, and the final verdict.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# Runs the CLI with the arguments after the first; fails unless it exits 2 with one line on
+# stderr that contains the first argument.
+expect_usage_error() {
+  local fragment=$1
+  shift
+  "$conformance" "$@" >"$work/stdout" 2>"$work/stderr"
+  local status=$?
+  [ $status -eq 2 ] || fail "exit $status, not 2, for: $*"
+  [ "$(wc -l <"$work/stderr")" -eq 1 ] || fail "not one line on stderr for: $*"
+  grep -qF -- "$fragment" "$work/stderr" || fail "stderr lacks '$fragment' for: $* ($(cat "$work/stderr"))"
+}
+
+# Exits 1 when a check failed; $1 names the checks.
+finish() {
+  if [ $failures -gt 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+  fi
+  echo "all $1 checks passed"
+}
