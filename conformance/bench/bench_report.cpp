@@ -13,7 +13,7 @@
 namespace specgate::cli {
 namespace {
 
-const Measurement* find(const std::vector<Measurement>& measurements, BenchEngine engine, int64_t batch_size) {
+const Measurement* find(const std::vector<Measurement>& measurements, Engine engine, int64_t batch_size) {
   for (const Measurement& m : measurements) {
     if (m.engine == engine && m.batch_size == batch_size) return &m;
   }
@@ -49,7 +49,7 @@ std::string number(double value) {
 constexpr const char* kColors[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377"};
 
 // One chart: x is log2(batch size), y from 0 to the largest value, a polyline per engine.
-std::string line_chart(const std::vector<Measurement>& measurements, const std::vector<BenchEngine>& engines,
+std::string line_chart(const std::vector<Measurement>& measurements, const std::vector<Engine>& engines,
                        const std::vector<int64_t>& batch_sizes, double (*value)(const Measurement&),
                        const std::string& y_label, double left) {
   constexpr double kWidth = 380, kHeight = 240, kTop = 40, kPlotLeft = 60, kPlotBottom = 40;
@@ -98,12 +98,12 @@ std::string line_chart(const std::vector<Measurement>& measurements, const std::
 
 nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements) {
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  const Measurement* batch1 = find(measurements, BenchEngine::kNonspecBatch, 1);
+  const Measurement* batch1 = find(measurements, Engine::kNonspecBatch, 1);
   for (const Measurement& m : measurements) {
-    const Measurement* same_batch = find(measurements, BenchEngine::kNonspecBatch, m.batch_size);
-    const bool exspec = m.engine == BenchEngine::kExspec || m.engine == BenchEngine::kExspecAging;
+    const Measurement* same_batch = find(measurements, Engine::kNonspecBatch, m.batch_size);
+    const bool exspec = is_exspec(m.engine);
     nlohmann::ordered_json r;
-    r["engine"] = bench_engine_name(m.engine);
+    r["engine"] = engine_name(m.engine);
     r["batch_size"] = m.batch_size;
     r["tokens_per_s"] = m.tokens_per_s();
     r["speedup_vs_nonspec_same_batch"] = ratio(m.tokens_per_s(), same_batch);
@@ -115,6 +115,7 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
     r["latency_p50_s"] = m.latency_p50_s;
     r["latency_p99_s"] = m.latency_p99_s;
     r["peak_memory_bytes"] = m.peak_memory_bytes;
+    r["peak_memory_source"] = m.peak_memory_source;
     r["tokens"] = m.tokens;
     r["seconds"] = m.seconds;
     r["run_seconds"] = m.run_seconds;
@@ -130,7 +131,7 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
 }
 
 std::string results_svg(const std::vector<Measurement>& measurements, const std::string& title) {
-  std::vector<BenchEngine> engines;
+  std::vector<Engine> engines;
   std::set<int64_t> batch_set;
   for (const Measurement& m : measurements) {
     if (std::find(engines.begin(), engines.end(), m.engine) == engines.end()) engines.push_back(m.engine);
@@ -149,7 +150,7 @@ std::string results_svg(const std::vector<Measurement>& measurements, const std:
     const double x = 60 + 125 * static_cast<double>(e % 6);
     const std::string color = kColors[e % std::size(kColors)];
     svg += "<rect x='" + number(x) + "' y='306' width='12' height='12' fill='" + color + "'/>";
-    svg += "<text x='" + number(x + 16) + "' y='316' font-size='11'>" + bench_engine_name(engines[e]) + "</text>";
+    svg += "<text x='" + number(x + 16) + "' y='316' font-size='11'>" + engine_name(engines[e]) + "</text>";
   }
   return svg + "</svg>\n";
 }

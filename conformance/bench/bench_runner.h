@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "conformance/engines/engine.h"
+#include "conformance/engines/engine_loop.h"
 #include "impl/decoding/decode_types.h"
 #include "impl/decoding/exspec.h"
 #include "impl/decoding/scripted_drafter.h"
@@ -13,12 +15,9 @@
 
 namespace specgate::cli {
 
-enum class BenchEngine { kNonspecBatch, kEqspec, kNaiveRealign, kExspec, kExspecAging, kRollback };
-
-// nonspec-batch, eqspec, naive-realign (EQSPEC re-laid out as published decoders do),
-// exspec, exspec-aging (EXSPEC with a bound on waiting), rollback; throws InputError otherwise.
-BenchEngine bench_engine_from_name(const std::string& name);
-std::string bench_engine_name(BenchEngine engine);
+// The engines bench measures: every one but the oracle.
+inline constexpr Engine kBenchEngines[] = {Engine::kNonspecBatch, Engine::kEqspec,      Engine::kNaiveRealign,
+                                           Engine::kExspec,       Engine::kExspecAging, Engine::kRollback};
 
 // What every measurement of one run shares.
 struct BenchSetup {
@@ -33,7 +32,7 @@ struct BenchSetup {
 
 // One engine at one batch size: the median of `repeat` timed runs over every request.
 struct Measurement {
-  BenchEngine engine = BenchEngine::kNonspecBatch;
+  Engine engine = Engine::kNonspecBatch;
   int64_t batch_size = 0;
   ExspecOptions exspec;              // exspec and exspec-aging
   std::vector<double> run_seconds;   // every run, in order
@@ -42,11 +41,12 @@ struct Measurement {
   DecodeStats stats;                 // the median run's
   ExspecStats exspec_stats;          // the median run's
   double latency_p50_s = 0.0, latency_p99_s = 0.0;
-  int64_t peak_memory_bytes = 0;     // the process's peak resident memory during the runs
+  int64_t peak_memory_bytes = 0;     // peak during the runs, read from peak_memory_source
+  std::string peak_memory_source;
   double tokens_per_s() const { return seconds > 0 ? tokens / seconds : 0.0; }
 };
 
-Measurement measure(const BenchSetup& setup, BenchEngine engine, int64_t batch_size, int64_t repeat);
+Measurement measure(const BenchSetup& setup, Engine engine, int64_t batch_size, int64_t repeat);
 
 // The target's greedy continuation of every request, `length` tokens long (or up to EOS):
 // what a scripted drafter proposes when it is right.

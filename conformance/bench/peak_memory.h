@@ -1,12 +1,21 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include <c10/core/Device.h>
 
 namespace specgate::cli {
 
-// The process's peak resident memory (Linux VmHWM), and its reset to the current resident
-// size, so that the peak of one stretch of work can be read. 0 where the system does not say.
-int64_t peak_memory_bytes();
-void reset_peak_memory();
+// The peak memory of a stretch of work on a device: on CUDA the caching allocator's peak of
+// allocated bytes on that device, on CPU the process's peak resident memory (Linux VmHWM).
+struct PeakMemory {
+  int64_t bytes = 0;   // 0 where the system does not say
+  std::string source;  // "cuda-caching-allocator" or "vmhwm"
+};
+
+// Starts a stretch: resets the peak to the current use.
+void reset_peak_memory(c10::Device device);
+PeakMemory peak_memory(c10::Device device);
 
 }  // namespace specgate::cli

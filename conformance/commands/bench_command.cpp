@@ -59,16 +59,15 @@ std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options
 
 // Every (engine, batch size) to measure, nonspec-batch first at each batch size, and
 // nonspec-batch at batch size 1 always: the speedups are against them.
-std::vector<std::pair<BenchEngine, int64_t>> plan(const std::vector<BenchEngine>& engines,
-                                                  std::vector<int64_t> batch_sizes) {
+std::vector<std::pair<Engine, int64_t>> plan(const std::vector<Engine>& engines, std::vector<int64_t> batch_sizes) {
   batch_sizes.push_back(1);
   std::sort(batch_sizes.begin(), batch_sizes.end());
   batch_sizes.erase(std::unique(batch_sizes.begin(), batch_sizes.end()), batch_sizes.end());
-  std::vector<std::pair<BenchEngine, int64_t>> cases;
+  std::vector<std::pair<Engine, int64_t>> cases;
   for (int64_t batch : batch_sizes) {
-    cases.push_back({BenchEngine::kNonspecBatch, batch});
-    for (BenchEngine engine : engines) {
-      if (engine != BenchEngine::kNonspecBatch) cases.push_back({engine, batch});
+    cases.push_back({Engine::kNonspecBatch, batch});
+    for (Engine engine : engines) {
+      if (engine != Engine::kNonspecBatch) cases.push_back({engine, batch});
     }
   }
   return cases;
@@ -94,9 +93,9 @@ void print_table(const std::vector<Measurement>& measurements) {
 }
 
 void run_bench(const BenchOptions& options) {
-  std::vector<BenchEngine> engines;
-  for (const std::string& name : options.engines) engines.push_back(bench_engine_from_name(name));
-  const bool speculative = std::any_of(engines.begin(), engines.end(), [](BenchEngine e) { return e != BenchEngine::kNonspecBatch; });
+  std::vector<Engine> engines;
+  for (const std::string& name : options.engines) engines.push_back(engine_from_name(name, kBenchEngines, "--engines"));
+  const bool speculative = std::any_of(engines.begin(), engines.end(), needs_draft);
   if (speculative && options.draft.empty()) throw InputError("--draft: the speculative engines need a draft checkpoint");
   const AcceptanceMode acceptance = acceptance_from_name(options.acceptance);
   const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
@@ -125,12 +124,12 @@ void run_bench(const BenchOptions& options) {
         models.target.config().vocab_size};
   }
 
-  const std::vector<std::pair<BenchEngine, int64_t>> cases = plan(engines, options.batch_sizes);
+  const std::vector<std::pair<Engine, int64_t>> cases = plan(engines, options.batch_sizes);
   std::vector<Measurement> measurements;
   {
     ProgressBar progress("bench", static_cast<int64_t>(cases.size()));
     for (const auto& [engine, batch] : cases) {
-      progress.update(static_cast<int64_t>(measurements.size()), bench_engine_name(engine) + " B=" + std::to_string(batch));
+      progress.update(static_cast<int64_t>(measurements.size()), engine_name(engine) + " B=" + std::to_string(batch));
       measurements.push_back(measure(setup, engine, batch, options.repeat));
     }
   }

@@ -72,11 +72,12 @@ std::string results_table(const std::vector<DemoRow>& rows, bool markdown) {
   for (const DemoRow& row : rows) {
     const GroupSummary& all = row.report.overall;
     const bool exact = all.exact == all.questions && row.report.gate.passed;
-    const bool speculative = row.output.stats.drafted > 0;
+    const EngineTally& tally = row.output.tally;
+    const bool speculative = tally.stats.drafted > 0;
     char tokens_per_s[32], per_round[32], acceptance[32];
-    std::snprintf(tokens_per_s, sizeof tokens_per_s, "%.1f", row.output.tokens / std::max(row.output.seconds, 1e-9));
-    std::snprintf(per_round, sizeof per_round, "%.2f", speculative ? row.output.stats.tokens_per_round() : 1.0);
-    std::snprintf(acceptance, sizeof acceptance, "%s", speculative ? percent(row.output.stats.acceptance_rate()).c_str() : "-");
+    std::snprintf(tokens_per_s, sizeof tokens_per_s, "%.1f", tally.tokens / std::max(tally.seconds, 1e-9));
+    std::snprintf(per_round, sizeof per_round, "%.2f", speculative ? tally.stats.tokens_per_round() : 1.0);
+    std::snprintf(acceptance, sizeof acceptance, "%s", speculative ? percent(tally.stats.acceptance_rate()).c_str() : "-");
     const char* verdict = exact == row.expected_exact ? (exact ? "equivalent" : "caught, as expected")
                                                       : (exact ? "NOT CAUGHT" : "NOT EQUIVALENT");
     std::snprintf(line, sizeof line, format, row.label.c_str(), percent(all.exact_match).c_str(),
@@ -119,12 +120,12 @@ void run_demo(const DemoOptions& options) {
     ProgressBar progress("demo", static_cast<int64_t>(engines.size()));
     for (const DemoEngine& demo : engines) {
       progress.update(static_cast<int64_t>(rows.size()), demo.label);
-      EngineRun run{.engine = demo.engine, .target = &models.target,
-                    .draft = needs_draft(demo.engine) ? models.draft_or_null() : nullptr,
-                    .tokenizer = models.tokenizer.get(), .decode = decode, .batch_size = options.batch_size,
-                    .exspec = {.window = 2 * options.batch_size},
-                    .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0, .model_id = "specgate-fixture-target"};
-      if (!demo.fault.empty()) run.decode.faults.add(fault_from_name(demo.fault));
+      EngineRun run{.tokenizer = models.tokenizer.get(), .model_id = "specgate-fixture-target"};
+      run.spec = {.engine = demo.engine, .target = &models.target,
+                  .draft = needs_draft(demo.engine) ? models.draft_or_null() : nullptr, .decode = decode,
+                  .batch_size = options.batch_size, .exspec = {.window = 2 * options.batch_size},
+                  .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0};
+      if (!demo.fault.empty()) run.spec.decode.faults.add(fault_from_name(demo.fault));
       DemoRow row{.label = demo.label, .expected_exact = demo.fault.empty(), .output = run_engine(run, questions)};
       const std::string stem = demo.fault.empty() ? demo.label : engine_name(demo.engine) + "-" + demo.fault;
       const std::filesystem::path answers = options.out / "answers" / (stem + ".jsonl");
@@ -170,7 +171,7 @@ void add_demo_command(CLI::App& app) {
   command->add_option("--draft-tokens", options->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
   command->add_option("--fault", options->fault, "The fault seeded into EQSPEC to show that it is caught")->capture_default_str();
   command->callback([options] {
-    fault_from_name(options->fault);
+    require_committable(FaultSet().add(fault_from_name(options->fault)), /*exspec=*/false, /*greedy=*/true);
     run_demo(*options);
   });
 }

@@ -1,12 +1,11 @@
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <set>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
+#include "conformance/commands/answer_file.h"
 #include "conformance/commands/commands.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
@@ -86,8 +85,21 @@ std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> question
   return kept;
 }
 
+constexpr Engine kEngines[] = {Engine::kOracle, Engine::kNonspecBatch, Engine::kEqspec, Engine::kExspec, Engine::kRollback};
+
+// The verdict on a violated invariant, as one line.
+std::string verdict_line(const InvariantVerdict& verdict, bool all_turns, size_t kept, const std::filesystem::path& out) {
+  std::ostringstream line;
+  line << "invariant violated in question" << (verdict.questions.size() > 1 ? "s " : " ");
+  for (size_t i = 0; i < verdict.questions.size(); ++i) line << (i ? ", " : "") << verdict.questions[i];
+  if (all_turns) line << ", turn " << verdict.turn + 1;
+  line << ", round " << verdict.round << (verdict.round == 0 ? " (the prompt pass)" : "") << ": " << verdict.what()
+       << "; the " << kept << " answers finished before it are in " << out.string();
+  return line.str();
+}
+
 void run_generate(const GenerateOptions& options, const CLI::App& command) {
-  const Engine engine = engine_from_name(options.engine);
+  const Engine engine = engine_from_name(options.engine, kEngines, "--engine");
   if (needs_draft(engine) && options.draft.empty()) throw InputError("--engine " + options.engine + " needs --draft DIR");
   if (!needs_draft(engine) && !options.draft.empty())
     throw InputError("--draft: engine " + options.engine + " uses no draft model");
@@ -108,6 +120,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   validate(decode.sampling);
   decode.check_invariants = options.check_invariants;
   for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
+  require_committable(decode.faults, is_exspec(engine), decode.sampling.greedy());
 
   const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
   const c10::Device device = device_from_name(options.device, "--device");
@@ -118,25 +131,34 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   decode.eos_ids = target.config().eos_token_ids;
   questions = drop_or_refuse_long_prompts(std::move(questions), *models.tokenizer, target.config(), options);
 
-  const EngineRun run{.engine = engine, .target = &target, .draft = models.draft_or_null(),
-                      .tokenizer = models.tokenizer.get(), .decode = decode, .batch_size = options.batch_size,
-                      .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
-                                 .max_wait_steps = options.max_wait},
-                      .all_turns = options.turns == "all",
-                      .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0,
-                      .model_id = options.target.filename().string()};
-  const EngineOutput output = run_engine(run, questions);
+  EngineRun run{.tokenizer = models.tokenizer.get(), .all_turns = options.turns == "all",
+                .model_id = options.target.filename().string()};
+  run.spec = {.engine = engine, .target = &target, .draft = models.draft_or_null(), .decode = decode,
+              .batch_size = options.batch_size,
+              .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
+                         .max_wait_steps = options.max_wait},
+              .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0};
 
-  if (options.out.has_parent_path()) std::filesystem::create_directories(options.out.parent_path());
-  std::ofstream out(options.out);
-  for (const Answer& answer : output.answers) write_answer_line(out, answer);
-  if (!out) throw InputError(options.out.string() + ": cannot write");
+  // Each answer is written, whole, as soon as it is complete: a run that ends early leaves the
+  // answers before it, each on its own complete line.
+  AnswerFile out(options.out);
+  EngineOutput output;
+  try {
+    output = run_engine(run, questions, [&](const Answer& answer) { out.write(answer); });
+  } catch (const InvariantVerdict& verdict) {
+    std::cerr << "conformance: " << verdict_line(verdict, run.all_turns, out.lines(), options.out) << "\n";
+    throw CheckFailed();
+  } catch (...) {
+    out.remove();
+    throw;
+  }
+  const EngineTally& tally = output.tally;
 
   std::printf("%s: %zu questions, %lld tokens in %.2f s (%.1f tokens/s)", options.engine.c_str(), questions.size(),
-              static_cast<long long>(output.tokens), output.seconds, output.tokens / std::max(output.seconds, 1e-9));
+              static_cast<long long>(tally.tokens), tally.seconds, tally.tokens / std::max(tally.seconds, 1e-9));
   if (needs_draft(engine))
-    std::printf(", acceptance %.3f, %.2f tokens per round", output.stats.acceptance_rate(), output.stats.tokens_per_round());
-  if (engine == Engine::kExspec) std::printf(", grouping rate %.3f", output.exspec_stats.grouping_rate());
+    std::printf(", acceptance %.3f, %.2f tokens per round", tally.stats.acceptance_rate(), tally.stats.tokens_per_round());
+  if (engine == Engine::kExspec) std::printf(", grouping rate %.3f", tally.exspec_stats.grouping_rate());
   std::printf("; wrote %s\n", options.out.string().c_str());
 }
 

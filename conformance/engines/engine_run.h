@@ -1,50 +1,35 @@
 #pragma once
 
-#include <cstdint>
-#include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "conformance/engines/engine_loop.h"
 #include "impl/bench/answer.h"
 #include "impl/bench/question.h"
-#include "impl/decoding/decode_types.h"
-#include "impl/decoding/exspec.h"
-#include "impl/model/transformer.h"
 #include "impl/tokenizer/tokenizer.h"
 
 namespace specgate::cli {
 
-enum class Engine { kOracle, kNonspecBatch, kEqspec, kExspec, kRollback };
-
-// Throws InputError for anything but oracle, nonspec-batch, eqspec, exspec, rollback.
-Engine engine_from_name(const std::string& name);
-std::string engine_name(Engine engine);
-bool needs_draft(Engine engine);
-
+// An engine answering Spec-Bench questions.
 struct EngineRun {
-  Engine engine = Engine::kOracle;
-  const Transformer* target = nullptr;
-  const Transformer* draft = nullptr;  // eqspec, exspec and rollback
+  EngineSpec spec;
   const Tokenizer* tokenizer = nullptr;
-  DecodeOptions decode;
-  int64_t batch_size = 8;
-  ExspecOptions exspec;     // exspec: window, ordering, aging (its batch_size is batch_size)
-  bool all_turns = false;   // every turn of multi-turn questions, not just the first
-  int64_t top_logprobs = 0;  // oracle only
+  bool all_turns = false;  // every turn of multi-turn questions, not just the first
   std::string model_id;
 };
 
 struct EngineOutput {
   std::vector<Answer> answers;  // in question order
-  DecodeStats stats;            // batch engines
-  ExspecStats exspec_stats;     // exspec
-  double seconds = 0.0;
-  int64_t tokens = 0;
+  EngineTally tally;
 };
 
-// Generates the first turn (or every turn) of every question with the chosen engine, turn
-// by turn; prompts are turn_prompt()'s. Batch engines take the questions in batches of
-// batch_size in order; exspec takes them all as its pool.
-EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions);
+// Generates the first turn (or every turn) of every question, turn by turn, through
+// decode_requests(); prompts are turn_prompt()'s and a sequence's index is its question's
+// position, which names its random stream as the oracle's do. `answered` receives each
+// answer, in question order, as soon as it and every answer before it are complete. An
+// InvariantVerdict leaves with its questions and turn filled in.
+EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions,
+                        const std::function<void(const Answer&)>& answered = {});
 
 }  // namespace specgate::cli

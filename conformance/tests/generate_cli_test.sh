@@ -30,7 +30,27 @@ generate --engine eqspec --draft "$fixtures/draft" --batch-size 5 --inject-fault
   --out "$work/faulty.jsonl" >/dev/null || fail "faulty run"
 [ "$(token_ids "$work/faulty.jsonl")" != "$(token_ids "$work/oracle.jsonl")" ] || fail "an injected fault went unnoticed"
 
+# A violated invariant is a verdict: exit 1, one line naming the invariant, question, round,
+# row and layer, and --out keeps the answers finished before it, each on a whole line. The
+# first batch holds one question twice (its rows never move), so it finishes; the second fails.
+generate --engine eqspec --draft "$fixtures/draft" --batch-size 2 --question-ids 1,1,2,3 --check-invariants \
+  --inject-fault kv-not-shifted --out "$work/violated.jsonl" >/dev/null 2>"$work/stderr"
+status=$?
+[ $status -eq 1 ] || fail "a violated invariant exits $status, not 1"
+[ "$(wc -l <"$work/stderr")" -eq 1 ] || fail "a violated invariant is not one line: $(cat "$work/stderr")"
+grep -qE '^conformance: invariant violated in question (2|3), round [1-9][0-9]*: I3: target cache, row [01] \(sequence (2|3)\), layer [0-9]+, ' \
+  "$work/stderr" || fail "the verdict does not name invariant, question, round, row and layer: $(cat "$work/stderr")"
+grep -qF "the 2 answers finished before it are in $work/violated.jsonl" "$work/stderr" || fail "the verdict does not say what was kept"
+[ "$(grep -c '^{"answer_id":"eqspec-1",.*,"question_id":1,.*}$' "$work/violated.jsonl")" -eq 2 ] && [ "$(wc -l <"$work/violated.jsonl")" -eq 2 ] &&
+  [ -z "$(tail -c 1 "$work/violated.jsonl")" ] || fail "--out does not hold exactly the 2 finished answers as whole lines"
+[ "$(token_ids "$work/violated.jsonl" | head -1)" = "$(token_ids "$work/oracle.jsonl" | head -1)" ] ||
+  fail "a kept answer differs from the oracle's"
+
 out=(--out "$work/x.jsonl")
+expect_usage_error "'group-mixed-lengths' is a fault of EXSPEC" generate --engine eqspec --draft "$fixtures/draft" \
+  --target "$fixtures/target" --bench "$bench" --inject-fault group-mixed-lengths "${out[@]}"
+expect_usage_error "greedy decoding (--temperature 0) cannot commit it" generate --engine exspec --draft "$fixtures/draft" \
+  --target "$fixtures/target" --bench "$bench" --inject-fault always-accept "${out[@]}"
 expect_usage_error "needs --draft" generate --engine eqspec --target "$fixtures/target" --bench "$bench" "${out[@]}"
 expect_usage_error "unknown engine 'exspecc'" generate --engine exspecc --target "$fixtures/target" --bench "$bench" "${out[@]}"
 expect_usage_error "unknown fault 'nope'" generate --engine eqspec --draft "$fixtures/draft" --target "$fixtures/target" \

@@ -29,6 +29,22 @@ std::vector<Fault> all_faults() {
 
 bool is_exspec_only(Fault fault) { return fault >= Fault::kGroupMixedLengths; }
 
+bool is_sampling_only(Fault fault) {
+  return fault == Fault::kAlwaysAccept || fault == Fault::kResidualNotNormalised ||
+         fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream;
+}
+
+void require_committable(const FaultSet& faults, bool exspec, bool greedy) {
+  for (Fault fault : all_faults()) {
+    if (!faults.has(fault)) continue;
+    const std::string name(fault_name(fault));
+    if (is_exspec_only(fault) && !exspec)
+      throw InputError("--inject-fault: '" + name + "' is a fault of EXSPEC's pool and scheduling; only --engine exspec can commit it");
+    if (is_sampling_only(fault) && greedy)
+      throw InputError("--inject-fault: '" + name + "' is a fault of sampling verification; greedy decoding (--temperature 0) cannot commit it");
+  }
+}
+
 Fault fault_from_name(std::string_view name) {
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (kNames[i] == name) return static_cast<Fault>(i);

@@ -54,6 +54,11 @@ std::string_view fault_name(Fault fault);
 std::vector<Fault> all_faults();
 // Faults of EXSPEC's pool and scheduling, which EQSPEC cannot commit.
 bool is_exspec_only(Fault fault);
+// Faults of sampling verification, which greedy decoding cannot commit.
+bool is_sampling_only(Fault fault);
+// Throws InputError naming the first fault in `faults` that the decoder described cannot
+// commit, so that a fault never passes as caught-nothing by being a no-op.
+void require_committable(const FaultSet& faults, bool exspec, bool greedy);
 // Throws InputError listing the known names.
 Fault fault_from_name(std::string_view name);
 

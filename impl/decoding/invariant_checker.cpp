@@ -22,7 +22,9 @@ double tolerance(at::ScalarType dtype) {
   }
 }
 
-[[noreturn]] void violated(const std::string& message) { throw InvariantViolation(message); }
+[[noreturn]] void violated(const std::string& message, std::optional<int64_t> sequence = std::nullopt) {
+  throw InvariantViolation(message, sequence);
+}
 
 }  // namespace
 
@@ -35,7 +37,8 @@ void InvariantChecker::check_layout(const BatchState& state, const KVCache& targ
     smallest_padding = std::min(smallest_padding, padding);
     if (state.rows[i].position_padding != padding)
       violated("I2: row " + std::to_string(i) + ": position ids computed with padding " +
-               std::to_string(state.rows[i].position_padding) + ", but the row's padding is " + std::to_string(padding));
+               std::to_string(state.rows[i].position_padding) + ", but the row's padding is " + std::to_string(padding),
+               state.rows[i].sequence_index);
   }
   if (!state.rows.empty() && smallest_padding != 0)
     violated("I1: width " + std::to_string(state.width) + " exceeds the longest row: every row has " +
@@ -58,7 +61,8 @@ void InvariantChecker::check_cache(const char* which, const Transformer& model, 
     const int64_t lacking = row.content() - cached;
     if (lacking != 1 && !(draft && lacking == 2))
       violated(std::string("I3: ") + which + " cache of row " + std::to_string(i) + " holds " + std::to_string(cached) +
-               " of its " + std::to_string(row.content()) + " tokens");
+               " of its " + std::to_string(row.content()) + " tokens",
+               row.sequence_index);
     KVCache alone = model.make_cache(1, cached);
     model.forward(at::tensor(std::vector<int64_t>(row.tokens.begin(), row.tokens.begin() + cached), ids).unsqueeze(0),
                   at::arange(cached, ids).unsqueeze(0), at::ones({1, cached}, ids.dtype(at::kBool)), &alone);
@@ -78,7 +82,7 @@ void InvariantChecker::check_cache(const char* which, const Transformer& model, 
                   << " differs from a standalone pass by " << worst_error << " (first values "
                   << batched.select(1, worst).flatten()[0].item<double>() << " vs "
                   << reference.select(1, worst).flatten()[0].item<double>() << ")";
-          violated(message.str());
+          violated(message.str(), row.sequence_index);
         }
       }
     }
@@ -96,7 +100,8 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
       while (agreeing < k && r.drafted[agreeing] == r.target_choice[agreeing]) ++agreeing;
       if (r.accepted != agreeing)
         violated(where + "kept " + std::to_string(r.accepted) + " drafts, but the agreeing prefix is " +
-                 std::to_string(agreeing));
+                 std::to_string(agreeing),
+                 r.sequence_index);
     }
     // Greedy: the bonus is the target's choice. Sampling: it has no reference here, so the
     // row's own bonus stands in for it and only the count and the kept drafts are checked.
@@ -119,7 +124,7 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
       message << ") where the round's accounting gives " << expected.size() << " (";
       for (size_t t = 0; t < expected.size(); ++t) message << (t ? " " : "") << expected[t];
       message << ")";
-      violated(message.str());
+      violated(message.str(), r.sequence_index);
     }
   }
 }

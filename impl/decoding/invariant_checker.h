@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,10 +13,13 @@ namespace specgate {
 class KVCache;
 class Transformer;
 
-// The first violated invariant, with row, layer, slot and values.
+// The first violated invariant, with row, layer, slot and values, and the sequence whose row
+// breaks it where one row does.
 class InvariantViolation : public std::runtime_error {
  public:
-  explicit InvariantViolation(const std::string& message) : std::runtime_error(message) {}
+  explicit InvariantViolation(const std::string& message, std::optional<int64_t> sequence_index = std::nullopt)
+      : std::runtime_error(message), sequence_index(sequence_index) {}
+  std::optional<int64_t> sequence_index;
 };
 
 // What one round did to one row, for the accounting check (I4).

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace specgate::cli {
+
+// Every decoder a command can run. naive-realign is EQSPEC re-laid out as published decoders
+// do; exspec-aging is EXSPEC with a bound on how long a sequence waits; rollback is EQSPEC
+// truncating every row to the batch's fewest accepted drafts.
+enum class Engine { kOracle, kNonspecBatch, kEqspec, kNaiveRealign, kExspec, kExspecAging, kRollback };
+
+// `name` among the engines a command offers; InputError naming `flag` and the choices otherwise.
+Engine engine_from_name(std::string_view name, std::span<const Engine> choices, std::string_view flag);
+std::string engine_name(Engine engine);
+bool needs_draft(Engine engine);
+bool is_exspec(Engine engine);
+
+}  // namespace specgate::cli

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "conformance/engines/engine.h"
+#include "impl/common/token_logprob.h"
+#include "impl/decoding/decode_types.h"
+#include "impl/decoding/exspec.h"
+#include "impl/decoding/scripted_drafter.h"
+#include "impl/model/transformer.h"
+
+namespace specgate::cli {
+
+// One engine and its settings, as generate, bench and demo run it.
+struct EngineSpec {
+  Engine engine = Engine::kOracle;
+  const Transformer* target = nullptr;
+  const Transformer* draft = nullptr;      // engines that need_draft()
+  const ScriptedDrafts* script = nullptr;  // scripted acceptance (bench)
+  DecodeOptions decode;                    // its rollback and naive_realign follow `engine`
+  int64_t batch_size = 8;
+  ExspecOptions exspec;                    // exspec engines: window, ordering, aging (batch_size is batch_size)
+  int64_t top_logprobs = 0;                // oracle
+};
+
+// A finished sequence and the wall time charged to it: the oracle's own pass, the batch's
+// wall time for every row of a batch, EXSPEC's time from admission to the last token.
+struct FinishedSequence {
+  SequenceResult result;
+  int64_t decoding_steps = 0;  // target passes that produced its tokens
+  double seconds = 0.0;
+  std::vector<std::vector<TokenLogprob>> top_logprobs;  // oracle
+};
+
+// What runs of an engine add up to.
+struct EngineTally {
+  DecodeStats stats;
+  ExspecStats exspec_stats;
+  double seconds = 0.0;
+  int64_t tokens = 0;
+};
+
+// An invariant the checker found violated, with where: the round of the decoding run (0 is
+// the prompt pass) and the sequences concerned (the one the checker names, or else every
+// sequence of the batch). Whoever knows what the sequences stand for fills `questions`.
+class InvariantVerdict : public std::runtime_error {
+ public:
+  InvariantVerdict(const std::string& violation, int64_t round, std::vector<int64_t> sequences)
+      : std::runtime_error(violation), round(round), sequences(std::move(sequences)) {}
+  int64_t round;
+  std::vector<int64_t> sequences;
+  std::vector<int64_t> questions;
+  size_t turn = 0;
+};
+
+// Decodes every request: the oracle one at a time, EXSPEC as one pool, the other engines in
+// batches of batch_size in request order. Each sequence goes to `finished` as soon as its
+// decoder returns it; `tally` adds up every run. With decode.check_invariants, a violated
+// invariant ends the run with an InvariantVerdict.
+void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
+                     const std::function<void(FinishedSequence)>& finished);
+
+}  // namespace specgate::cli
