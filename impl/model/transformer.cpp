@@ -4,20 +4,32 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
+#include <torch/version.h>
 
 #include "impl/model/kv_cache.h"
 
 namespace specgate {
 namespace {
 
-// Most tokens a forward pass with a cache takes at once, and the fewest it cuts a long pass into.
-constexpr int64_t kChunkTokens = 256;
+// The fewest tokens a forward pass with a cache cuts a long pass into.
 constexpr int64_t kMinChunkTokens = 16;
-// A chunk's attention scores (rows x heads x queries x keys) stay under this size, so that a
-// pass's temporaries come from memory the allocator keeps for reuse: glibc maps every block
-// over 32 MiB afresh and unmaps it when freed, and faulting those pages back in costs more
-// than the arithmetic of a small model.
-constexpr int64_t kMaxScoreBytes = int64_t{16} << 20;
+
+// How a forward pass with a cache is cut: at most `tokens` tokens at once, and few enough that
+// a chunk's attention scores (rows x heads x queries x keys) stay under `score_bytes`.
+struct ChunkBudget {
+  int64_t tokens;
+  int64_t score_bytes;
+};
+
+ChunkBudget chunk_budget(c10::Device device) {
+  // On CPU, under glibc's mmap threshold (32 MiB), so that a pass's temporaries come from
+  // memory the allocator keeps for reuse: glibc maps every larger block afresh and unmaps it
+  // when freed, and faulting those pages back in costs more than the arithmetic of a small model.
+  if (device.is_cpu()) return {256, int64_t{16} << 20};
+  // A device's caching allocator reuses blocks of any size: long chunks keep the device busy,
+  // and the budget only bounds the memory of the scores.
+  return {2048, int64_t{1} << 30};
+}
 
 bool is_reduced_precision(at::ScalarType dtype) {
   return dtype == at::kHalf || dtype == at::kBFloat16;
@@ -42,6 +54,29 @@ at::Tensor attention_mask(const at::Tensor& key_valid, int64_t num_queries, int6
   return at::zeros(allowed.sizes(), key_valid.options().dtype(dtype))
       .masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity())
       .view({allowed.size(0), 1, 1, num_queries, num_keys});
+}
+
+// softmax(q k^T / sqrt(head_dim) + mask) v for queries grouped as [B, kv_heads, group * T, D]
+// (each group's heads folded into the query axis), keys and values [B, kv_heads, S, D], and
+// the additive mask [B, 1, 1, T, S].
+at::Tensor grouped_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                             int64_t group) {
+  const int64_t batch = q.size(0), kv_heads = q.size(1), steps = q.size(2) / group, num_keys = k.size(2);
+  const at::ScalarType dtype = q.scalar_type();
+#if TORCH_VERSION_MAJOR >= 2
+  // The fused kernels (their default scale is 1 / sqrt(head_dim)); float64 stays on the
+  // reference arithmetic below.
+  if (dtype == at::kFloat || is_reduced_precision(dtype)) {
+    const at::Tensor grouped_mask =
+        mask.to(dtype).expand({batch, 1, group, steps, num_keys}).reshape({batch, 1, group * steps, num_keys});
+    return at::scaled_dot_product_attention(q, k, v, grouped_mask);
+  }
+#endif
+  at::Tensor scores = at::matmul(q, k.transpose(2, 3)).view({batch, kv_heads, group, steps, num_keys});
+  if (is_reduced_precision(dtype)) scores = scores.to(at::kFloat);
+  scores = scores.mul(1.0 / std::sqrt(static_cast<double>(q.size(3)))).add(mask);
+  const at::Tensor probs = at::softmax(scores, -1).to(dtype).view({batch, kv_heads, group * steps, num_keys});
+  return at::matmul(probs, v);
 }
 
 }  // namespace
@@ -84,14 +119,8 @@ at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, co
   }
 
   // Grouped-query attention without repeating K/V: fold each group's heads into the query axis.
-  const int64_t num_keys = k.size(2);
   const at::Tensor grouped_q = q.reshape({batch, kv_heads, group * steps, head_dim});
-  at::Tensor scores = at::matmul(grouped_q, k.transpose(2, 3)).view({batch, kv_heads, group, steps, num_keys});
-  const at::ScalarType dtype = scores.scalar_type();
-  if (is_reduced_precision(dtype)) scores = scores.to(at::kFloat);
-  scores = scores.mul(1.0 / std::sqrt(static_cast<double>(head_dim))).add(mask);
-  const at::Tensor probs = at::softmax(scores, -1).to(dtype).view({batch, kv_heads, group * steps, num_keys});
-  const at::Tensor out = at::matmul(probs, v)
+  const at::Tensor out = grouped_attention(grouped_q, k, v, mask, group)
                              .view({batch, config_.num_heads, steps, head_dim})
                              .transpose(1, 2)
                              .reshape({batch, steps, config_.num_heads * head_dim});
@@ -120,10 +149,11 @@ int64_t Transformer::chunk_tokens(int64_t batch, int64_t first_slot) const {
   const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
   const int64_t score_bytes = is_reduced_precision(dtype) ? 4 : static_cast<int64_t>(at::elementSize(dtype));
   const bool every_layer_windowed = config_.layer_uses_window(0);
-  int64_t chunk = kChunkTokens;
+  const ChunkBudget budget = chunk_budget(weights_.embed_tokens.device());
+  int64_t chunk = budget.tokens;
   for (; chunk > kMinChunkTokens; chunk /= 2) {
     const int64_t keys = every_layer_windowed ? std::min(*config_.sliding_window, first_slot) + chunk : first_slot + chunk;
-    if (batch * config_.num_heads * chunk * keys * score_bytes <= kMaxScoreBytes) break;
+    if (batch * config_.num_heads * chunk * keys * score_bytes <= budget.score_bytes) break;
   }
   return chunk;
 }
