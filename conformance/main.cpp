@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/verdict.h"
 #include "impl/common/allocator_tuning.h"
 #include "impl/common/error.h"
 
@@ -34,6 +35,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "conformance: error: " << e.what() << "\n";
     return kUsageOrInputError;
+  } catch (const specgate::cli::Verdict& e) {
+    if (*e.what() != '\0') std::cerr << "conformance: " << e.what() << "\n";
+    return kCheckFailed;
   } catch (const specgate::cli::CheckFailed&) {
     return kCheckFailed;
   } catch (const specgate::InputError& e) {

@@ -7,6 +7,7 @@
 
 #include "conformance/commands/answer_file.h"
 #include "conformance/commands/commands.h"
+#include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
 #include "impl/common/device.h"
@@ -146,8 +147,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   try {
     output = run_engine(run, questions, [&](const Answer& answer) { out.write(answer); });
   } catch (const InvariantVerdict& verdict) {
-    std::cerr << "conformance: " << verdict_line(verdict, run.all_turns, out.lines(), options.out) << "\n";
-    throw CheckFailed();
+    throw Verdict(verdict_line(verdict, run.all_turns, out.lines(), options.out));
   } catch (...) {
     out.remove();
     throw;
