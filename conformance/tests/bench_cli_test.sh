@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# End-to-end checks of `conformance bench` on the fixture pair: every engine and batch size is
+# measured over every request, peak memory says where it was read, and bad input exits 2.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+
+"$conformance" bench --target "$fixtures/target" --draft "$fixtures/draft" --bench "$bench" --limit 3 \
+  --max-new-tokens 8 --batch-sizes 1,2 --repeat 1 --engines eqspec,exspec --json "$work/bench.json" >/dev/null ||
+  fail "bench run"
+python3 - "$work/bench.json" <<'PY' || fail "bench results"
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+cases = [(r["engine"], r["batch_size"]) for r in results]
+expected = [(e, b) for b in (1, 2) for e in ("nonspec-batch", "eqspec", "exspec")]
+problems = [f"cases {cases}, expected {expected}"] if cases != expected else []
+for r in results:
+    where = f'{r["engine"]} B={r["batch_size"]}'
+    if r["tokens"] != 3 * 8: problems.append(f'{where}: {r["tokens"]} tokens, expected 24')
+    if r["peak_memory_source"] != "vmhwm" or r["peak_memory_bytes"] <= 0:
+        problems.append(f'{where}: peak memory {r["peak_memory_bytes"]} from {r["peak_memory_source"]!r}')
+for p in problems: print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+
+out=(--json "$work/x.json")
+expect_usage_error "--engines: unknown engine 'oracle'" bench --target "$fixtures/target" --draft "$fixtures/draft" \
+  --bench "$bench" --engines oracle "${out[@]}"
+expect_usage_error "--draft: the speculative engines need a draft checkpoint" bench --target "$fixtures/target" \
+  --bench "$bench" --engines eqspec "${out[@]}"
+[ ! -e "$work/x.json" ] || fail "a refused bench left $work/x.json"
+
+finish "bench CLI"
