@@ -95,7 +95,12 @@ std::string verdict_line(const InvariantVerdict& verdict, bool all_turns, size_t
   for (size_t i = 0; i < verdict.questions.size(); ++i) line << (i ? ", " : "") << verdict.questions[i];
   if (all_turns) line << ", turn " << verdict.turn + 1;
   line << ", round " << verdict.round << (verdict.round == 0 ? " (the prompt pass)" : "") << ": " << verdict.what()
-       << "; the " << kept << " answers finished before it are in " << out.string();
+       << "; ";
+  if (kept == 0) {
+    line << "no answer had finished, " << out.string() << " is empty";
+  } else {
+    line << "the " << kept << (kept == 1 ? " answer" : " answers") << " finished before it are in " << out.string();
+  }
   return line.str();
 }
 
