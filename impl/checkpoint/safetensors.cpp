@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/common/ignored_field.h"
+#include "impl/common/json_value.h"
 
 namespace specgate::safetensors {
 namespace {
@@ -107,12 +109,20 @@ uint64_t header_length(const std::filesystem::path& path, std::span<const uint8_
   return length;
 }
 
+// The format says string to string; loading a model reads none of it, so other values are
+// ignored with a warning.
 std::map<std::string, std::string> parse_metadata(const std::filesystem::path& path, const json& value) {
-  if (!value.is_object()) fail(path, "field '__metadata__': expected an object of strings, got " + describe(value));
   std::map<std::string, std::string> metadata;
+  if (!value.is_object()) {
+    warn_ignored_field(path.string(), std::nullopt, kMetadataKey, "expected an object of strings, got " + describe(value));
+    return metadata;
+  }
   for (const auto& [key, text] : value.items()) {
-    if (!text.is_string()) fail(path, "field '__metadata__." + key + "': expected a string, got " + describe(text));
-    metadata.emplace(key, text.get<std::string>());
+    if (text.is_string()) {
+      metadata.emplace(key, text.get<std::string>());
+    } else {
+      warn_ignored_field(path.string(), std::nullopt, kMetadataKey + ("." + key), "expected a string, got " + describe(text));
+    }
   }
   return metadata;
 }
@@ -135,19 +145,19 @@ TensorInfo parse_tensor(const std::filesystem::path& path, const std::string& na
   if (!shape.is_array()) fail(path, where + "field 'shape': expected a list of sizes, got " + describe(shape));
   uint64_t bytes = c10::elementSize(info.dtype);
   for (const json& size : shape) {
-    if (!size.is_number_unsigned() || size.get<uint64_t>() > INT64_MAX)
-      fail(path, where + "field 'shape': expected non-negative integers, got " + describe(shape));
-    if (__builtin_mul_overflow(bytes, size.get<uint64_t>(), &bytes))
+    const std::optional<int64_t> checked = json_integer(size, 0);
+    if (!checked) fail(path, where + "field 'shape': expected non-negative integers, got " + describe(shape));
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(*checked), &bytes))
       fail(path, where + "field 'shape': " + describe(shape) + " is too large");
-    info.shape.push_back(size.get<int64_t>());
+    info.shape.push_back(*checked);
   }
 
   const json& offsets = value.at("data_offsets");
-  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-      !offsets[1].is_number_unsigned())
-    fail(path, where + "field 'data_offsets': expected [begin, end], got " + describe(offsets));
-  info.begin = offsets[0].get<uint64_t>();
-  info.end = offsets[1].get<uint64_t>();
+  const std::optional<uint64_t> begin = offsets.is_array() && offsets.size() == 2 ? json_unsigned(offsets[0]) : std::nullopt;
+  const std::optional<uint64_t> end = begin ? json_unsigned(offsets[1]) : std::nullopt;
+  if (!end) fail(path, where + "field 'data_offsets': expected [begin, end], got " + describe(offsets));
+  info.begin = *begin;
+  info.end = *end;
   const std::string range = "data_offsets " + range_text(info.begin, info.end);
   if (info.begin > info.end) fail(path, where + range + ": begin is past end");
   if (info.end > data_bytes)
@@ -254,12 +264,11 @@ File File::open(const std::filesystem::path& path) {
   const uint64_t data_bytes = file.size() - kLengthBytes - header_bytes;
   contents->data = header_span.data() + header_bytes;
 
-  json header;
-  try {
-    header = json::parse(header_span.begin(), header_span.end());
-  } catch (const json::parse_error& e) {
-    fail(path, "header is not valid JSON (error at byte " + std::to_string(e.byte) + " of the header)");
-  }
+  JsonError error;
+  const std::optional<json> parsed =
+      parse_json(std::string_view(reinterpret_cast<const char*>(header_span.data()), header_span.size()), error);
+  if (!parsed) fail(path, "header is not valid JSON" + error.at());
+  const json& header = *parsed;
   if (!header.is_object()) fail(path, "header: expected a JSON object, got " + describe(header));
 
   for (const auto& [name, value] : header.items()) {
