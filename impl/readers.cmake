@@ -1,7 +1,8 @@
-# The readers of users' files (answers, questions, config.json) and what they need, relative to
+# The readers of users' files (answers, questions, config.json, safetensors headers) and what they need, relative to
 # impl/: shared by impl/CMakeLists.txt and fuzz/CMakeLists.txt.
 set(SPECGATE_READER_SOURCES
   bench/question.cpp
+  checkpoint/safetensors_header.cpp
   common/ignored_field.cpp
   common/json_value.cpp
   common/line_reader.cpp
