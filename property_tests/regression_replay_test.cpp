@@ -51,8 +51,11 @@ TEST(Regressions, MalformedCaseFilesNameTheFileAndField) {
       {"field 'k'", [](nlohmann::json& j) { j["case"]["k"] = 0; }},
       {"field 'fault'", [](nlohmann::json& j) { j["fault"] = 3; }},
       {"unknown fault 'no-such-fault'", [](nlohmann::json& j) { j["fault"] = "no-such-fault"; }},
-      {"field 'prompts'", [](nlohmann::json& j) { j["case"]["prompts"] = {{1, 2}, {999}}; }},
+      {"field 'prompts[1][0]'", [](nlohmann::json& j) { j["case"]["prompts"] = {{1, 2}, {999}}; }},
       {"field 'target.family'", [](nlohmann::json& j) { j["case"]["target"]["family"] = "gpt2"; }},
+      {"field 'k': 9223372036854775808 is out of range", [](nlohmann::json& j) { j["case"]["k"] = 9223372036854775808ull; }},
+      {"field 'sampling.seed': expected a non-negative integer, got number -1", [](nlohmann::json& j) { j["case"]["sampling"]["seed"] = -1; }},
+      {"field 'prompts[0][0]': expected an integer in [0,", [](nlohmann::json& j) { j["case"]["prompts"][0][0] = 1.5; }},
   };
   for (const auto& [expected, breakage] : breakages) {
     nlohmann::json broken = json;
@@ -65,6 +68,13 @@ TEST(Regressions, MalformedCaseFilesNameTheFileAndField) {
       EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
+  }
+  std::ofstream(file) << R"({"format": "specgate-regression/1", "property": "x", "k": 1e400})";
+  try {
+    read_regression(file);
+    ADD_FAILURE() << "accepted 1e400";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), file.string() + ": not valid JSON: number overflow parsing '1e400'");
   }
   std::filesystem::remove_all(dir);
 }

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <exception>
-
 #include <CLI/App.hpp>
 
 namespace specgate::cli {
@@ -14,12 +12,5 @@ void add_generate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_mutants_command(CLI::App& app);
-
-// Thrown by a command that ran to the end, its reports written, but whose check failed (the
-// score gate); main() exits 1.
-class CheckFailed : public std::exception {
- public:
-  const char* what() const noexcept override { return "check failed"; }
-};
 
 }  // namespace specgate::cli

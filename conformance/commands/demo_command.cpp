@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/verdict.h"
 #include "conformance/commands/output_file.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
@@ -150,7 +151,7 @@ void run_demo(const DemoOptions& options) {
               (options.out / "summary.md").string().c_str());
   for (const DemoRow& row : rows) {
     const bool exact = row.report.overall.exact == row.report.overall.questions && row.report.gate.passed;
-    if (exact != row.expected_exact) throw CheckFailed();
+    if (exact != row.expected_exact) throw Verdict();
   }
 }
 

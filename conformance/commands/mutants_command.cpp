@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/verdict.h"
 #include "conformance/commands/output_file.h"
 #include "impl/common/error.h"
 #include "impl/decoding/faults.h"
@@ -96,7 +97,7 @@ void run_mutants(const MutantsOptions& o) {
     std::printf("wrote %s\n", o.json.string().c_str());
   }
   std::fflush(stdout);
-  if (killed < static_cast<int64_t>(faults.size())) throw CheckFailed();
+  if (killed < static_cast<int64_t>(faults.size())) throw Verdict();
 }
 
 // The distribution test's false-alarm rate and its power against each sampling mutant.

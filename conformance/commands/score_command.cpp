@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/verdict.h"
 #include "conformance/commands/output_file.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
@@ -112,7 +113,7 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
     if (!path->empty()) std::printf("wrote %s\n", path->string().c_str());
   }
   std::fflush(stdout);
-  if (!report.gate.passed) throw CheckFailed();
+  if (!report.gate.passed) throw Verdict();
 }
 
 }  // namespace

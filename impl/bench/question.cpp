@@ -1,5 +1,6 @@
 #include "impl/bench/question.h"
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <istream>
@@ -18,29 +19,10 @@ namespace {
 
 using nlohmann::json;
 
-json parse_line(const std::string& line, const LineContext& context) {
-  try {
-    return json::parse(line);
-  } catch (const json::parse_error& e) {
-    // e.what() reads "[json.exception.parse_error.N] parse error at line 1, column C: <detail>".
-    const std::string_view what = e.what();
-    const size_t colon = what.find(": ");
-    const std::string_view detail = colon == std::string_view::npos ? what : what.substr(colon + 2);
-    context.fail("invalid JSON at column " + std::to_string(e.byte) + ": " + std::string(detail));
-  }
-}
-
 const json& required(const json& object, const char* field, const LineContext& context) {
   const auto it = object.find(field);
   if (it == object.end()) context.fail_field(field, "missing");
   return *it;
-}
-
-int64_t parse_id(const json& value, const LineContext& context) {
-  if (!value.is_number_integer()) context.fail_type("question_id", "an integer", value);
-  if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
-    context.fail_field("question_id", value.dump() + " is out of range");
-  return value.get<int64_t>();
 }
 
 std::vector<std::string> parse_strings(const json& value, const std::string& field, const LineContext& context) {
@@ -53,17 +35,22 @@ std::vector<std::string> parse_strings(const json& value, const std::string& fie
   return strings;
 }
 
+// Reference answers, which no command uses: a misshapen list is ignored with a warning.
 std::vector<std::string> parse_reference(const json& value, const LineContext& context) {
-  if (!value.is_array()) context.fail_type("reference", "a list", value);
+  const auto is_string = [](const json& element) { return element.is_string(); };
+  const auto is_strings = [&](const json& element) {
+    return element.is_string() || (element.is_array() && std::all_of(element.begin(), element.end(), is_string));
+  };
+  if (!value.is_array() || !std::all_of(value.begin(), value.end(), is_strings)) {
+    context.ignore_type("reference", "a list of strings or of lists of strings", value);
+    return {};
+  }
   std::vector<std::string> reference;
-  for (size_t i = 0; i < value.size(); ++i) {
-    const std::string field = "reference[" + std::to_string(i) + "]";
-    if (value[i].is_string()) {
-      reference.push_back(value[i].get<std::string>());
-    } else if (value[i].is_array()) {
-      for (std::string& alternative : parse_strings(value[i], field, context)) reference.push_back(std::move(alternative));
+  for (const json& element : value) {
+    if (element.is_string()) {
+      reference.push_back(element.get<std::string>());
     } else {
-      context.fail_type(field, "a string or a list of strings", value[i]);
+      for (const json& alternative : element) reference.push_back(alternative.get<std::string>());
     }
   }
   return reference;
@@ -72,7 +59,8 @@ std::vector<std::string> parse_reference(const json& value, const LineContext& c
 Question parse_question(const json& object, const LineContext& context) {
   if (!object.is_object()) context.fail("expected a JSON object, got " + describe_json(object));
   Question question;
-  question.question_id = parse_id(required(object, "question_id", context), context);
+  question.question_id = context.integer(required(object, "question_id", context), "question_id",
+                                         std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
   const json& category = required(object, "category", context);
   if (!category.is_string()) context.fail_type("category", "a string", category);
   question.category = category.get<std::string>();
@@ -97,7 +85,7 @@ std::vector<Question> read_questions(std::istream& in, const std::string& source
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (is_blank(line)) continue;
     const LineContext context(source, number);
-    Question question = parse_question(parse_line(line, context), context);
+    Question question = parse_question(context.parse(line), context);
     const auto [first, inserted] = line_of_id.emplace(question.question_id, number);
     if (!inserted) {
       context.fail_field("question_id", std::to_string(question.question_id) + " is already used on line " +

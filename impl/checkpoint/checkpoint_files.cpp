@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/common/json_value.h"
 
 namespace specgate {
 namespace {
@@ -18,12 +19,10 @@ std::map<std::string, std::string> read_weight_map(const std::filesystem::path& 
   const std::string where = index_path.string() + ": ";
   std::ifstream in(index_path);
   if (!in) throw InputError(where + "cannot open");
-  nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(where + "not valid JSON (error at byte " + std::to_string(e.byte) + ")");
-  }
+  JsonError error;
+  const std::optional<nlohmann::json> parsed = parse_json(in, error);
+  if (!parsed) throw InputError(where + "not valid JSON" + error.at());
+  const nlohmann::json& index = *parsed;
   if (!index.is_object()) throw InputError(where + "expected a JSON object");
   const auto weight_map = index.find("weight_map");
   if (weight_map == index.end()) throw InputError(where + "field 'weight_map' is missing");

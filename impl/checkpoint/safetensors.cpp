@@ -17,6 +17,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include "impl/checkpoint/safetensors_header.h"
 #include "impl/common/error.h"
 
 namespace specgate::safetensors {
@@ -44,11 +45,6 @@ constexpr std::array<DtypeCode, 10> kDtypes = {{
     {"BOOL", at::kBool},
 }};
 
-constexpr uint64_t kLengthBytes = 8;
-// The reference implementation refuses larger headers too.
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;
-constexpr const char* kMetadataKey = "__metadata__";
-
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw InputError(path.string() + ": " + what);
 }
@@ -69,111 +65,12 @@ const char* code_of_dtype(at::ScalarType dtype) {
   return nullptr;
 }
 
-// A JSON value as a message shows it: one short line, never a dump of nested containers.
-std::string describe(const json& value) {
-  if (value.is_structured()) {
-    for (const json& element : value) {
-      if (element.is_structured()) return std::string("a nested JSON ") + value.type_name();
-    }
-  }
-  const std::string text = value.dump();
-  return text.size() <= 60 ? text : text.substr(0, 57) + "...";
-}
-
-std::string range_text(uint64_t begin, uint64_t end) {
-  std::string text = "[";
-  return text.append(std::to_string(begin)).append(", ").append(std::to_string(end)).append("]");
-}
-
 bool is_utf8(const std::string& text) {
   try {
     json(text).dump();
     return true;
   } catch (const json::type_error&) {
     return false;
-  }
-}
-
-uint64_t header_length(const std::filesystem::path& path, std::span<const uint8_t> file) {
-  if (file.size() < kLengthBytes)
-    fail(path, "header length: the file is " + std::to_string(file.size()) + " bytes, shorter than the 8-byte length");
-  uint64_t length = 0;
-  std::memcpy(&length, file.data(), kLengthBytes);
-  if (length > file.size() - kLengthBytes)
-    fail(path, "header length " + std::to_string(length) + " exceeds the file (" + std::to_string(file.size()) +
-                   " bytes); the file is truncated or corrupt");
-  if (length > kMaxHeaderBytes)
-    fail(path, "header length " + std::to_string(length) + " exceeds the limit of " + std::to_string(kMaxHeaderBytes));
-  return length;
-}
-
-std::map<std::string, std::string> parse_metadata(const std::filesystem::path& path, const json& value) {
-  if (!value.is_object()) fail(path, "field '__metadata__': expected an object of strings, got " + describe(value));
-  std::map<std::string, std::string> metadata;
-  for (const auto& [key, text] : value.items()) {
-    if (!text.is_string()) fail(path, "field '__metadata__." + key + "': expected a string, got " + describe(text));
-    metadata.emplace(key, text.get<std::string>());
-  }
-  return metadata;
-}
-
-TensorInfo parse_tensor(const std::filesystem::path& path, const std::string& name, const json& value,
-                        uint64_t data_bytes) {
-  const std::string where = tensor_label(name) + ": ";
-  if (!value.is_object()) fail(path, where + "expected an object, got " + describe(value));
-  for (const char* field : {"dtype", "shape", "data_offsets"}) {
-    if (!value.contains(field)) fail(path, where + "field '" + field + "' is missing");
-  }
-
-  const json& dtype = value.at("dtype");
-  const std::optional<at::ScalarType> known =
-      dtype.is_string() ? dtype_of_code(dtype.get<std::string>()) : std::nullopt;
-  if (!known) fail(path, where + "field 'dtype': unsupported dtype " + describe(dtype));
-  TensorInfo info{*known, {}, 0, 0};
-
-  const json& shape = value.at("shape");
-  if (!shape.is_array()) fail(path, where + "field 'shape': expected a list of sizes, got " + describe(shape));
-  uint64_t bytes = c10::elementSize(info.dtype);
-  for (const json& size : shape) {
-    if (!size.is_number_unsigned() || size.get<uint64_t>() > INT64_MAX)
-      fail(path, where + "field 'shape': expected non-negative integers, got " + describe(shape));
-    if (__builtin_mul_overflow(bytes, size.get<uint64_t>(), &bytes))
-      fail(path, where + "field 'shape': " + describe(shape) + " is too large");
-    info.shape.push_back(size.get<int64_t>());
-  }
-
-  const json& offsets = value.at("data_offsets");
-  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-      !offsets[1].is_number_unsigned())
-    fail(path, where + "field 'data_offsets': expected [begin, end], got " + describe(offsets));
-  info.begin = offsets[0].get<uint64_t>();
-  info.end = offsets[1].get<uint64_t>();
-  const std::string range = "data_offsets " + range_text(info.begin, info.end);
-  if (info.begin > info.end) fail(path, where + range + ": begin is past end");
-  if (info.end > data_bytes)
-    fail(path, where + range + " exceed the file's data section (" + std::to_string(data_bytes) +
-                   " bytes); the file is truncated or corrupt");
-  if (info.end - info.begin != bytes)
-    fail(path, where + range + " hold " + std::to_string(info.end - info.begin) + " bytes, but dtype " +
-                   dtype.get<std::string>() + " and shape " + describe(shape) + " need " + std::to_string(bytes));
-  return info;
-}
-
-void check_no_overlap(const std::filesystem::path& path, const std::map<std::string, TensorInfo>& tensors) {
-  std::vector<std::pair<const std::string*, const TensorInfo*>> by_begin;
-  for (const auto& [name, info] : tensors) by_begin.emplace_back(&name, &info);
-  std::sort(by_begin.begin(), by_begin.end(), [](const auto& a, const auto& b) {
-    return std::pair(a.second->begin, a.second->end) < std::pair(b.second->begin, b.second->end);
-  });
-  const std::pair<const std::string*, const TensorInfo*>* previous = nullptr;
-  for (const auto& current : by_begin) {
-    const TensorInfo& info = *current.second;
-    if (info.begin == info.end) continue;  // zero bytes overlap nothing
-    if (previous != nullptr && info.begin < previous->second->end)
-      fail(path, tensor_label(*current.first) + ": data_offsets " + range_text(info.begin, info.end) + " overlap " +
-                     tensor_label(*previous->first) + " at " +
-                     range_text(previous->second->begin, previous->second->end));
-    previous = &current;
   }
 }
 
@@ -248,28 +145,11 @@ File::File(std::shared_ptr<const Contents> contents) : contents_(std::move(conte
 
 File File::open(const std::filesystem::path& path) {
   auto contents = std::make_shared<Contents>(path);
-  const std::span<const uint8_t> file(contents->bytes, contents->size);
-  const uint64_t header_bytes = header_length(path, file);
-  const std::span<const uint8_t> header_span = file.subspan(kLengthBytes, header_bytes);
-  const uint64_t data_bytes = file.size() - kLengthBytes - header_bytes;
-  contents->data = header_span.data() + header_bytes;
-
-  json header;
-  try {
-    header = json::parse(header_span.begin(), header_span.end());
-  } catch (const json::parse_error& e) {
-    fail(path, "header is not valid JSON (error at byte " + std::to_string(e.byte) + " of the header)");
-  }
-  if (!header.is_object()) fail(path, "header: expected a JSON object, got " + describe(header));
-
-  for (const auto& [name, value] : header.items()) {
-    if (name == kMetadataKey) {
-      contents->metadata = parse_metadata(path, value);
-    } else {
-      contents->tensors.emplace(name, parse_tensor(path, name, value, data_bytes));
-    }
-  }
-  check_no_overlap(path, contents->tensors);
+  Header header = parse_header(path, std::span<const uint8_t>(contents->bytes, contents->size));
+  contents->data = contents->bytes + header.data_offset;
+  for (auto& [name, entry] : header.tensors)
+    contents->tensors.emplace(name, TensorInfo{*dtype_of_code(entry.dtype), std::move(entry.shape), entry.begin, entry.end});
+  contents->metadata = std::move(header.metadata);
   return File(std::move(contents));
 }
 

@@ -6,20 +6,16 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/common/ignored_field.h"
+#include "impl/common/json_value.h"
 
 namespace specgate {
-
-// What a wrong JSON value is called in messages: its kind, with the value for scalars.
-inline std::string describe_json(const nlohmann::json& value) {
-  if (value.is_array()) return "list";
-  if (value.is_number() || value.is_boolean()) return std::string(value.type_name()) + " " + value.dump();
-  return value.type_name();
-}
 
 // Errors about one line of one JSONL file: "<source>:<line>: ...", thrown as InputError.
 class LineContext {
  public:
-  LineContext(const std::string& source, int64_t line) : prefix_(source + ":" + std::to_string(line) + ": ") {}
+  LineContext(const std::string& source, int64_t line)
+      : source_(source), line_(line), prefix_(source + ":" + std::to_string(line) + ": ") {}
 
   [[noreturn]] void fail(const std::string& message) const { throw InputError(prefix_ + message); }
   [[noreturn]] void fail_field(const std::string& field, const std::string& message) const {
@@ -28,8 +24,30 @@ class LineContext {
   [[noreturn]] void fail_type(const std::string& field, const std::string& expected, const nlohmann::json& got) const {
     fail_field(field, "expected " + expected + ", got " + describe_json(got));
   }
+  // For an optional field the command does not use: warns once per field and file, and goes on.
+  void ignore_type(const std::string& field, const std::string& expected, const nlohmann::json& got) const {
+    warn_ignored_field(source_, line_, field, "expected " + expected + ", got " + describe_json(got));
+  }
+
+  // `value` as an integer in [low, high]; InputError naming the field otherwise.
+  int64_t integer(const nlohmann::json& value, const std::string& field, int64_t low, int64_t high,
+                  const std::string& expected = "") const {
+    const std::optional<int64_t> integer = json_integer(value, low, high);
+    if (!integer) fail_field(field, integer_problem(value, low, high, expected));
+    return *integer;
+  }
+
+  // The line parsed; InputError "invalid JSON at column N: <what>" otherwise.
+  nlohmann::json parse(std::string_view line) const {
+    JsonError error;
+    std::optional<nlohmann::json> parsed = parse_json(line, error);
+    if (!parsed) fail("invalid JSON" + error.at(/*one_line=*/true));
+    return std::move(*parsed);
+  }
 
  private:
+  std::string source_;
+  int64_t line_;
   std::string prefix_;
 };
 

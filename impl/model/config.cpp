@@ -1,11 +1,14 @@
 #include "impl/model/config.h"
 
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/common/ignored_field.h"
+#include "impl/common/json_value.h"
 
 namespace specgate {
 namespace {
@@ -26,19 +29,11 @@ class FieldReader {
 
   int64_t positive_int(const std::string& field) const {
     if (!has(field)) fail(field, "missing");
-    const json& value = object_.at(field);
-    if (!value.is_number_integer()) fail(field, "expected an integer, got " + value.dump());
-    const int64_t v = value.get<int64_t>();
-    if (v <= 0) fail(field, "expected a positive integer, got " + std::to_string(v));
-    return v;
+    return integer(field, 1);
   }
 
   int64_t non_negative_int_or(const std::string& field, int64_t fallback) const {
-    if (!has(field)) return fallback;
-    const json& value = object_.at(field);
-    if (!value.is_number_integer() || value.get<int64_t>() < 0)
-      fail(field, "expected a non-negative integer, got " + value.dump());
-    return value.get<int64_t>();
+    return has(field) ? integer(field, 0) : fallback;
   }
 
   int64_t positive_int_or(const std::string& field, int64_t fallback) const {
@@ -48,50 +43,67 @@ class FieldReader {
   double positive_number_or(const std::string& field, double fallback) const {
     if (!has(field)) return fallback;
     const json& value = object_.at(field);
-    if (!value.is_number()) fail(field, "expected a number, got " + value.dump());
-    const double v = value.get<double>();
-    if (!(v > 0)) fail(field, "expected a positive number, got " + value.dump());
-    return v;
+    const std::optional<double> v = json_number(value);
+    if (!v || !(*v > 0)) fail(field, "expected a positive number, got " + describe_json(value));
+    return *v;
   }
 
   bool bool_or(const std::string& field, bool fallback) const {
     if (!has(field)) return fallback;
     const json& value = object_.at(field);
-    if (!value.is_boolean()) fail(field, "expected true or false, got " + value.dump());
+    if (!value.is_boolean()) fail(field, "expected true or false, got " + describe_json(value));
     return value.get<bool>();
   }
 
-  std::optional<int64_t> optional_token(const std::string& field) const {
+  // For a field the commands only carry along (written back by to_json): a value that is not a
+  // token id is ignored with a warning.
+  std::optional<int64_t> unused_token(const std::string& field) const {
     if (!has(field)) return std::nullopt;
-    const json& value = object_.at(field);
-    if (!value.is_number_integer() || value.get<int64_t>() < 0)
-      fail(field, "expected a token id, got " + value.dump());
-    return value.get<int64_t>();
+    const std::optional<int64_t> id = json_integer(object_.at(field), 0, kMaxSize);
+    if (!id) warn_ignored_field(source_, std::nullopt, field, integer_problem(object_.at(field), 0, kMaxSize, "a token id"));
+    return id;
   }
 
   std::vector<int64_t> token_list(const std::string& field) const {
     if (!has(field)) return {};
     const json& value = object_.at(field);
-    if (value.is_number_integer()) return {value.get<int64_t>()};
+    if (!value.is_array()) return {integer(field, 0, "a token id or a list of them")};
     std::vector<int64_t> ids;
-    if (value.is_array()) {
-      for (const json& id : value) {
-        if (!id.is_number_integer()) fail(field, "expected token ids, got " + value.dump());
-        ids.push_back(id.get<int64_t>());
-      }
-      return ids;
+    for (const json& id : value) {
+      const std::optional<int64_t> checked = json_integer(id, 0, kMaxSize);
+      if (!checked) fail(field, integer_problem(id, 0, kMaxSize, "token ids"));
+      ids.push_back(*checked);
     }
-    fail(field, "expected a token id or a list of them, got " + value.dump());
+    return ids;
   }
 
   std::string string_or(const std::string& field, const std::string& fallback) const {
     if (!has(field)) return fallback;
     const json& value = object_.at(field);
-    if (!value.is_string()) fail(field, "expected a string, got " + value.dump());
+    if (!value.is_string()) fail(field, "expected a string, got " + describe_json(value));
     return value.get<std::string>();
   }
 
+  // For a field the commands only carry along: a value that is not a string is ignored with a warning.
+  std::string unused_string_or(const std::string& field, const std::string& fallback) const {
+    if (!has(field)) return fallback;
+    const json& value = object_.at(field);
+    if (value.is_string()) return value.get<std::string>();
+    warn_ignored_field(source_, std::nullopt, field, "expected a string, got " + describe_json(value));
+    return fallback;
+  }
+
  private:
+  // Sizes and ids up to 2^31 - 1, so that products of two stay within int64.
+  static constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
+
+  int64_t integer(const std::string& field, int64_t low, const std::string& expected = "") const {
+    const json& value = object_.at(field);
+    const std::optional<int64_t> v = json_integer(value, low, kMaxSize);
+    if (!v) fail(field, integer_problem(value, low, kMaxSize, expected));
+    return *v;
+  }
+
   const json& object_;
   const std::string& source_;
 };
@@ -100,7 +112,7 @@ RopeScaling parse_rope_scaling(const json& config, const FieldReader& top, const
   RopeScaling scaling;
   if (!top.has("rope_scaling")) return scaling;
   const json& object = config.at("rope_scaling");
-  if (!object.is_object()) top.fail("rope_scaling", "expected an object, got " + object.dump());
+  if (!object.is_object()) top.fail("rope_scaling", "expected an object, got " + describe_json(object));
   const FieldReader fields(object, source);
   const std::string type = fields.string_or("rope_type", fields.string_or("type", "default"));
   if (type == "default") return scaling;
@@ -171,22 +183,23 @@ ModelConfig parse_model_config(const json& config, const std::string& source) {
     if (c.model_type != "mistral") c.max_window_layers = fields.non_negative_int_or("max_window_layers", 28);
   }
 
-  c.bos_token_id = fields.optional_token("bos_token_id");
+  c.bos_token_id = fields.unused_token("bos_token_id");
   c.eos_token_ids = fields.token_list("eos_token_id");
-  c.pad_token_id = fields.optional_token("pad_token_id");
+  c.pad_token_id = fields.unused_token("pad_token_id");
   for (int64_t id : c.eos_token_ids) {
-    if (id < 0 || id >= c.vocab_size) fields.fail("eos_token_id", "outside the vocabulary");
+    if (id >= c.vocab_size) fields.fail("eos_token_id", "outside the vocabulary");
   }
-  c.torch_dtype = fields.string_or("torch_dtype", "float32");
+  c.torch_dtype = fields.unused_string_or("torch_dtype", "float32");
   return c;
 }
 
 ModelConfig read_model_config(const std::filesystem::path& config_json) {
   std::ifstream in(config_json);
   if (!in) throw InputError(config_json.string() + ": cannot open");
-  json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) throw InputError(config_json.string() + ": not valid JSON");
-  return parse_model_config(parsed, config_json.string());
+  JsonError error;
+  const std::optional<json> parsed = parse_json(in, error);
+  if (!parsed) throw InputError(config_json.string() + ": not valid JSON" + error.at());
+  return parse_model_config(*parsed, config_json.string());
 }
 
 json to_json(const ModelConfig& c) {

@@ -96,6 +96,37 @@ TEST(AnswerLine, WrongTypesNameTheField) {
             "a.jsonl:7: field 'choices[0].top_logprobs[0]': has 1 entries for 2 token ids");
 }
 
+TEST(AnswerLine, NumbersBeyondRangeAreRefusedNotThrown) {
+  EXPECT_EQ(error_for(R"({"question_id": 1e400, "text": "a"})"), "a.jsonl:7: invalid JSON: number overflow parsing '1e400'");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "token_ids": [9223372036854775808]})"),
+            "a.jsonl:7: field 'token_ids[0]': 9223372036854775808 is out of range");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "token_ids": [1e30]})"),
+            "a.jsonl:7: field 'token_ids[0]': expected a token id (a non-negative integer), got number 1e+30");
+  const std::string line = R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4, "logprob": -1e400}]]})";
+  EXPECT_TRUE(parse(line).has_top_logprobs);
+  try {
+    recorded_alternatives(line, "a.jsonl", 7, 0, 0);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "a.jsonl:7: invalid JSON: number overflow parsing '-1e400'");
+  }
+}
+
+TEST(AnswerLine, UnusedBookkeepingOfAnyShapeIsIgnoredWithOneWarningPerFieldAndFile) {
+  const std::string line = R"({"question_id": 1, "answer_id": 5, "model_id": ["m"], "tstamp": "2024-01-01",)"
+                           R"( "choices": [{"index": "0", "turns": ["a"]}]})";
+  testing::internal::CaptureStderr();
+  const AnswerRecord first = parse_answer_line(line, "warn.jsonl", 1, TurnScope::kAll);
+  parse_answer_line(line, "warn.jsonl", 2, TurnScope::kAll);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(first.texts, std::vector<std::string>{"a"});
+  const std::string ignored = "; ignored (not reported again for this file)\n";
+  EXPECT_EQ(warnings, "warning: warn.jsonl:1: field 'answer_id': expected a string, got number 5" + ignored +
+                          "warning: warn.jsonl:1: field 'model_id': expected a string, got list" + ignored +
+                          "warning: warn.jsonl:1: field 'tstamp': expected a number, got string" + ignored +
+                          "warning: warn.jsonl:1: field 'choices[0].index': expected an integer, got string" + ignored);
+}
+
 TEST(AnswerLine, MissingFieldsAreNamed) {
   EXPECT_EQ(error_for(R"({"text": "a"})"), "a.jsonl:7: field 'question_id': missing");
   EXPECT_EQ(error_for(R"({"question_id": 1})"),

@@ -247,13 +247,32 @@ TEST_F(SafetensorsTest, HeaderErrorsNameTheFileAndTensor) {
       {R"({"v":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
        R"("w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
        "tensor 'w': data_offsets [4, 12] overlap tensor 'v' at [0, 8]"},
-      {R"({"__metadata__":[1]})", "field '__metadata__': expected an object of strings"},
-      {R"({"__metadata__":{"k":1}})", "field '__metadata__.k': expected a string, got 1"},
+      {R"({"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,8]}})",
+       "header is not valid JSON: number overflow parsing '1e400'"},
+      {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551616]}})",
+       "tensor 'w': field 'data_offsets': expected [begin, end]"},
   };
   for (const auto& [header, message] : cases) {
     write_bytes("bad.safetensors", file_bytes(header, std::string(16, '\0')));
     EXPECT_THAT(open_error("bad.safetensors"), HasSubstr("bad.safetensors: " + message)) << header;
   }
+}
+
+TEST_F(SafetensorsTest, MetadataThatIsNotStringsIsIgnoredWithOneWarningPerField) {
+  const std::string header = R"({"__metadata__":{"k":1,"format":"pt","n":[2]},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  write_bytes("meta.safetensors", file_bytes(header, std::string(8, '\0')));
+  testing::internal::CaptureStderr();
+  const safetensors::File file = safetensors::File::open(dir_ / "meta.safetensors");
+  safetensors::File::open(dir_ / "meta.safetensors");
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(file.metadata(), (std::map<std::string, std::string>{{"format", "pt"}}));
+  const std::string path = (dir_ / "meta.safetensors").string();
+  EXPECT_EQ(warnings, "warning: " + path + ": field '__metadata__.k': expected a string, got 1; ignored (not reported again for this file)\n" +
+                          "warning: " + path + ": field '__metadata__.n': expected a string, got [2]; ignored (not reported again for this file)\n");
+  write_bytes("list.safetensors", file_bytes(R"({"__metadata__":[1]})", ""));
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(safetensors::File::open(dir_ / "list.safetensors").metadata().empty());
+  EXPECT_THAT(testing::internal::GetCapturedStderr(), HasSubstr("field '__metadata__': expected an object of strings, got [1]; ignored"));
 }
 
 TEST_F(SafetensorsTest, TruncatedFilesFailAtOpen) {

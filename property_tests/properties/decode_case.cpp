@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/common/json_value.h"
 
 namespace specgate::props {
 namespace {
@@ -34,29 +35,30 @@ class Fields {
 
   int64_t integer(const std::string& field, int64_t low, int64_t high) const {
     const json& value = at(field);
-    if (!value.is_number_integer()) fail(field, "expected an integer, got " + value.dump());
-    const int64_t v = value.get<int64_t>();
-    if (v < low || v > high) fail(field, std::to_string(v) + " is outside [" + std::to_string(low) + ", " + std::to_string(high) + "]");
-    return v;
+    const std::optional<int64_t> v = json_integer(value, low, high);
+    if (!v) fail(field, integer_problem(value, low, high));
+    return *v;
   }
   uint64_t unsigned_integer(const std::string& field) const {
     const json& value = at(field);
-    if (!value.is_number_unsigned()) fail(field, "expected a non-negative integer, got " + value.dump());
-    return value.get<uint64_t>();
+    const std::optional<uint64_t> v = json_unsigned(value);
+    if (!v) fail(field, "expected a non-negative integer, got " + describe_json(value));
+    return *v;
   }
   double number(const std::string& field) const {
     const json& value = at(field);
-    if (!value.is_number()) fail(field, "expected a number, got " + value.dump());
-    return value.get<double>();
+    const std::optional<double> v = json_number(value);
+    if (!v) fail(field, "expected a number, got " + describe_json(value));
+    return *v;
   }
   bool boolean(const std::string& field) const {
     const json& value = at(field);
-    if (!value.is_boolean()) fail(field, "expected true or false, got " + value.dump());
+    if (!value.is_boolean()) fail(field, "expected true or false, got " + describe_json(value));
     return value.get<bool>();
   }
   std::string string(const std::string& field) const {
     const json& value = at(field);
-    if (!value.is_string()) fail(field, "expected a string, got " + value.dump());
+    if (!value.is_string()) fail(field, "expected a string, got " + describe_json(value));
     return value.get<std::string>();
   }
   std::vector<std::vector<int64_t>> rows(const std::string& field, int64_t low, int64_t high) const {
@@ -67,9 +69,9 @@ class Fields {
       if (!row.is_array()) fail(field, "expected an array of arrays of integers");
       std::vector<int64_t>& ids = out.emplace_back();
       for (const json& id : row) {
-        if (!id.is_number_integer() || id.get<int64_t>() < low || id.get<int64_t>() > high)
-          fail(field, "entry " + id.dump() + " is not an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]");
-        ids.push_back(id.get<int64_t>());
+        const std::optional<int64_t> v = json_integer(id, low, high);
+        if (!v) fail(field + "[" + std::to_string(out.size() - 1) + "][" + std::to_string(ids.size()) + "]", integer_problem(id, low, high));
+        ids.push_back(*v);
       }
     }
     return out;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/common/json_value.h"
 #include "property_tests/properties/decode_properties.h"
 
 namespace specgate::props {
@@ -29,8 +30,11 @@ RegressionCase read_regression(const std::filesystem::path& file) {
   const std::string source = file.string();
   std::ifstream in(file);
   if (!in) throw InputError(source + ": cannot open");
-  const nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) throw InputError(source + ": not a JSON object");
+  JsonError error;
+  const std::optional<nlohmann::json> parsed = parse_json(in, error);
+  if (!parsed) throw InputError(source + ": not valid JSON" + error.at());
+  const nlohmann::json& json = *parsed;
+  if (!json.is_object()) throw InputError(source + ": not a JSON object");
   auto text = [&](const char* field) {
     if (!json.contains(field) || !json.at(field).is_string()) throw InputError(source + ": field '" + field + "': expected a string");
     return json.at(field).get<std::string>();

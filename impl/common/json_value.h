@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace specgate {
+
+// What a wrong JSON value is called in messages: its kind, with the value for scalars.
+std::string describe_json(const nlohmann::json& value);
+
+// Why JSON text could not be parsed: nlohmann's detail, and where when known (1-based).
+struct JsonError {
+  std::string detail;
+  std::optional<int64_t> line, column;
+  // For messages: " at line L, column C: detail" (" at column C: detail" for one line of a
+  // JSONL file, `one_line`), or ": detail" when the position is unknown.
+  std::string at(bool one_line = false) const;
+};
+
+// Parses JSON text from a user's file without throwing: on malformed text or a number beyond
+// double's range (1e400) returns nullopt and fills `error`.
+std::optional<nlohmann::json> parse_json(std::string_view text, JsonError& error);
+std::optional<nlohmann::json> parse_json(std::istream& in, JsonError& error);
+
+// The checked conversions of JSON numbers read from a user's file: the value when it is an
+// integer (3.0 is not) in [low, high], nullopt otherwise, so that no value wraps or overflows.
+std::optional<int64_t> json_integer(const nlohmann::json& value, int64_t low = std::numeric_limits<int64_t>::min(),
+                                    int64_t high = std::numeric_limits<int64_t>::max());
+std::optional<uint64_t> json_unsigned(const nlohmann::json& value);
+// The value when it is a finite number (integers included), nullopt otherwise.
+std::optional<double> json_number(const nlohmann::json& value);
+
+// Why json_integer(value, low, high) refused `value`, for messages: "expected a positive
+// integer, got number 0", "expected an integer in [1, 64], got string", or "N is out of range"
+// for an integer beyond int64. `expected` replaces the description of [low, high].
+std::string integer_problem(const nlohmann::json& value, int64_t low, int64_t high, const std::string& expected = "");
+
+}  // namespace specgate
