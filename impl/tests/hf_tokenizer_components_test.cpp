@@ -102,8 +102,9 @@ std::vector<int64_t> bpe(json model, const std::string& word) {
   return ids;
 }
 
-TEST(BpeModel, MergesByRankNotByPosition) {
-  const json vocab = {{"a", 0}, {"b", 1}, {"c", 2}, {"ab", 3}, {"bc", 4}, {"abc", 5}};
+TEST(BpeModel, MergesTheBestRankFirstAndTheLeftmostAmongEqualRanks) {
+  const json vocab = {{"a", 0}, {"b", 1}, {"c", 2}, {"ab", 3}, {"bc", 4}, {"abc", 5}, {"aa", 6}};
+  EXPECT_EQ(bpe({{"vocab", vocab}, {"merges", {"a a"}}}, "aaa"), (std::vector<int64_t>{6, 0}));
   EXPECT_EQ(bpe({{"vocab", vocab}, {"merges", {"b c", "a b"}}}, "abc"), (std::vector<int64_t>{0, 4}));
   EXPECT_EQ(bpe({{"vocab", vocab}, {"merges", {"a b", "b c"}}}, "abcabc"), (std::vector<int64_t>{3, 2, 3, 2}));
   EXPECT_EQ(bpe({{"vocab", vocab}, {"merges", {"a b", "b c"}}, {"ignore_merges", true}}, "abc"), (std::vector<int64_t>{5}));
