@@ -4,11 +4,14 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ libtorch-dev libopenblas0-pthread librapidcheck-dev googletest libgtest-dev
-          libbenchmark-dev nlohmann-json3-dev libcli11-dev libssl-dev python3-jsonschema)
+          libbenchmark-dev nlohmann-json3-dev libcli11-dev libssl-dev python3-jsonschema
+          pkg-config libpcre2-dev libutf8proc-dev libsentencepiece-dev sentencepiece)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+# The tokenizer tests' reference runs on Node.js; any install of it that brings npm will do.
+command -v npm >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   sudo=""
