@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ libtorch-dev libopenblas0-pthread librapidcheck-dev googletest libgtest-dev
           libbenchmark-dev nlohmann-json3-dev libcli11-dev libssl-dev python3-jsonschema
-          pkg-config libpcre2-dev libutf8proc-dev libsentencepiece-dev sentencepiece)
+          pkg-config libpcre2-dev libutf8proc-dev libsentencepiece-dev sentencepiece libcpp-httplib-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -12,5 +12,6 @@ void add_generate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_mutants_command(CLI::App& app);
+void add_collect_command(CLI::App& app);
 
 }  // namespace specgate::cli

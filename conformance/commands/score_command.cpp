@@ -32,6 +32,8 @@ struct ScoreOptions {
   double min_exact = 1.0;
   double min_partial = 0.0;
   int64_t max_hard_divergences = -1;
+  double min_tokens_per_pass = 0.0;
+  double min_speedup = 0.0;
   double near_tie_threshold = 0.1;
   std::string turns = "all";
   std::filesystem::path rescore_with;
@@ -60,6 +62,14 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
       throw InputError("--max-hard-divergences: must be >= 0, got " + std::to_string(o.max_hard_divergences));
     settings.gate.max_hard_divergences = o.max_hard_divergences;
   }
+  const auto positive = [&command](double value, const char* flag, std::optional<double>& gate) {
+    if (command.count(flag) == 0) return;
+    if (!(value > 0.0 && std::isfinite(value)))
+      throw InputError(std::string(flag) + ": must be a finite number > 0, got " + short_number(value));
+    gate = value;
+  };
+  positive(o.min_tokens_per_pass, "--min-tokens-per-pass", settings.gate.min_tokens_per_pass);
+  positive(o.min_speedup, "--min-speedup", settings.gate.min_speedup);
   const bool rescoring = !o.rescore_with.empty();
   for (const char* flag : {"--rescore-dtype", "--rescore-device"}) {
     if (!rescoring && command.count(flag) > 0) throw InputError(std::string(flag) + ": only used with --rescore-with DIR");
@@ -87,6 +97,14 @@ void print_summary(const ScoreReport& report, double seconds) {
               percent(all.partial_match).c_str(), unit_summary(all).c_str(), static_cast<long long>(d.hard),
               static_cast<long long>(d.near_tie), static_cast<long long>(d.unattributed), static_cast<long long>(d.length),
               report.missing_ids.size(), report.unexpected_ids.size(), seconds);
+  const SpeedSummary& speed = all.speed;
+  if (speed.any())
+    std::printf("speed: %s tokens per target pass, acceptance %s, reference %s tokens/s, candidate %s tokens/s, "
+                "speedup %s\n",
+                optional_figure(speed.tokens_per_pass).c_str(),
+                optional_percent(speed.acceptance).c_str(),
+                optional_figure(speed.reference_tokens_per_second).c_str(),
+                optional_figure(speed.candidate_tokens_per_second).c_str(), optional_figure(speed.speedup, "x").c_str());
   std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
 }
@@ -134,6 +152,10 @@ void add_score_command(CLI::App& app) {
   c->add_option("--min-exact", o->min_exact, "Gate: fraction of questions answered exactly")->capture_default_str();
   c->add_option("--min-partial", o->min_partial, "Gate: mean partial match (LCP / reference length)")->capture_default_str();
   c->add_option("--max-hard-divergences", o->max_hard_divergences, "Gate: most hard divergences allowed (default: any)");
+  c->add_option("--min-tokens-per-pass", o->min_tokens_per_pass,
+                "Gate: the candidate's tokens per target pass, overall (fails when the answers cannot give it)");
+  c->add_option("--min-speedup", o->min_speedup,
+                "Gate: the candidate's tokens/s over the reference's, overall (fails when the answers cannot give it)");
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
                 "A divergence whose margin |logprob(ref) - logprob(cand)| is at most this many nats is a near-tie")
       ->capture_default_str();

@@ -68,6 +68,18 @@ validate "$work/golden.json"
 "$python" -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$work/golden.xml" || fail "JUnit report is not XML"
 grep -q '<svg ' "$work/golden.html" || fail "HTML report has no chart"
 grep -q 'gate FAILED:' "$work/golden.stdout" || fail "golden: stdout lacks the verdict"
+expect_value "$work/golden.json" summary.speed.tokens_per_pass 1.5
+expect_value "$work/golden.json" by_subtask.mt_bench.speed.acceptance 0.3333333333333333
+expect_value "$work/golden.json" by_subtask.translation.speed.speedup null
+(cd "$golden" && "$conformance" score --reference reference.jsonl --candidate candidate.jsonl --min-exact 0 \
+  --min-tokens-per-pass 1.6 --min-speedup 1.34 >"$work/speed_gate.stdout")
+[ $? -eq 1 ] || fail "the speed gates did not fail"
+grep -qF -- "tokens per target pass 1.5 is below --min-tokens-per-pass 1.6" "$work/speed_gate.stdout" ||
+  fail "no tokens-per-pass gate reason: $(cat "$work/speed_gate.stdout")"
+grep -qF -- "speedup 1.333x over the reference is below --min-speedup 1.34" "$work/speed_gate.stdout" ||
+  fail "no speedup gate reason: $(cat "$work/speed_gate.stdout")"
+expect_usage_error "--min-speedup: must be a finite number > 0" score --reference "$golden/reference.jsonl" \
+  --candidate "$golden/candidate.jsonl" --min-speedup -1
 
 # The schema is strict enough to catch a broken report.
 "$python" -c 'import json, sys

@@ -3,18 +3,30 @@
 #include <nlohmann/json.hpp>
 
 namespace specgate {
+namespace {
+
+using nlohmann::json;
+
+// choice[name] = one value per turn, when `get` gives one for every turn.
+template <typename Get>
+void put_per_turn(json& choice, const char* name, const std::vector<AnswerTurn>& turns, Get get) {
+  json values = json::array();
+  for (const AnswerTurn& turn : turns) {
+    const auto value = get(turn);
+    if (!value) return;
+    values.push_back(*value);
+  }
+  choice[name] = std::move(values);
+}
+
+}  // namespace
 
 void write_answer_line(std::ostream& out, const Answer& answer) {
-  using nlohmann::json;
-  json choice = {{"index", 0}, {"turns", json::array()}, {"token_ids", json::array()}, {"new_tokens", json::array()},
-                 {"decoding_steps", json::array()}, {"wall_time", json::array()}, {"accept_lengths", json::array()}};
+  json choice = {{"index", 0}, {"turns", json::array()}, {"wall_time", json::array()}, {"accept_lengths", json::array()}};
   bool any_logprobs = false;
   json logprobs = json::array();
   for (const AnswerTurn& turn : answer.turns) {
     choice["turns"].push_back(turn.text);
-    choice["token_ids"].push_back(turn.token_ids);
-    choice["new_tokens"].push_back(turn.token_ids.size());
-    choice["decoding_steps"].push_back(turn.decoding_steps);
     choice["wall_time"].push_back(turn.wall_time);
     for (int64_t accepted : turn.accept_lengths) choice["accept_lengths"].push_back(accepted);
     json per_token = json::array();
@@ -26,7 +38,20 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
     any_logprobs = any_logprobs || !turn.top_logprobs.empty();
     logprobs.push_back(std::move(per_token));
   }
-  if (any_logprobs) choice["top_logprobs"] = std::move(logprobs);
+  if (answer.has_token_ids) {
+    put_per_turn(choice, "token_ids", answer.turns, [](const AnswerTurn& t) { return std::optional(t.token_ids); });
+    if (any_logprobs) choice["top_logprobs"] = std::move(logprobs);
+  }
+  put_per_turn(choice, "new_tokens", answer.turns, [&answer](const AnswerTurn& t) {
+    return answer.has_token_ids ? std::optional(t.new_tokens.value_or(static_cast<int64_t>(t.token_ids.size())))
+                                : t.new_tokens;
+  });
+  put_per_turn(choice, "decoding_steps", answer.turns, [](const AnswerTurn& t) { return t.decoding_steps; });
+  put_per_turn(choice, "drafted_tokens", answer.turns, [](const AnswerTurn& t) { return t.drafted_tokens; });
+  put_per_turn(choice, "accepted_drafts", answer.turns, [](const AnswerTurn& t) { return t.accepted_drafts; });
+  put_per_turn(choice, "prompt_token_ids", answer.turns, [](const AnswerTurn& t) {
+    return t.prompt_token_ids.empty() ? std::nullopt : std::optional(t.prompt_token_ids);
+  });
   const json line = {{"question_id", answer.question_id}, {"category", answer.category},
                      {"answer_id", answer.answer_id},     {"model_id", answer.model_id},
                      {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};

@@ -10,13 +10,17 @@
 
 namespace specgate {
 
-// One turn of an answer as Spec-Bench records it, with specgate's token-level extension.
+// One turn of an answer as Spec-Bench records it, with specgate's token-level extension. An
+// optional figure is written only when every turn of the answer has it.
 struct AnswerTurn {
   std::string text;
   std::vector<int64_t> token_ids;
-  int64_t decoding_steps = 0;
+  std::vector<int64_t> prompt_token_ids;  // the ids the engine was fed; empty when unknown
+  std::optional<int64_t> new_tokens;      // defaults to the length of token_ids
+  std::optional<int64_t> decoding_steps;  // target passes
   double wall_time = 0.0;
   std::vector<int64_t> accept_lengths;                       // one per decoding step, speculative engines
+  std::optional<int64_t> drafted_tokens, accepted_drafts;    // draft tokens proposed, and kept by the target
   std::vector<std::vector<TokenLogprob>> top_logprobs;       // per generated token; empty when not recorded
 };
 
@@ -27,6 +31,7 @@ struct Answer {
   std::string answer_id;
   std::string model_id;
   std::vector<AnswerTurn> turns;
+  bool has_token_ids = true;  // false when the engine gave text only
   double tstamp = 0.0;
 };
 

@@ -11,15 +11,17 @@ namespace specgate {
 
 // One live sequence of a rectangular, left-padded batch.
 struct Row {
-  Row(const SequenceRequest& request, uint64_t seed)
+  Row(const SequenceRequest& request, const DecodeOptions& options)
       : sequence_index(request.sequence_index),
         tokens(request.prompt),
         prompt_length(static_cast<int64_t>(request.prompt.size())),
-        rng(seed, static_cast<uint64_t>(request.sequence_index)) {}
+        max_new_tokens(request.max_new_tokens.value_or(options.max_new_tokens)),
+        rng(options.sampling.seed, static_cast<uint64_t>(request.sequence_index)) {}
 
   int64_t sequence_index;
   std::vector<int64_t> tokens;  // content: the prompt, then what was generated
   int64_t prompt_length;
+  int64_t max_new_tokens;
   int64_t position_padding = 0;  // the padding position ids are computed with (I2: equals the padding)
   int64_t target_cached = 0;     // leading content tokens whose K/V the target cache holds
   int64_t draft_cached = 0;      // likewise for the draft cache

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "impl/common/finish_reason.h"
@@ -14,6 +15,7 @@ namespace specgate {
 struct SequenceRequest {
   int64_t sequence_index = 0;
   std::vector<int64_t> prompt;
+  std::optional<int64_t> max_new_tokens;  // the options' when unset
 };
 
 struct SequenceResult {
@@ -35,6 +37,12 @@ struct DecodeOptions {
   bool naive_realign = false;      // EQSPEC re-lays out its caches as published decoders do (bench)
   FaultSet faults;
 };
+
+// Cache slots one sequence needs: its prompt, every new token and a round's drafts.
+inline int64_t cache_capacity(const SequenceRequest& request, const DecodeOptions& options) {
+  return static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens.value_or(options.max_new_tokens) +
+         options.draft_tokens + 2;
+}
 
 // How long one sequence took from admission (its prompt pass) to its last token.
 struct SequenceLatency {

@@ -38,7 +38,8 @@ class Eqspec {
         checker_(target, options) {
     for (const SequenceRequest& request : requests) {
       TORCH_CHECK(!request.prompt.empty(), "eqspec: sequence ", request.sequence_index, " has an empty prompt");
-      state_.rows.emplace_back(request, options.sampling.seed);
+      state_.rows.emplace_back(request, options);
+      capacity_ = std::max(capacity_, cache_capacity(request, options));
       state_.width = std::max(state_.width, state_.rows.back().content());
       order_.push_back(request.sequence_index);
     }
@@ -47,9 +48,8 @@ class Eqspec {
   }
 
   std::vector<SequenceResult> run() {
-    const int64_t capacity = cache_capacity(state_.width, options_);
-    target_cache_.emplace(target_.make_cache(state_.batch_size(), capacity));
-    if (drafter_.model() != nullptr) draft_cache_.emplace(drafter_.model()->make_cache(state_.batch_size(), capacity));
+    target_cache_.emplace(target_.make_cache(state_.batch_size(), capacity_));
+    if (drafter_.model() != nullptr) draft_cache_.emplace(drafter_.model()->make_cache(state_.batch_size(), capacity_));
     const auto now = std::chrono::steady_clock::now();
     for (Row& row : state_.rows) row.admitted_at = now;
 
@@ -151,6 +151,7 @@ class Eqspec {
   InvariantChecker checker_;
   BatchState state_;
   std::optional<KVCache> target_cache_, draft_cache_;
+  int64_t capacity_ = 0;  // slots the longest sequence needs
   int64_t steps_ = 0;
   std::vector<int64_t> order_;
   std::vector<SequenceResult> results_;

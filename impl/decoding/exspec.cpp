@@ -1,6 +1,7 @@
 #include "impl/decoding/exspec.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -27,9 +28,8 @@ struct CacheSpan {
 // A sequence of the window. Between steps its row lives here; its K/V live in the pool
 // (batch_row < 0) or, when it took part in the last step, still in the batch caches.
 struct Member {
-  Member(size_t request, Row row) : request(request), row(std::move(row)) {}
+  explicit Member(Row row) : row(std::move(row)) {}
 
-  size_t request;  // index into the requests, for the output order
   Row row;
   int64_t pool_slot = -1;
   int64_t batch_row = -1;
@@ -56,112 +56,123 @@ std::vector<RowRun> row_runs(const std::vector<int64_t>& rows, const std::vector
   return runs;
 }
 
-class Exspec {
+// Throws InputError for options that cannot run.
+void validate_options(const DecodeOptions& options, const ExspecOptions& exspec) {
+  if (options.draft_tokens < 1 || options.max_new_tokens < 1)
+    throw InputError("exspec: --draft-tokens and --max-new-tokens must be at least 1");
+  validate(exspec);
+}
+
+}  // namespace
+
+class ExspecDecoder::Impl {
  public:
-  Exspec(const Transformer& target, Drafter& drafter, std::span<const SequenceRequest> requests,
-         const DecodeOptions& options, const ExspecOptions& exspec, DecodeStats& stats, ExspecStats& exspec_stats)
+  Impl(const Transformer& target, Drafter& drafter, const DecodeOptions& options, const ExspecOptions& exspec,
+       int64_t sequence_capacity)
       : target_(target),
         drafter_(drafter),
-        requests_(requests),
         options_(options),
         exspec_(exspec),
-        stats_(stats),
-        exspec_stats_(exspec_stats),
+        sequence_capacity_(sequence_capacity),
         device_(target.options().device()),
         timer_(device_, options.time_phases),
-        step_(target, drafter, options, stats, timer_),
-        checker_(target, options) {
-    int64_t longest = 0;
-    for (const SequenceRequest& request : requests) {
-      TORCH_CHECK(!request.prompt.empty(), "exspec: sequence ", request.sequence_index, " has an empty prompt");
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(request.prompt.size()));
-    }
-    admission_order_.resize(requests.size());
-    std::iota(admission_order_.begin(), admission_order_.end(), 0);
-    if (exspec.sort_by_prompt_length) {
-      std::stable_sort(admission_order_.begin(), admission_order_.end(),
-                       [&](size_t a, size_t b) { return requests[a].prompt.size() < requests[b].prompt.size(); });
-    }
-    const int64_t capacity = cache_capacity(longest, options);
-    pool_target_.emplace(target.make_cache(exspec.window, capacity));
-    batch_target_.emplace(target.make_cache(exspec.batch_size, capacity));
+        step_(target, drafter, options_, stats_, timer_),
+        checker_(target, options_) {
+    validate_options(options, exspec);
+    TORCH_CHECK(sequence_capacity > 0, "exspec: the pool needs a positive sequence capacity");
+    pool_target_.emplace(target.make_cache(exspec.window, sequence_capacity));
+    batch_target_.emplace(target.make_cache(exspec.batch_size, sequence_capacity));
     if (const Transformer* draft = drafter.model()) {
-      pool_draft_.emplace(draft->make_cache(exspec.window, capacity));
-      batch_draft_.emplace(draft->make_cache(exspec.batch_size, capacity));
+      pool_draft_.emplace(draft->make_cache(exspec.window, sequence_capacity));
+      batch_draft_.emplace(draft->make_cache(exspec.batch_size, sequence_capacity));
     }
     for (int64_t slot = exspec.window - 1; slot >= 0; --slot) free_slots_.push_back(slot);
   }
 
-  std::vector<SequenceResult> run() {
-    admit();
-    while (!window_.empty()) {
-      std::vector<WindowEntry> entries;
-      for (const Member& member : window_) entries.push_back({member.row.content(), member.waited});
-      const BatchChoice choice =
-          choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps, faults().has(Fault::kGroupMixedLengths));
-      timer_.charge(stats_.other_seconds);
-      const std::vector<size_t> batch = compose(choice.members, choice.grouped);
-      timer_.charge(stats_.realign_seconds);
-      if (options_.check_invariants) checker_.check_layout(state_, *batch_target_, drafter_.model(), batch_draft());
-
-      const StepOutcome outcome = step_.round(state_, *batch_target_, batch_draft());
-      ++steps_;
-      ++exspec_stats_.steps;
-      (choice.grouped ? exspec_stats_.grouped_steps : exspec_stats_.fallback_steps) += 1;
-      if (options_.check_invariants) checker_.check_round(outcome.records);
-      settle(batch, outcome);
-      admit();
-    }
-    std::stable_sort(results_.begin(), results_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<SequenceResult> results;
-    for (auto& [request, result] : results_) results.push_back(std::move(result));
-    return results;
+  int64_t free_places() const {
+    return exspec_.window - static_cast<int64_t>(window_.size() + queue_.size());
   }
+
+  bool fits(const SequenceRequest& request) const { return cache_capacity(request, options_) <= sequence_capacity_; }
+
+  void admit(SequenceRequest request) {
+    if (request.prompt.empty())
+      throw InputError("exspec: sequence " + std::to_string(request.sequence_index) + " has an empty prompt");
+    if (!fits(request))
+      throw InputError("exspec: sequence " + std::to_string(request.sequence_index) + " needs " +
+                       std::to_string(cache_capacity(request, options_)) + " cache slots, the pool holds " +
+                       std::to_string(sequence_capacity_) + " per sequence");
+    TORCH_CHECK(free_places() > 0, "exspec: admit() with a full window");
+    if (refilling_ && faults().has(Fault::kRefillLosesSequence) && !fault_done_) {
+      fault_done_ = true;
+      return;
+    }
+    const bool duplicate = refilling_ && faults().has(Fault::kRefillDuplicatesSequence) && !fault_done_ && free_places() > 1;
+    if (duplicate) {
+      fault_done_ = true;
+      queue_.emplace_back(Row(request, options_));
+    }
+    queue_.emplace_back(Row(request, options_));
+  }
+
+  bool has_work() const { return !window_.empty() || !queue_.empty(); }
+
+  std::vector<SequenceResult> step() {
+    std::vector<SequenceResult> finished;
+    if (!queue_.empty()) prefill_queue(finished);
+    refilling_ = true;
+    if (window_.empty()) return finished;
+
+    std::vector<WindowEntry> entries;
+    for (const Member& member : window_) entries.push_back({member.row.content(), member.waited});
+    const BatchChoice choice =
+        choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps, faults().has(Fault::kGroupMixedLengths));
+    timer_.charge(stats_.other_seconds);
+    const std::vector<size_t> batch = compose(choice.members, choice.grouped);
+    timer_.charge(stats_.realign_seconds);
+    if (options_.check_invariants) checker_.check_layout(state_, *batch_target_, drafter_.model(), batch_draft());
+
+    const StepOutcome outcome = step_.round(state_, *batch_target_, batch_draft());
+    ++steps_;
+    ++exspec_stats_.steps;
+    (choice.grouped ? exspec_stats_.grouped_steps : exspec_stats_.fallback_steps) += 1;
+    if (options_.check_invariants) checker_.check_round(outcome.records);
+    settle(batch, outcome, finished);
+    return finished;
+  }
+
+  const DecodeStats& stats() const { return stats_; }
+  const ExspecStats& exspec_stats() const { return exspec_stats_; }
 
  private:
   const FaultSet& faults() const { return options_.faults; }
   KVCache* batch_draft() { return batch_draft_ ? &*batch_draft_ : nullptr; }
 
-  // Refills the window in admission order and runs the newcomers' prompt passes, at most B
-  // prompts at a time, storing their K/V unpadded in the pool. Newcomers that finish in their
-  // prompt pass leave room for more.
-  void admit() {
-    while (static_cast<int64_t>(window_.size()) < exspec_.window && next_admission_ < admission_order_.size())
-      admit_some();
-  }
-
-  void admit_some() {
-    std::vector<Member> newcomers;
-    while (static_cast<int64_t>(window_.size() + newcomers.size()) < exspec_.window &&
-           next_admission_ < admission_order_.size()) {
-      const size_t request = admission_order_[next_admission_++];
-      if (refilling_ && faults().has(Fault::kRefillLosesSequence) && !fault_done_) {
-        fault_done_ = true;
-        continue;
-      }
-      newcomers.push_back(member_for(request));
-      const bool room = static_cast<int64_t>(window_.size() + newcomers.size()) < exspec_.window;
-      if (refilling_ && faults().has(Fault::kRefillDuplicatesSequence) && !fault_done_ && room) {
-        fault_done_ = true;
-        newcomers.push_back(member_for(request));
-      }
+  // Runs the queued prompt passes, at most B prompts at a time, through the batch caches
+  // (whose rows go back to the pool first) and stores their K/V unpadded in the pool.
+  // Newcomers that finish in their prompt pass leave at once.
+  void prefill_queue(std::vector<SequenceResult>& finished) {
+    std::vector<size_t> in_batch;
+    for (size_t i = 0; i < window_.size(); ++i) {
+      if (window_[i].batch_row >= 0) in_batch.push_back(i);
     }
-    refilling_ = true;
+    release(in_batch);
+    std::vector<Member> newcomers;
+    for (Row& row : queue_) newcomers.emplace_back(std::move(row));
+    queue_.clear();
     for (size_t first = 0; first < newcomers.size(); first += exspec_.batch_size) {
       const size_t last = std::min(newcomers.size(), first + static_cast<size_t>(exspec_.batch_size));
       prefill(std::span<Member>(newcomers).subspan(first, last - first));
     }
     for (Member& member : newcomers) {
       if (member.row.finished) {
-        results_.emplace_back(member.request, finish_row(member.row, steps_, stats_));
+        finished.push_back(finish_row(member.row, steps_, stats_));
       } else {
         window_.push_back(std::move(member));
       }
     }
     timer_.charge(stats_.other_seconds);
   }
-
-  Member member_for(size_t request) const { return {request, Row(requests_[request], options_.sampling.seed)}; }
 
   void prefill(std::span<Member> members) {
     BatchState prompts;
@@ -176,10 +187,9 @@ class Exspec {
       prompts.rows[i].admitted_at = now;
     }
     const int64_t n = prompts.batch_size();
-    KVCache target_cache = target_.make_cache(n, prompts.width);
-    std::optional<KVCache> draft_cache;
-    if (drafter_.model() != nullptr) draft_cache.emplace(drafter_.model()->make_cache(n, prompts.width));
-    const StepOutcome outcome = step_.prefill(prompts, target_cache, draft_cache ? &*draft_cache : nullptr);
+    batch_target_->reshape(n, 0);
+    if (batch_draft_) batch_draft_->reshape(n, 0);
+    const StepOutcome outcome = step_.prefill(prompts, *batch_target_, batch_draft());
 
     std::vector<int64_t> rows, slots;
     std::vector<CacheSpan> target_spans, draft_spans;
@@ -199,8 +209,8 @@ class Exspec {
       member.draft = {0, outcome.draft_keep[i].kept};
     }
     timer_.charge(stats_.verify_seconds);
-    store(*pool_target_, target_cache, rows, target_spans, slots);
-    if (draft_cache) store(*pool_draft_, *draft_cache, rows, draft_spans, slots);
+    store(*pool_target_, *batch_target_, rows, target_spans, slots);
+    if (batch_draft_) store(*pool_draft_, *batch_draft_, rows, draft_spans, slots);
     timer_.charge(stats_.realign_seconds);
   }
 
@@ -320,7 +330,7 @@ class Exspec {
   }
 
   // Takes the rows back after a round: where each member's K/V now sit, who finished, who waited.
-  void settle(const std::vector<size_t>& batch, const StepOutcome& outcome) {
+  void settle(const std::vector<size_t>& batch, const StepOutcome& outcome, std::vector<SequenceResult>& finished) {
     for (size_t b = 0; b < batch.size(); ++b) {
       Member& member = window_[batch[b]];
       member.row = std::move(state_.rows[b]);
@@ -336,7 +346,7 @@ class Exspec {
       member.waited = in_batch[i] ? 0 : member.waited + 1;
       exspec_stats_.longest_wait = std::max(exspec_stats_.longest_wait, member.waited);
       if (member.row.finished) {
-        results_.emplace_back(member.request, finish_row(member.row, steps_, stats_));
+        finished.push_back(finish_row(member.row, steps_, stats_));
         free_slots_.push_back(member.pool_slot);
       }
     }
@@ -347,29 +357,25 @@ class Exspec {
 
   const Transformer& target_;
   Drafter& drafter_;
-  std::span<const SequenceRequest> requests_;
-  const DecodeOptions& options_;
-  const ExspecOptions& exspec_;
-  DecodeStats& stats_;
-  ExspecStats& exspec_stats_;
+  const DecodeOptions options_;
+  const ExspecOptions exspec_;
+  const int64_t sequence_capacity_;
+  DecodeStats stats_;
+  ExspecStats exspec_stats_;
   c10::Device device_;
   PhaseTimer timer_;
   SpeculativeStep step_;
   InvariantChecker checker_;
 
-  std::vector<size_t> admission_order_;
-  size_t next_admission_ = 0;
   bool refilling_ = false;
   bool fault_done_ = false;
+  std::vector<Row> queue_;
   std::vector<Member> window_;
   std::vector<int64_t> free_slots_;
   std::optional<KVCache> pool_target_, pool_draft_, batch_target_, batch_draft_;
   BatchState state_;
   int64_t steps_ = 0;
-  std::vector<std::pair<size_t, SequenceResult>> results_;
 };
-
-}  // namespace
 
 void validate(const ExspecOptions& exspec) {
   if (exspec.batch_size < 1 || exspec.window < exspec.batch_size)
@@ -382,19 +388,49 @@ void validate(const ExspecOptions& exspec) {
                      " (at least " + std::to_string(feasible) + ")");
 }
 
+ExspecDecoder::ExspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options,
+                             const ExspecOptions& exspec, int64_t sequence_capacity)
+    : impl_(std::make_unique<Impl>(target, drafter, options, exspec, sequence_capacity)) {}
+ExspecDecoder::~ExspecDecoder() = default;
+int64_t ExspecDecoder::free_places() const { return impl_->free_places(); }
+bool ExspecDecoder::fits(const SequenceRequest& request) const { return impl_->fits(request); }
+void ExspecDecoder::admit(SequenceRequest request) { impl_->admit(std::move(request)); }
+bool ExspecDecoder::has_work() const { return impl_->has_work(); }
+std::vector<SequenceResult> ExspecDecoder::step() { return impl_->step(); }
+const DecodeStats& ExspecDecoder::stats() const { return impl_->stats(); }
+const ExspecStats& ExspecDecoder::exspec_stats() const { return impl_->exspec_stats(); }
+
 std::vector<SequenceResult> exspec_generate(const Transformer& target, Drafter& drafter,
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                             const ExspecOptions& exspec, DecodeStats* stats,
                                             ExspecStats* exspec_stats) {
-  if (options.draft_tokens < 1 || options.max_new_tokens < 1)
-    throw InputError("exspec: --draft-tokens and --max-new-tokens must be at least 1");
-  validate(exspec);
+  validate_options(options, exspec);
   if (requests.empty()) return {};
-  DecodeStats local;
-  ExspecStats local_exspec;
-  return Exspec(target, drafter, requests, options, exspec, stats != nullptr ? *stats : local,
-                exspec_stats != nullptr ? *exspec_stats : local_exspec)
-      .run();
+  int64_t capacity = 0;
+  std::map<int64_t, size_t> position;  // of each sequence in `requests`
+  for (size_t i = 0; i < requests.size(); ++i) {
+    capacity = std::max(capacity, cache_capacity(requests[i], options));
+    position.emplace(requests[i].sequence_index, i);
+  }
+  std::vector<size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (exspec.sort_by_prompt_length) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return requests[a].prompt.size() < requests[b].prompt.size(); });
+  }
+
+  ExspecDecoder decoder(target, drafter, options, exspec, capacity);
+  std::vector<std::pair<size_t, SequenceResult>> finished;
+  for (size_t next = 0; next < order.size() || decoder.has_work();) {
+    while (next < order.size() && decoder.free_places() > 0) decoder.admit(requests[order[next++]]);
+    for (SequenceResult& result : decoder.step()) finished.emplace_back(position.at(result.sequence_index), std::move(result));
+  }
+  std::stable_sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<SequenceResult> results;
+  for (auto& [request, result] : finished) results.push_back(std::move(result));
+  if (stats != nullptr) *stats = decoder.stats();
+  if (exspec_stats != nullptr) *exspec_stats = decoder.exspec_stats();
+  return results;
 }
 
 }  // namespace specgate

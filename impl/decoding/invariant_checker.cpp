@@ -113,7 +113,7 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
     // The round's tokens end at the first EOS and at max_new_tokens, exactly there.
     std::vector<int64_t> expected;
     for (int64_t token : proposed) {
-      if (r.generated_before + static_cast<int64_t>(expected.size()) == options_.max_new_tokens) break;
+      if (r.generated_before + static_cast<int64_t>(expected.size()) == r.max_new_tokens) break;
       expected.push_back(token);
       if (std::find(eos.begin(), eos.end(), token) != eos.end()) break;
     }

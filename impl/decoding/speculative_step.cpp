@@ -22,7 +22,7 @@ std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens,
   const bool keep_all = options.faults.has(Fault::kTokensAfterEosKept);
   std::vector<int64_t> appended;
   for (int64_t token : tokens) {
-    if (!keep_all && row.generated() == options.max_new_tokens) break;
+    if (!keep_all && row.generated() == row.max_new_tokens) break;
     row.tokens.push_back(token);
     appended.push_back(token);
     if (is_eos(options, token) && !row.finished) {
@@ -31,7 +31,7 @@ std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens,
       if (!keep_all) break;
     }
   }
-  if (!row.finished && row.generated() >= options.max_new_tokens) {
+  if (!row.finished && row.generated() >= row.max_new_tokens) {
     row.finished = true;
     row.finish_reason = FinishReason::kLength;
   }
@@ -102,7 +102,7 @@ StepOutcome SpeculativeStep::round(BatchState& state, KVCache& target_cache, KVC
     const int64_t content = row.content(), a = verdicts[i].accepted;
     outcome.old_padding.push_back(state.padding(i));
     RoundRecord& record = outcome.records.emplace_back(
-        RoundRecord{row.sequence_index, row.generated(), proposal.tokens[i], verdicts[i].target_choice, a, {}});
+        RoundRecord{row.sequence_index, row.generated(), row.max_new_tokens, proposal.tokens[i], verdicts[i].target_choice, a, {}});
     record.appended = append_tokens(row, verdicts[i].new_tokens, options_);
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
 
@@ -134,10 +134,6 @@ SequenceResult finish_row(Row& row, int64_t step, DecodeStats& stats) {
   stats.latencies.push_back({row.sequence_index, step - row.admitted_step, elapsed.count()});
   return {row.sequence_index, std::vector<int64_t>(row.tokens.begin() + row.prompt_length, row.tokens.end()),
           row.finish_reason, static_cast<int64_t>(row.accept_lengths.size()), std::move(row.accept_lengths)};
-}
-
-int64_t cache_capacity(int64_t longest_prompt, const DecodeOptions& options) {
-  return longest_prompt + options.max_new_tokens + options.draft_tokens + 2;
 }
 
 }  // namespace specgate

@@ -55,8 +55,4 @@ class SpeculativeStep {
 // The result of a finished row; records its latency in `stats` as of `step`.
 SequenceResult finish_row(Row& row, int64_t step, DecodeStats& stats);
 
-// Slots each cache needs for `requests` under `options`: the longest prompt, every new
-// token, and a round's drafts.
-int64_t cache_capacity(int64_t longest_prompt, const DecodeOptions& options);
-
 }  // namespace specgate

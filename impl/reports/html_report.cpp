@@ -129,6 +129,25 @@ void write_group_table(const ScoreReport& report, std::ostream& out) {
   out << "</table></div>\n";
 }
 
+void write_speed_table(const ScoreReport& report, std::ostream& out) {
+  if (!has_speed(report)) return;
+  out << "<h2>Speed per subtask</h2>\n<div class=\"panel\"><table>\n<tr><th>subtask</th>"
+         "<th class=\"num\">tokens per target pass</th><th class=\"num\">acceptance</th>"
+         "<th class=\"num\">reference tokens/s</th><th class=\"num\">candidate tokens/s</th>"
+         "<th class=\"num\">speedup</th></tr>\n";
+  const auto row = [&out](const std::string& label, const SpeedSummary& s) {
+    out << "<tr><td>" << label << "</td><td class=\"num\">" << optional_figure(s.tokens_per_pass)
+        << "</td><td class=\"num\">" << optional_percent(s.acceptance) << "</td><td class=\"num\">"
+        << optional_figure(s.reference_tokens_per_second) << "</td><td class=\"num\">"
+        << optional_figure(s.candidate_tokens_per_second) << "</td><td class=\"num\">" << optional_figure(s.speedup, "x")
+        << "</td></tr>\n";
+  };
+  for (const auto& [subtask, group] : report.by_subtask) row(escape_markup(subtask), group.speed);
+  row("<strong>all</strong>", report.overall.speed);
+  out << "</table><p class=\"muted\">– where the answers do not carry what a figure needs (wall_time, new_tokens, "
+         "decoding_steps, accept_lengths, drafted_tokens and accepted_drafts).</p></div>\n";
+}
+
 std::string context_cell(const ItemResult& item) {
   const ItemDivergence& d = *item.divergence;
   const Unit unit = *item.unit;
@@ -212,7 +231,8 @@ void write_inputs(const ScoreReport& report, std::ostream& out) {
       << "</td></tr>\n<tr><th>gate</th><td colspan=\"3\">min exact " << short_number(s.gate.min_exact) << ", min partial "
       << short_number(s.gate.min_partial) << ", max hard divergences "
       << (s.gate.max_hard_divergences ? std::to_string(*s.gate.max_hard_divergences) : std::string("any"))
-      << "; missing or unexpected ids fail it</td></tr>\n</table></div>\n";
+      << ", min tokens per pass " << optional_figure(s.gate.min_tokens_per_pass) << ", min speedup "
+      << optional_figure(s.gate.min_speedup) << "; missing or unexpected ids fail it</td></tr>\n</table></div>\n";
 }
 
 }  // namespace
@@ -233,6 +253,7 @@ void write_html_report(const ScoreReport& report, std::ostream& out) {
   write_summary(report, out);
   write_charts(report, out);
   write_group_table(report, out);
+  write_speed_table(report, out);
   write_divergences(report, out);
   write_id_problems(report, out);
   write_inputs(report, out);

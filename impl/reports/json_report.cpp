@@ -40,11 +40,19 @@ ordered_json divergences_json(const DivergenceCounts& counts) {
           {"length", counts.length}};
 }
 
+ordered_json speed_json(const SpeedSummary& speed) {
+  return {{"tokens_per_pass", or_null(speed.tokens_per_pass)},
+          {"acceptance", or_null(speed.acceptance)},
+          {"reference_tokens_per_second", or_null(speed.reference_tokens_per_second)},
+          {"candidate_tokens_per_second", or_null(speed.candidate_tokens_per_second)},
+          {"speedup", or_null(speed.speedup)}};
+}
+
 ordered_json group_json(const GroupSummary& group) {
   return {{"questions", group.questions},       {"exact", group.exact},
           {"missing", group.missing},           {"exact_match", group.exact_match},
           {"partial_match", group.partial_match}, {"unit", unit_summary(group)},
-          {"divergences", divergences_json(group.divergences)}};
+          {"divergences", divergences_json(group.divergences)}, {"speed", speed_json(group.speed)}};
 }
 
 ordered_json groups_json(const std::vector<std::pair<std::string, GroupSummary>>& groups, bool with_subtask) {
@@ -114,6 +122,11 @@ ordered_json settings_json(const ScoreSettings& settings) {
       {"partial_rule", "lcp / reference_length; 1 when both are empty, 0 when only the reference is; a candidate that "
                        "runs past the reference scores 1 without being exact"},
       {"near_tie_threshold", settings.near_tie_threshold},
+      {"speed_rule", "per side, tokens/s is the mean over compared questions of new_tokens / wall_time (new_tokens "
+                     "defaults to the length of token_ids); the candidate's tokens per target pass is the mean of "
+                     "accept_lengths, else new_tokens / decoding_steps, pooled; acceptance is accepted_drafts / "
+                     "drafted_tokens, pooled; speedup is the candidate's tokens/s over the reference's; null when the "
+                     "answers do not carry what a number needs"},
       {"attribution_rule", "margin = logprob(reference token) - logprob(candidate token) under the reference model at the "
                            "first divergence: from the reference answer's top_logprobs when both tokens are there, else "
                            "from --rescore-with, else a lower bound from top_logprobs when only the reference token is "
@@ -124,6 +137,8 @@ ordered_json settings_json(const ScoreSettings& settings) {
        {{"min_exact", settings.gate.min_exact},
         {"min_partial", settings.gate.min_partial},
         {"max_hard_divergences", or_null(settings.gate.max_hard_divergences)},
+        {"min_tokens_per_pass", or_null(settings.gate.min_tokens_per_pass)},
+        {"min_speedup", or_null(settings.gate.min_speedup)},
         {"fails_on_id_problems", true}}}};
 }
 
@@ -150,6 +165,7 @@ ordered_json score_report_json(const ScoreReport& report) {
         {"partial_match", overall.partial_match},
         {"unit", unit_summary(overall)},
         {"divergences", divergences_json(overall.divergences)},
+        {"speed", speed_json(overall.speed)},
         {"missing", report.missing_ids.size()},
         {"unexpected", report.unexpected_ids.size()}}},
       {"by_subtask", groups_json(report.by_subtask, false)},

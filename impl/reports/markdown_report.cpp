@@ -36,9 +36,19 @@ void group_row(std::ostream& out, const std::string& name, const GroupSummary& g
       << g.divergences.length << " | " << g.missing << " |\n";
 }
 
+void speed_row(std::ostream& out, const std::string& name, const SpeedSummary& s) {
+  out << "| " << name << " | " << optional_figure(s.tokens_per_pass) << " | "
+      << optional_percent(s.acceptance) << " | " << optional_figure(s.reference_tokens_per_second)
+      << " | " << optional_figure(s.candidate_tokens_per_second) << " | " << optional_figure(s.speedup, "x") << " |\n";
+}
+
 std::string gate_settings(const GateSettings& gate) {
-  return "min exact " + short_number(gate.min_exact) + ", min partial " + short_number(gate.min_partial) +
-         ", max hard divergences " + (gate.max_hard_divergences ? std::to_string(*gate.max_hard_divergences) : "any");
+  std::string text = "min exact " + short_number(gate.min_exact) + ", min partial " + short_number(gate.min_partial) +
+                     ", max hard divergences " +
+                     (gate.max_hard_divergences ? std::to_string(*gate.max_hard_divergences) : "any");
+  if (gate.min_tokens_per_pass) text += ", min tokens per pass " + short_number(*gate.min_tokens_per_pass);
+  if (gate.min_speedup) text += ", min speedup " + short_number(*gate.min_speedup);
+  return text;
 }
 
 }  // namespace
@@ -55,6 +65,13 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& [subtask, group] : report.by_subtask) group_row(out, cell(subtask), group);
   group_row(out, "**all**", all);
+
+  if (has_speed(report)) {
+    out << "\n| subtask | tokens per pass | acceptance | reference tokens/s | candidate tokens/s | speedup |\n";
+    out << "|---|--:|--:|--:|--:|--:|\n";
+    for (const auto& [subtask, group] : report.by_subtask) speed_row(out, cell(subtask), group.speed);
+    speed_row(out, "**all**", all.speed);
+  }
 
   out << "\n**Gate** (" << gate_settings(report.settings.gate) << "): " << (report.gate.passed ? "passed" : "failed")
       << "\n";

@@ -37,6 +37,20 @@ std::string short_number(double value, int digits) {
   return text;
 }
 
+std::string optional_figure(const std::optional<double>& value, const std::string& suffix, int digits) {
+  return value ? short_number(*value, digits) + suffix : "–";
+}
+
+std::string optional_percent(const std::optional<double>& fraction) { return fraction ? percent(*fraction) : "–"; }
+
+bool has_speed(const ScoreReport& report) {
+  if (report.overall.speed.any()) return true;
+  for (const auto& [name, group] : report.by_subtask) {
+    if (group.speed.any()) return true;
+  }
+  return false;
+}
+
 std::string symbol_label(Unit unit, const std::optional<int64_t>& symbol) {
   if (!symbol) return "(end)";
   if (unit == Unit::kTokenIds) return std::to_string(*symbol);

@@ -15,6 +15,13 @@ namespace specgate {
 std::string percent(double fraction);
 // A number with up to `digits` significant digits.
 std::string short_number(double value, int digits = 4);
+// A speed figure with `digits` significant digits and `suffix` ("2.41x"), or "–" when the
+// answers could not give it.
+std::string optional_figure(const std::optional<double>& value, const std::string& suffix = "", int digits = 3);
+// percent(), or "–" when absent.
+std::string optional_percent(const std::optional<double>& fraction);
+// Whether any group of the report has a speed figure.
+bool has_speed(const ScoreReport& report);
 // One symbol: a token id ("1234"), a quoted character ("'é'", with \n, \t and other control
 // characters spelled out), or "(end)" where that side had ended.
 std::string symbol_label(Unit unit, const std::optional<int64_t>& symbol);

@@ -149,13 +149,79 @@ std::vector<std::string> parse_strings(const json& value, const std::string& fie
 }
 
 
-void check_optional_numbers(const json& object, const char* field, const std::string& path, const LineContext& context) {
-  const json* value = optional_member(object, field);
-  if (value == nullptr) return;
-  if (!value->is_array()) context.fail_type(path, "a list of numbers", *value);
+double parse_seconds(const json& value, const std::string& field, const LineContext& context) {
+  if (!value.is_number()) context.fail_type(field, "a number", value);
+  const double seconds = value.get<double>();
+  if (!(seconds >= 0.0)) context.fail_field(field, "expected a number of seconds >= 0, got " + value.dump());
+  return seconds;
+}
+
+int64_t parse_count(const json& value, const std::string& field, const LineContext& context) {
+  const bool fits = value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!fits) context.fail_type(field, "a non-negative integer", value);
+  if (value.get<uint64_t>() > uint64_t{std::numeric_limits<int32_t>::max()})
+    context.fail_field(field, value.dump() + " is out of range");
+  return value.get<int64_t>();
+}
+
+// A speed field of choices[0] with one number per turn, summed over the first `kept` turns.
+template <typename T, typename Parse>
+std::optional<T> sum_per_turn(const json& choice, const char* name, size_t kept, Parse parse, const LineContext& context) {
+  const json* value = optional_member(choice, name);
+  if (value == nullptr) return std::nullopt;
+  const std::string field = std::string("choices[0].") + name;
+  if (!value->is_array()) context.fail_type(field, "a list with one number per turn", *value);
+  T sum = 0;
   for (size_t i = 0; i < value->size(); ++i) {
-    if (!(*value)[i].is_number()) context.fail_type(indexed(path, i), "a number", (*value)[i]);
+    const T number = parse((*value)[i], indexed(field, i), context);
+    if (i < kept) sum += number;
   }
+  return sum;
+}
+
+// accept_lengths: flat (one entry per target pass over all turns, as Spec-Bench writes it) or
+// one list per turn. A flat list is used only when every turn of the answer is scored.
+void parse_accept_lengths(const json& choice, size_t turns, size_t kept, const LineContext& context, AnswerSpeed& speed) {
+  const json* value = optional_member(choice, "accept_lengths");
+  if (value == nullptr) return;
+  const std::string field = "choices[0].accept_lengths";
+  if (!value->is_array()) context.fail_type(field, "a list of numbers, or one list per turn", *value);
+  const bool per_turn = !value->empty() && value->front().is_array();
+  if (per_turn && value->size() != turns)
+    context.fail_field(field, "has " + std::to_string(value->size()) + " lists for " + std::to_string(turns) + " turns");
+  const auto add = [&](const json& length, const std::string& at) {
+    speed.accepted_tokens += parse_count(length, at, context);
+    ++speed.accept_steps;
+  };
+  for (size_t i = 0; i < value->size(); ++i) {
+    const json& entry = (*value)[i];
+    const std::string at = indexed(field, i);
+    if (!per_turn) {
+      if (entry.is_array()) context.fail_type(at, "a number (the list's first entry is one)", entry);
+      if (kept == turns) add(entry, at);
+      else parse_count(entry, at, context);
+      continue;
+    }
+    if (!entry.is_array()) context.fail_type(at, "a list (the list's first entry is one)", entry);
+    for (size_t j = 0; j < entry.size(); ++j) {
+      if (i < kept) add(entry[j], indexed(at, j));
+      else parse_count(entry[j], indexed(at, j), context);
+    }
+  }
+}
+
+AnswerSpeed parse_speed(const json& choice, size_t turns, size_t kept, const LineContext& context) {
+  AnswerSpeed speed;
+  speed.wall_time = sum_per_turn<double>(choice, "wall_time", kept, parse_seconds, context);
+  speed.new_tokens = sum_per_turn<int64_t>(choice, "new_tokens", kept, parse_count, context);
+  speed.decoding_steps = sum_per_turn<int64_t>(choice, "decoding_steps", kept, parse_count, context);
+  speed.drafted_tokens = sum_per_turn<int64_t>(choice, "drafted_tokens", kept, parse_count, context);
+  speed.accepted_drafts = sum_per_turn<int64_t>(choice, "accepted_drafts", kept, parse_count, context);
+  parse_accept_lengths(choice, turns, kept, context, speed);
+  if (speed.drafted_tokens && speed.accepted_drafts && *speed.accepted_drafts > *speed.drafted_tokens)
+    context.fail_field("choices[0].accepted_drafts", "more accepted drafts (" + std::to_string(*speed.accepted_drafts) +
+                                                         ") than drafted_tokens (" + std::to_string(*speed.drafted_tokens) + ")");
+  return speed;
 }
 
 // top_logprobs holds one entry per generated token: `sizes[t]` entries for turn t when
@@ -185,7 +251,14 @@ void check_logprob_shape(const LogprobSpan& span, const std::string& field, bool
   }
 }
 
-void parse_choice(const json& object, const LineLayout& layout, const LineContext& context, AnswerRecord& record) {
+int64_t total_tokens(const std::vector<std::vector<int64_t>>& turns, size_t kept) {
+  int64_t total = 0;
+  for (size_t t = 0; t < turns.size() && t < kept; ++t) total += static_cast<int64_t>(turns[t].size());
+  return total;
+}
+
+void parse_choice(const json& object, const LineLayout& layout, TurnScope scope, const LineContext& context,
+                  AnswerRecord& record) {
   const json& choices = object["choices"];
   if (!choices.is_array()) context.fail_type("choices", "a list", choices);
   if (choices.empty()) context.fail_field("choices", "expected at least one choice, got an empty list");
@@ -195,8 +268,8 @@ void parse_choice(const json& object, const LineLayout& layout, const LineContex
     context.ignore_type("choices[0].index", "an integer", *index);
   std::vector<std::string> turns = parse_strings(required(choice, "turns", "choices[0].turns", context), "choices[0].turns", context);
   if (turns.empty()) context.fail_field("choices[0].turns", "expected at least one turn, got an empty list");
-  for (const char* field : {"decoding_steps", "new_tokens", "wall_time", "accept_lengths"})
-    check_optional_numbers(choice, field, std::string("choices[0].") + field, context);
+  const size_t kept = scope == TurnScope::kFirst ? 1 : turns.size();
+  record.speed = parse_speed(choice, turns.size(), kept, context);
 
   if (const json* ids = optional_member(choice, "token_ids")) {
     if (!ids->is_array()) context.fail_type("choices[0].token_ids", "a list with one list of token ids per turn", *ids);
@@ -206,6 +279,7 @@ void parse_choice(const json& object, const LineLayout& layout, const LineContex
     std::vector<std::vector<int64_t>> per_turn;
     for (size_t t = 0; t < ids->size(); ++t) per_turn.push_back(parse_tokens((*ids)[t], indexed("choices[0].token_ids", t), context));
     record.token_ids = std::move(per_turn);
+    if (!record.speed.new_tokens) record.speed.new_tokens = total_tokens(*record.token_ids, kept);
   }
   if (layout.in_choice) {
     check_logprob_shape(*layout.in_choice, "choices[0].top_logprobs", /*per_turn=*/true,
@@ -288,7 +362,7 @@ AnswerRecord parse_answer_line(std::string_view line, const std::string& source,
   if (const json* tstamp = optional_member(object, "tstamp"); tstamp != nullptr && !tstamp->is_number())
     context.ignore_type("tstamp", "a number", *tstamp);
   if (object.contains("choices")) {
-    parse_choice(object, layout, context, record);
+    parse_choice(object, layout, scope, context, record);
   } else {
     parse_plain(object, layout, context, record);
   }

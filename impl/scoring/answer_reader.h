@@ -15,6 +15,18 @@ namespace specgate {
 // Which turns of a multi-turn answer are scored.
 enum class TurnScope { kAll, kFirst };
 
+// The speed fields of choices[0], summed over the scored turns; each is absent when the
+// answer does not carry it.
+struct AnswerSpeed {
+  std::optional<double> wall_time;          // seconds
+  std::optional<int64_t> new_tokens;        // new_tokens, else the length of token_ids
+  std::optional<int64_t> decoding_steps;    // target passes
+  int64_t accept_steps = 0;                 // entries of accept_lengths (one per target pass)
+  int64_t accepted_tokens = 0;              // their sum: tokens appended by those passes
+  std::optional<int64_t> drafted_tokens;    // draft tokens proposed
+  std::optional<int64_t> accepted_drafts;   // of those, the ones the target kept
+};
+
 // One answer as scoring needs it. Log-probabilities are not kept: a reference's
 // top_logprobs are read back from its line at a divergence only.
 struct AnswerRecord {
@@ -23,6 +35,7 @@ struct AnswerRecord {
   std::optional<std::vector<std::string>> texts;               // one per turn
   std::optional<std::vector<std::vector<int64_t>>> token_ids;  // one list per turn
   bool has_top_logprobs = false;
+  AnswerSpeed speed;
   bool plain_form = false;  // token_ids/text at the top level rather than in choices[0]
   int64_t line = 0;     // 1-based, in its file
   uint64_t offset = 0;  // of the line's first byte
@@ -31,8 +44,11 @@ struct AnswerRecord {
 // Parses one line of an answer file (DESIGN.md section 6): the Spec-Bench form (choices[0]
 // holds turns and optionally token_ids and top_logprobs, one entry per turn) or the plain
 // form (question_id with token_ids and/or text, one turn). Every field is checked, the shape
-// of top_logprobs included (one list per turn, one entry per generated token); with
-// TurnScope::kFirst only the first turn is kept. Throws InputError
+// of top_logprobs included (one list per turn, one entry per generated token), and the speed
+// fields (wall_time, new_tokens, decoding_steps, drafted_tokens, accepted_drafts: one number
+// per turn; accept_lengths: flat as Spec-Bench writes it, or one list per turn); with
+// TurnScope::kFirst only the first turn is kept (a flat accept_lengths of a multi-turn answer
+// cannot be split and is then left out). Throws InputError
 // "<source>:<line>: field '<path>': <problem>".
 AnswerRecord parse_answer_line(std::string_view line, const std::string& source, int64_t line_number, TurnScope scope);
 

@@ -2,9 +2,54 @@
 
 #include <cstdio>
 #include <map>
+#include <vector>
 
 namespace specgate {
 namespace {
+
+// Sums behind a group's SpeedSummary.
+struct SpeedTotals {
+  int64_t pass_tokens = 0, passes = 0;
+  int64_t drafted = 0, accepted = 0;
+  double reference_speeds = 0.0, candidate_speeds = 0.0;  // sums of per-question tokens/s
+  int64_t reference_timed = 0, candidate_timed = 0;
+
+  void add(const ItemResult& item) {
+    if (item.missing) return;
+    const AnswerSpeed& c = item.candidate_speed;
+    if (c.accept_steps > 0) {
+      pass_tokens += c.accepted_tokens;
+      passes += c.accept_steps;
+    } else if (c.decoding_steps && c.new_tokens && *c.decoding_steps > 0) {
+      pass_tokens += *c.new_tokens;
+      passes += *c.decoding_steps;
+    }
+    if (c.drafted_tokens && c.accepted_drafts) {
+      drafted += *c.drafted_tokens;
+      accepted += *c.accepted_drafts;
+    }
+    add_speed(item.reference_speed, reference_speeds, reference_timed);
+    add_speed(c, candidate_speeds, candidate_timed);
+  }
+
+  SpeedSummary summary() const {
+    SpeedSummary speed;
+    if (passes > 0) speed.tokens_per_pass = static_cast<double>(pass_tokens) / static_cast<double>(passes);
+    if (drafted > 0) speed.acceptance = static_cast<double>(accepted) / static_cast<double>(drafted);
+    if (reference_timed > 0) speed.reference_tokens_per_second = reference_speeds / static_cast<double>(reference_timed);
+    if (candidate_timed > 0) speed.candidate_tokens_per_second = candidate_speeds / static_cast<double>(candidate_timed);
+    if (speed.reference_tokens_per_second && speed.candidate_tokens_per_second && *speed.reference_tokens_per_second > 0.0)
+      speed.speedup = *speed.candidate_tokens_per_second / *speed.reference_tokens_per_second;
+    return speed;
+  }
+
+ private:
+  static void add_speed(const AnswerSpeed& side, double& speeds, int64_t& timed) {
+    if (!side.wall_time || !side.new_tokens || *side.wall_time <= 0.0) return;
+    speeds += static_cast<double>(*side.new_tokens) / *side.wall_time;
+    ++timed;
+  }
+};
 
 void count(const ItemResult& item, GroupSummary& group) {
   ++group.questions;
@@ -66,14 +111,28 @@ void summarize(ScoreReport& report) {
   report.by_subtask.clear();
   report.by_category.clear();
   std::map<std::string, size_t> subtask_index, category_index;
+  SpeedTotals overall_speed;
+  std::vector<SpeedTotals> subtask_speed, category_speed;
   for (const ItemResult& item : report.items) {
     count(item, report.overall);
+    overall_speed.add(item);
     count(item, group_named(report.by_subtask, subtask_index, item.subtask));
+    subtask_speed.resize(report.by_subtask.size());
+    subtask_speed[subtask_index[item.subtask]].add(item);
     count(item, group_named(report.by_category, category_index, item.category));
+    category_speed.resize(report.by_category.size());
+    category_speed[category_index[item.category]].add(item);
   }
   finish(report.overall);
-  for (auto& [name, group] : report.by_subtask) finish(group);
-  for (auto& [name, group] : report.by_category) finish(group);
+  report.overall.speed = overall_speed.summary();
+  for (size_t i = 0; i < report.by_subtask.size(); ++i) {
+    finish(report.by_subtask[i].second);
+    report.by_subtask[i].second.speed = subtask_speed[i].summary();
+  }
+  for (size_t i = 0; i < report.by_category.size(); ++i) {
+    finish(report.by_category[i].second);
+    report.by_category[i].second.speed = category_speed[i].summary();
+  }
 }
 
 GateResult evaluate_gate(const ScoreReport& report) {
@@ -93,6 +152,23 @@ GateResult evaluate_gate(const ScoreReport& report) {
   if (gate.max_hard_divergences && overall.divergences.hard > *gate.max_hard_divergences)
     fail(std::to_string(overall.divergences.hard) + " hard divergence(s), more than --max-hard-divergences " +
          std::to_string(*gate.max_hard_divergences));
+  const SpeedSummary& speed = overall.speed;
+  if (gate.min_tokens_per_pass) {
+    if (!speed.tokens_per_pass)
+      fail("tokens per pass cannot be computed (the candidate's answers carry no accept_lengths or decoding_steps with "
+           "new_tokens), and --min-tokens-per-pass " + format_number(*gate.min_tokens_per_pass) + " asks for it");
+    else if (*speed.tokens_per_pass < *gate.min_tokens_per_pass)
+      fail("tokens per target pass " + format_number(*speed.tokens_per_pass) + " is below --min-tokens-per-pass " +
+           format_number(*gate.min_tokens_per_pass));
+  }
+  if (gate.min_speedup) {
+    if (!speed.speedup)
+      fail("speedup cannot be computed (both sides' answers need wall_time and new_tokens or token_ids), and "
+           "--min-speedup " + format_number(*gate.min_speedup) + " asks for it");
+    else if (*speed.speedup < *gate.min_speedup)
+      fail("speedup " + format_number(*speed.speedup) + "x over the reference is below --min-speedup " +
+           format_number(*gate.min_speedup));
+  }
   if (!report.missing_ids.empty())
     fail(std::to_string(report.missing_ids.size()) + " question(s) of the reference have no answer in the candidate: " +
          id_list(report.missing_ids));

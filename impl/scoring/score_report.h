@@ -24,6 +24,8 @@ struct GateSettings {
   double min_exact = 1.0;    // fraction of questions answered exactly
   double min_partial = 0.0;  // mean partial match
   std::optional<int64_t> max_hard_divergences;
+  std::optional<double> min_tokens_per_pass;  // the candidate's, overall
+  std::optional<double> min_speedup;          // the candidate's tokens/s over the reference's, overall
 };
 
 struct ScoreSettings {
@@ -60,10 +62,26 @@ struct ItemResult {
   int64_t reference_line = 0;
   std::optional<int64_t> candidate_line;
   std::optional<ItemDivergence> divergence;
+  AnswerSpeed reference_speed, candidate_speed;  // compared questions only
 };
 
 struct DivergenceCounts {
   int64_t hard = 0, near_tie = 0, unattributed = 0, length = 0;
+};
+
+// Speed over a group's compared questions, as Spec-Bench's speed.py reads answers; a number the
+// answers cannot give is absent, never 0.
+struct SpeedSummary {
+  // The candidate's tokens per target pass: accept_lengths' mean where answers have them, else
+  // new_tokens / decoding_steps, pooled over the questions.
+  std::optional<double> tokens_per_pass;
+  std::optional<double> acceptance;  // the candidate's accepted_drafts / drafted_tokens, pooled
+  // Each side's mean over questions of new_tokens / wall_time.
+  std::optional<double> reference_tokens_per_second, candidate_tokens_per_second;
+  std::optional<double> speedup;  // candidate_tokens_per_second / reference_tokens_per_second
+  bool any() const {
+    return tokens_per_pass || acceptance || reference_tokens_per_second || candidate_tokens_per_second;
+  }
 };
 
 // Means over the questions of a group; missing answers count as 0.
@@ -72,6 +90,7 @@ struct GroupSummary {
   double exact_match = 0.0, partial_match = 0.0;
   DivergenceCounts divergences;
   int64_t token_id_items = 0, code_point_items = 0;
+  SpeedSummary speed;
 };
 
 struct GateResult {
@@ -99,7 +118,8 @@ std::string unit_summary(const GroupSummary& summary);
 void summarize(ScoreReport& report);
 
 // The gate: exact match >= min_exact, partial match >= min_partial, hard divergences <=
-// max_hard_divergences, and no missing or unexpected question ids.
+// max_hard_divergences, tokens per pass >= min_tokens_per_pass and speedup >= min_speedup
+// (each failing when it cannot be computed), and no missing or unexpected question ids.
 GateResult evaluate_gate(const ScoreReport& report);
 
 }  // namespace specgate

@@ -186,6 +186,8 @@ class Scorer {
   void compare(ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate) {
     item.candidate_line = candidate.line;
     item.candidate_turns = turn_count(candidate);
+    item.reference_speed = reference.speed;
+    item.candidate_speed = candidate.speed;
     TurnSequences reference_symbols, candidate_symbols;
     if (reference.token_ids && candidate.token_ids) {
       item.unit = Unit::kTokenIds;

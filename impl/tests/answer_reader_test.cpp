@@ -42,6 +42,51 @@ TEST(AnswerLine, ReadsTheSpecBenchForm) {
   EXPECT_EQ(parse(kSpecBench, TurnScope::kFirst).texts, std::vector<std::string>{"Hi"});
 }
 
+TEST(AnswerLine, SumsTheSpeedFieldsOverTheScoredTurns) {
+  const AnswerSpeed all = parse(kSpecBench).speed;
+  EXPECT_DOUBLE_EQ(all.wall_time.value(), 0.1 + 0.2);
+  EXPECT_EQ(all.new_tokens, 3);
+  EXPECT_EQ(all.decoding_steps, 3);
+  EXPECT_EQ(all.accept_steps, 3);
+  EXPECT_EQ(all.accepted_tokens, 3);
+  EXPECT_FALSE(all.drafted_tokens.has_value());
+  const AnswerSpeed first = parse(kSpecBench, TurnScope::kFirst).speed;
+  EXPECT_DOUBLE_EQ(first.wall_time.value(), 0.1);
+  EXPECT_EQ(first.new_tokens, 2);
+  EXPECT_EQ(first.accept_steps, 0) << "a flat accept_lengths of two turns cannot be split";
+}
+
+TEST(AnswerLine, ReadsAcceptLengthsPerTurnAndDraftCounts) {
+  const std::string line =
+      R"({"question_id": 4, "choices": [{"turns": ["ab", "c"], "token_ids": [[1, 2, 3, 4, 5], [6, 7]],)"
+      R"( "accept_lengths": [[3, 2], [2]], "drafted_tokens": [8, 4], "accepted_drafts": [3, 1]}]})";
+  const AnswerSpeed all = parse(line).speed;
+  EXPECT_EQ(all.new_tokens, 7) << "new_tokens defaults to the length of token_ids";
+  EXPECT_EQ(all.accept_steps, 3);
+  EXPECT_EQ(all.accepted_tokens, 7);
+  EXPECT_EQ(all.drafted_tokens, 12);
+  EXPECT_EQ(all.accepted_drafts, 4);
+  const AnswerSpeed first = parse(line, TurnScope::kFirst).speed;
+  EXPECT_EQ(first.new_tokens, 5);
+  EXPECT_EQ(first.accept_steps, 2);
+  EXPECT_EQ(first.accepted_tokens, 5);
+  EXPECT_EQ(first.drafted_tokens, 8);
+  EXPECT_FALSE(parse(R"({"question_id": 1, "text": "a"})").speed.wall_time.has_value());
+}
+
+TEST(AnswerLine, RefusesMalformedSpeedFields) {
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a", "b"], "accept_lengths": [[1], 2]}]})"),
+            "a.jsonl:7: field 'choices[0].accept_lengths[1]': expected a list (the list's first entry is one), got number 2");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [[1], [2]]}]})"),
+            "a.jsonl:7: field 'choices[0].accept_lengths': has 2 lists for 1 turns");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "new_tokens": [-1]}]})"),
+            "a.jsonl:7: field 'choices[0].new_tokens[0]': expected a non-negative integer, got number -1");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "wall_time": [-0.5]}]})"),
+            "a.jsonl:7: field 'choices[0].wall_time[0]': expected a number of seconds >= 0, got -0.5");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "drafted_tokens": [2], "accepted_drafts": [3]}]})"),
+            "a.jsonl:7: field 'choices[0].accepted_drafts': more accepted drafts (3) than drafted_tokens (2)");
+}
+
 TEST(AnswerLine, ReadsTheTokenLevelExtension) {
   const std::string line =
       R"({"question_id": 3, "choices": [{"turns": ["ab", "c"], "token_ids": [[97, 98], [99]],)"

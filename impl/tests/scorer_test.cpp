@@ -97,6 +97,58 @@ TEST_F(ScorerTest, ScoresEachQuestionAndAggregatesPerCategorySubtaskAndOverall) 
   EXPECT_EQ(report.gate.reasons[0], "exact match 0.6667 is below --min-exact 1 (2 of 3 questions)");
 }
 
+std::string timed(int64_t id, const std::string& category, const std::string& speed) {
+  return R"({"question_id": )" + std::to_string(id) + R"(, "category": ")" + category +
+         R"(", "choices": [{"turns": ["x"], "token_ids": [[1, 2, 3, 4]])" + speed + "}]}";
+}
+
+TEST_F(ScorerTest, ReportsSpeedPerSubtaskAndOverallAsSpecBenchDoes) {
+  const ScoreReport report = score(
+      {timed(1, "writing", R"(, "wall_time": [2.0])"), timed(2, "qa", R"(, "wall_time": [1.0])"),
+       timed(3, "qa", R"(, "wall_time": [4.0])")},
+      {timed(1, "writing", R"(, "wall_time": [1.0], "accept_lengths": [3, 1])"),
+       timed(2, "qa", R"(, "wall_time": [0.5], "decoding_steps": [1], "drafted_tokens": [4], "accepted_drafts": [3])"),
+       timed(3, "qa", "")});
+  const SpeedSummary& mt = report.by_subtask[0].second.speed;
+  EXPECT_DOUBLE_EQ(mt.tokens_per_pass.value(), 2.0);
+  EXPECT_FALSE(mt.acceptance.has_value());
+  EXPECT_DOUBLE_EQ(mt.reference_tokens_per_second.value(), 2.0);
+  EXPECT_DOUBLE_EQ(mt.candidate_tokens_per_second.value(), 4.0);
+  EXPECT_DOUBLE_EQ(mt.speedup.value(), 2.0);
+  const SpeedSummary& qa = report.by_subtask[1].second.speed;
+  EXPECT_DOUBLE_EQ(qa.tokens_per_pass.value(), 4.0) << "new_tokens / decoding_steps where accept_lengths are absent";
+  EXPECT_DOUBLE_EQ(qa.acceptance.value(), 0.75);
+  EXPECT_DOUBLE_EQ(qa.reference_tokens_per_second.value(), (4.0 + 1.0) / 2) << "a mean over questions";
+  EXPECT_DOUBLE_EQ(qa.candidate_tokens_per_second.value(), 8.0) << "question 3's candidate has no wall_time";
+  const SpeedSummary& all = report.overall.speed;
+  EXPECT_DOUBLE_EQ(all.tokens_per_pass.value(), 8.0 / 3.0);
+  EXPECT_DOUBLE_EQ(all.reference_tokens_per_second.value(), (2.0 + 4.0 + 1.0) / 3);
+  EXPECT_DOUBLE_EQ(all.candidate_tokens_per_second.value(), 6.0);
+  EXPECT_DOUBLE_EQ(all.speedup.value(), 6.0 / (7.0 / 3));
+  EXPECT_TRUE(report.gate.passed);
+}
+
+TEST_F(ScorerTest, SpeedGatesFailBelowTheirBoundAndWhereNothingCanBeComputed) {
+  ScoreSettings settings;
+  settings.gate.min_tokens_per_pass = 2.5;
+  settings.gate.min_speedup = 1.5;
+  const ScoreReport slow = score({timed(1, "qa", R"(, "wall_time": [1.0])")},
+                                 {timed(1, "qa", R"(, "wall_time": [1.0], "accept_lengths": [2, 2])")}, settings);
+  EXPECT_EQ(slow.gate.reasons, (std::vector<std::string>{
+                                   "tokens per target pass 2 is below --min-tokens-per-pass 2.5",
+                                   "speedup 1x over the reference is below --min-speedup 1.5"}));
+  const ScoreReport untimed = score({tokens(1, "qa", "1")}, {tokens(1, "qa", "1")}, settings);
+  EXPECT_FALSE(untimed.overall.speed.any());
+  ASSERT_EQ(untimed.gate.reasons.size(), 2u);
+  EXPECT_NE(untimed.gate.reasons[0].find("tokens per pass cannot be computed"), std::string::npos);
+  EXPECT_NE(untimed.gate.reasons[1].find("speedup cannot be computed"), std::string::npos);
+  settings.gate.min_tokens_per_pass = 2.0;
+  settings.gate.min_speedup = 1.0;
+  EXPECT_TRUE(score({timed(1, "qa", R"(, "wall_time": [1.0])")},
+                    {timed(1, "qa", R"(, "wall_time": [1.0], "accept_lengths": [2, 2])")}, settings)
+                  .gate.passed);
+}
+
 TEST_F(ScorerTest, ComparesCodePointsWhenEitherSideLacksTokenIds) {
   const ScoreReport report =
       score({R"({"question_id": 1, "token_ids": [1, 2], "text": "d\u00e9j\u00e0 vu"})", text(2, "abc")},

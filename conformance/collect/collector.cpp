@@ -1,0 +1,245 @@
+#include "conformance/collect/collector.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "conformance/terminal/progress_bar.h"
+#include "impl/bench/answer.h"
+#include "impl/bench/conversation.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kLongestWaitSeconds = 60.0;
+constexpr size_t kQuotedBodyBytes = 200;
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_stop_signal(int) { stop_requested.store(true); }
+
+// Sets stop_requested on SIGINT and SIGTERM while it lives.
+class StopSignals {
+ public:
+  StopSignals() {
+    stop_requested.store(false);
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+
+ private:
+  struct sigaction previous_int_ {}, previous_term_ {};
+};
+
+// A question that cannot be answered; the message names the question and the reason.
+struct QuestionFailed {
+  std::string message;
+};
+
+// The ids of the questions `path` already answers. A last line without its newline was cut
+// short by a killed run and is cut off the file.
+std::set<int64_t> answered_ids(const std::filesystem::path& path) {
+  std::set<int64_t> ids;
+  if (!std::filesystem::exists(path)) return ids;
+  std::ifstream in(path, std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t complete = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
+  if (complete < content.size()) std::filesystem::resize_file(path, complete);
+  std::istringstream lines(content.substr(0, complete));
+  std::string line;
+  for (int64_t number = 1; std::getline(lines, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const auto id = object.is_object() ? object.find("question_id") : object.end();
+    if (!object.is_object() || id == object.end() || !id->is_number_integer())
+      throw InputError(path.string() + ":" + std::to_string(number) + ": field 'question_id': --resume needs an answer line with one");
+    ids.insert(id->get<int64_t>());
+  }
+  return ids;
+}
+
+std::string quoted_body(const std::string& body) {
+  std::string quoted = body.substr(0, kQuotedBodyBytes);
+  std::replace(quoted.begin(), quoted.end(), '\n', ' ');
+  return body.size() > kQuotedBodyBytes ? quoted + "..." : quoted;
+}
+
+class Collector {
+ public:
+  explicit Collector(const CollectJob& job) : job_(job) {}
+
+  CollectResult run() {
+    const std::set<int64_t> done = job_.resume ? answered_ids(job_.out) : std::set<int64_t>{};
+    for (const Question& question : job_.questions) {
+      if (done.count(question.question_id) > 0) {
+        ++result_.skipped;
+      } else {
+        pending_.push_back(&question);
+      }
+    }
+    if (job_.out.has_parent_path()) std::filesystem::create_directories(job_.out.parent_path());
+    out_.open(job_.out, job_.resume ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc);
+    if (!out_) throw InputError(job_.out.string() + ": cannot write");
+
+    StopSignals signals;
+    ProgressBar progress("collect", static_cast<int64_t>(pending_.size()));
+    progress_ = &progress;
+    std::vector<std::thread> workers;
+    const int64_t threads = std::min<int64_t>(job_.concurrency, static_cast<int64_t>(pending_.size()));
+    for (int64_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
+    for (std::thread& worker : workers) worker.join();
+    result_.interrupted = stop_requested.load() && !result_.error;
+    return result_;
+  }
+
+ private:
+  bool stopping() const { return stop_requested.load() || failed_.load(); }
+
+  void work() {
+    HttpClient client(job_.endpoint, job_.timeout_seconds);
+    while (!stopping()) {
+      const size_t index = next_.fetch_add(1);
+      if (index >= pending_.size()) return;
+      try {
+        std::optional<Answer> answer = ask(client, *pending_[index]);
+        if (answer) write(*answer);
+      } catch (const QuestionFailed& failure) {
+        fail(failure.message);
+      } catch (const InputError& e) {
+        fail(e.what());
+      }
+    }
+  }
+
+  // Every turn of one question; nullopt when a stop came between turns.
+  std::optional<Answer> ask(HttpClient& client, const Question& question) {
+    Answer answer{.question_id = question.question_id, .category = question.category,
+                  .answer_id = job_.defaults.model + "-" + std::to_string(question.question_id),
+                  .model_id = job_.defaults.model, .has_token_ids = job_.dialect->gives_token_ids()};
+    const size_t turns = job_.all_turns ? question.turns.size() : 1;
+    std::vector<std::string> prompt_texts;
+    for (size_t turn = 0; turn < turns; ++turn) {
+      if (turn > 0 && stop_requested.load()) return std::nullopt;
+      CompletionRequest request = job_.defaults;
+      request.prompt_text = turn == 0 ? question.turns[0]
+                                      : prompt_texts.back() + answer.turns.back().text + "\n" + question.turns[turn];
+      prompt_texts.push_back(request.prompt_text);
+      if (job_.tokenizer != nullptr && job_.dialect->takes_token_ids()) request.prompt_ids = prompt_ids(question, turn, answer);
+      const std::string where = "question " + std::to_string(question.question_id) + " turn " + std::to_string(turn);
+      answer.turns.push_back(turn_of(send(client, request, where), request));
+    }
+    answer.tstamp = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return answer;
+  }
+
+  // turn_prompt() over the answers so far; an answer the server gave as text only is encoded.
+  std::vector<int64_t> prompt_ids(const Question& question, size_t turn, const Answer& answer) const {
+    std::vector<std::vector<int64_t>> earlier;
+    for (const AnswerTurn& previous : answer.turns)
+      earlier.push_back(answer.has_token_ids ? previous.token_ids : job_.tokenizer->encode(previous.text));
+    return turn_prompt(*job_.tokenizer, question, turn, earlier);
+  }
+
+  static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {
+    Completion& completion = reply.first;
+    AnswerTurn turn{.text = std::move(completion.text), .token_ids = completion.token_ids.value_or(std::vector<int64_t>{}),
+                    .prompt_token_ids = std::move(completion.prompt_token_ids), .new_tokens = completion.new_tokens,
+                    .decoding_steps = completion.target_passes, .wall_time = reply.second,
+                    .drafted_tokens = completion.drafted_tokens, .accepted_drafts = completion.accepted_drafts,
+                    .top_logprobs = std::move(completion.top_logprobs)};
+    if (turn.prompt_token_ids.empty() && request.prompt_ids) turn.prompt_token_ids = *request.prompt_ids;
+    return turn;
+  }
+
+  // One request with retries; the completion and the seconds its answered attempt took.
+  std::pair<Completion, double> send(HttpClient& client, const CompletionRequest& request, const std::string& where) {
+    const std::string body = job_.dialect->request_body(request);
+    const std::string path = job_.dialect->path();
+    std::string last_error;
+    std::optional<double> retry_after;
+    for (int64_t attempt = 0; attempt <= job_.retries; ++attempt) {
+      if (attempt > 0 && !wait_before_retry(attempt, retry_after)) break;
+      const auto start = Clock::now();
+      const HttpResponse response = client.post_json(path, body);
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      retry_after = response.retry_after;
+      if (response.status == 200) {
+        try {
+          return {job_.dialect->parse_response(response.body), seconds};
+        } catch (const MalformedResponse& e) {
+          throw QuestionFailed{where + ": malformed " + std::string(job_.dialect->name()) + " response: " + e.what()};
+        }
+      }
+      last_error = response.status == 0 ? "no response (" + response.error + ")"
+                                         : "HTTP " + std::to_string(response.status) + ": " + quoted_body(response.body);
+      const bool retryable = response.status == 0 || response.status == 429 || response.status >= 500;
+      if (!retryable) throw QuestionFailed{where + ": " + last_error};
+    }
+    if (stop_requested.load()) throw QuestionFailed{where + ": interrupted; last error " + last_error};
+    throw QuestionFailed{where + ": gave up after " + std::to_string(job_.retries + 1) + " attempts; last error " + last_error};
+  }
+
+  // Sleeps backoff * 2^(attempt - 1), or what Retry-After asks if longer (at most a minute);
+  // false when a stop came meanwhile.
+  bool wait_before_retry(int64_t attempt, std::optional<double> retry_after) const {
+    double seconds = job_.backoff_seconds * std::pow(2.0, static_cast<double>(attempt - 1));
+    if (retry_after) seconds = std::max(seconds, *retry_after);
+    const auto until = Clock::now() + std::chrono::duration<double>(std::min(seconds, kLongestWaitSeconds));
+    while (Clock::now() < until) {
+      if (stopping()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return !stopping();
+  }
+
+  void write(const Answer& answer) {
+    std::ostringstream line;
+    write_answer_line(line, answer);
+    const std::lock_guard lock(mutex_);
+    out_ << line.str();
+    out_.flush();
+    if (!out_) throw InputError(job_.out.string() + ": cannot write");
+    ++result_.written;
+    progress_->update(result_.written, "question " + std::to_string(answer.question_id));
+  }
+
+  void fail(const std::string& message) {
+    const std::lock_guard lock(mutex_);
+    if (!result_.error) result_.error = message;
+    failed_.store(true);
+  }
+
+  const CollectJob& job_;
+  std::vector<const Question*> pending_;
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;  // guards out_, result_ and the progress bar
+  std::ofstream out_;
+  CollectResult result_;
+  ProgressBar* progress_ = nullptr;
+};
+
+}  // namespace
+
+CollectResult collect_answers(const CollectJob& job) { return Collector(job).run(); }
+
+}  // namespace specgate::cli

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conformance/collect/dialect.h"
+#include "conformance/collect/http_client.h"
+#include "impl/bench/question.h"
+#include "impl/tokenizer/tokenizer.h"
+
+namespace specgate::cli {
+
+struct CollectJob {
+  Endpoint endpoint;
+  const Dialect* dialect = nullptr;
+  CompletionRequest defaults;  // everything but the prompt
+  std::vector<Question> questions;
+  bool all_turns = false;                // later turns carry the earlier answers, as generate's do
+  const Tokenizer* tokenizer = nullptr;  // builds prompt ids where the dialect takes them; text prompts without
+  int64_t concurrency = 1;
+  double timeout_seconds = 600.0;  // per request
+  int64_t retries = 5;             // after the first attempt, on connection errors, 429 and 5xx
+  double backoff_seconds = 1.0;    // doubled after every retry
+  std::filesystem::path out;
+  bool resume = false;  // skip the questions --out already answers, and append
+};
+
+struct CollectResult {
+  int64_t written = 0, skipped = 0;
+  bool interrupted = false;           // SIGINT or SIGTERM: no new question was started
+  std::optional<std::string> error;   // the first question that failed, and why
+};
+
+// Asks the server every turn of every question (`concurrency` questions at a time) and
+// appends each answer to `out` as one complete line as soon as all its turns are in. On
+// SIGINT/SIGTERM or the first question that fails, no new question is started and those in
+// flight finish, so `out` always holds whole lines that --resume continues from. A line cut
+// short by a killed run is dropped when resuming.
+CollectResult collect_answers(const CollectJob& job);
+
+}  // namespace specgate::cli

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "impl/common/token_logprob.h"
+
+namespace specgate::cli {
+
+// One generation request, whatever the server's dialect.
+struct CompletionRequest {
+  std::string model;
+  std::optional<std::vector<int64_t>> prompt_ids;  // the prompt as token ids where the server takes them
+  std::string prompt_text;                         // the prompt otherwise
+  int64_t max_new_tokens = 128;
+  double temperature = 0.0;  // 0: greedy
+  std::optional<int64_t> top_k;
+  std::optional<double> top_p;
+  std::optional<uint64_t> seed;
+  int64_t top_logprobs = 0;  // alternatives per generated token; 0: none asked
+};
+
+// What a server answered; a figure it does not report is absent.
+struct Completion {
+  std::string text;
+  std::optional<std::vector<int64_t>> token_ids;
+  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per generated token; empty when not given
+  std::vector<int64_t> prompt_token_ids;                // empty when not given
+  std::optional<int64_t> new_tokens;                    // the server's count, where it gives no ids
+  std::optional<int64_t> target_passes, drafted_tokens, accepted_drafts;
+};
+
+// A response body that lacks what its dialect defines; `field` is its path in the body.
+class MalformedResponse : public std::runtime_error {
+ public:
+  MalformedResponse(const std::string& field, const std::string& problem)
+      : std::runtime_error("field '" + field + "': " + problem) {}
+};
+
+// The request and response fields of one server API.
+class Dialect {
+ public:
+  virtual ~Dialect() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string path() const = 0;
+  virtual bool takes_token_ids() const = 0;
+  virtual bool gives_token_ids() const = 0;
+  virtual std::string request_body(const CompletionRequest& request) const = 0;
+  // Throws MalformedResponse.
+  virtual Completion parse_response(std::string_view body) const = 0;
+};
+
+std::unique_ptr<Dialect> make_openai_dialect();
+std::unique_ptr<Dialect> make_vllm_dialect();
+std::unique_ptr<Dialect> make_sglang_dialect();
+std::unique_ptr<Dialect> make_llamacpp_dialect();
+std::unique_ptr<Dialect> make_tgi_dialect();
+
+// openai, vllm, sglang, llamacpp or tgi; InputError naming --api otherwise.
+std::unique_ptr<Dialect> dialect_from_name(const std::string& name);
+
+}  // namespace specgate::cli

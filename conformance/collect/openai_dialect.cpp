@@ -1,0 +1,101 @@
+// OpenAI-compatible POST /v1/completions, and vLLM's extension of it.
+// Fields as vllm-project/vllm defines them in vllm/entrypoints/openai/protocol.py
+// (CompletionRequest: prompt as text or ids, max_tokens, temperature, top_p, top_k, seed,
+// logprobs, return_token_ids, return_tokens_as_token_ids; CompletionResponseChoice: text,
+// logprobs{tokens, token_logprobs, top_logprobs: one {token: logprob} per token}, token_ids,
+// prompt_token_ids; usage.completion_tokens). With return_tokens_as_token_ids the keys of
+// top_logprobs read "token_id:<id>" (vllm/entrypoints/openai/serving_engine.py).
+#include <algorithm>
+#include <charconv>
+
+#include "conformance/collect/dialect.h"
+#include "conformance/collect/response_fields.h"
+
+namespace specgate::cli {
+namespace {
+
+using namespace response;
+
+constexpr std::string_view kTokenIdPrefix = "token_id:";
+
+class OpenaiDialect : public Dialect {
+ public:
+  explicit OpenaiDialect(bool vllm) : vllm_(vllm) {}
+
+  std::string_view name() const override { return vllm_ ? "vllm" : "openai"; }
+  std::string path() const override { return "/v1/completions"; }
+  bool takes_token_ids() const override { return true; }
+  bool gives_token_ids() const override { return vllm_; }
+
+  std::string request_body(const CompletionRequest& r) const override {
+    json body = {{"model", r.model}, {"max_tokens", r.max_new_tokens}, {"temperature", r.temperature}, {"stream", false}};
+    if (r.prompt_ids) {
+      body["prompt"] = *r.prompt_ids;
+    } else {
+      body["prompt"] = r.prompt_text;
+    }
+    if (r.top_k) body["top_k"] = *r.top_k;
+    if (r.top_p) body["top_p"] = *r.top_p;
+    if (r.seed) body["seed"] = *r.seed;
+    if (vllm_) body["return_token_ids"] = true;
+    if (r.top_logprobs > 0) {
+      body["logprobs"] = r.top_logprobs;
+      if (vllm_) body["return_tokens_as_token_ids"] = true;
+    }
+    return body.dump();
+  }
+
+  Completion parse_response(std::string_view text_body) const override {
+    const json body = parse_body(text_body);
+    const json& choice = element(member(body, "choices", ""), 0, "choices");
+    Completion completion;
+    completion.text = text(member(choice, "text", "choices[0]"), "choices[0].text");
+    if (const json* usage = optional_member(body, "usage"); usage != nullptr) {
+      if (const json* tokens = optional_member(*usage, "completion_tokens"))
+        completion.new_tokens = count(*tokens, "usage.completion_tokens");
+    }
+    if (!vllm_) return completion;
+    if (optional_member(choice, "token_ids") == nullptr)
+      throw MalformedResponse("choices[0].token_ids", "missing (vLLM 0.10.2 and later return it for return_token_ids)");
+    completion.token_ids = token_ids(choice["token_ids"], "choices[0].token_ids");
+    if (const json* prompt = optional_member(choice, "prompt_token_ids"))
+      completion.prompt_token_ids = token_ids(*prompt, "choices[0].prompt_token_ids");
+    if (const json* logprobs = optional_member(choice, "logprobs"); logprobs != nullptr) {
+      if (const json* top = optional_member(*logprobs, "top_logprobs"))
+        completion.top_logprobs = top_alternatives(*top, completion.token_ids->size());
+    }
+    return completion;
+  }
+
+ private:
+  static std::vector<std::vector<TokenLogprob>> top_alternatives(const json& top, size_t tokens) {
+    const std::string path = "choices[0].logprobs.top_logprobs";
+    std::vector<std::vector<TokenLogprob>> alternatives(per_token(top, tokens, path).size());
+    for (size_t i = 0; i < top.size(); ++i) {
+      if (top[i].is_null()) continue;
+      if (!top[i].is_object()) throw MalformedResponse(at(path, i), "expected an object of {token: logprob}");
+      for (const auto& [key, logprob] : top[i].items()) {
+        const std::string field = at(path, i) + "." + key;
+        int64_t id = -1;
+        const char* end = key.data() + key.size();
+        const auto [stop, error] = key.starts_with(kTokenIdPrefix)
+                                       ? std::from_chars(key.data() + kTokenIdPrefix.size(), end, id)
+                                       : std::from_chars_result{key.data(), std::errc::invalid_argument};
+        if (error != std::errc{} || stop != end || id < 0) throw MalformedResponse(field, "expected a key token_id:<id> (return_tokens_as_token_ids)");
+        alternatives[i].push_back({id, number(logprob, field)});
+      }
+      std::sort(alternatives[i].begin(), alternatives[i].end(),
+                [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob > b.logprob; });
+    }
+    return alternatives;
+  }
+
+  bool vllm_;
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_openai_dialect() { return std::make_unique<OpenaiDialect>(false); }
+std::unique_ptr<Dialect> make_vllm_dialect() { return std::make_unique<OpenaiDialect>(true); }
+
+}  // namespace specgate::cli

@@ -1,0 +1,84 @@
+#include "conformance/collect/response_fields.h"
+
+#include <limits>
+
+#include "conformance/collect/dialect.h"
+#include "impl/common/json_line_context.h"
+
+namespace specgate::cli::response {
+namespace {
+
+[[noreturn]] void wrong_type(const std::string& path, const std::string& expected, const json& got) {
+  throw MalformedResponse(path, "expected " + expected + ", got " + describe_json(got));
+}
+
+}  // namespace
+
+json parse_body(std::string_view body) {
+  try {
+    return json::parse(body);
+  } catch (const json::parse_error& e) {
+    throw MalformedResponse("(body)", std::string("invalid JSON: ") + e.what());
+  }
+}
+
+const json& member(const json& object, const char* key, const std::string& path) {
+  if (!object.is_object()) wrong_type(path, "an object", object);
+  const auto it = object.find(key);
+  const std::string field = path.empty() ? key : path + "." + key;
+  if (it == object.end()) throw MalformedResponse(field, "missing");
+  return *it;
+}
+
+const json* optional_member(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+const json& list(const json& value, const std::string& path) {
+  if (!value.is_array()) wrong_type(path, "a list", value);
+  return value;
+}
+
+const json& element(const json& value, size_t index, const std::string& path) {
+  if (list(value, path).size() <= index) throw MalformedResponse(at(path, index), "missing");
+  return value[index];
+}
+
+int64_t count(const json& value, const std::string& path) {
+  const bool fits = value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!fits || value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+    wrong_type(path, "a non-negative integer", value);
+  return value.get<int64_t>();
+}
+
+double number(const json& value, const std::string& path) {
+  if (!value.is_number()) wrong_type(path, "a number", value);
+  return value.get<double>();
+}
+
+std::string text(const json& value, const std::string& path) {
+  if (!value.is_string()) wrong_type(path, "a string", value);
+  return value.get<std::string>();
+}
+
+std::vector<int64_t> token_ids(const json& value, const std::string& path) {
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < list(value, path).size(); ++i) ids.push_back(count(value[i], at(path, i)));
+  return ids;
+}
+
+const json& per_token(const json& value, size_t tokens, const std::string& path) {
+  if (list(value, path).size() != tokens)
+    throw MalformedResponse(path, "has " + std::to_string(value.size()) + " entries for " + std::to_string(tokens) + " tokens");
+  return value;
+}
+
+TokenLogprob id_and_logprob(const json& entry, const std::string& path) {
+  return {count(member(entry, "id", path), path + ".id"), number(member(entry, "logprob", path), path + ".logprob")};
+}
+
+std::string at(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }
+
+}  // namespace specgate::cli::response

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "impl/common/token_logprob.h"
+
+// Reading a server's JSON response; every failure is a MalformedResponse naming the field.
+namespace specgate::cli::response {
+
+using nlohmann::json;
+
+json parse_body(std::string_view body);
+// object[key]; MalformedResponse when `object` is no object or lacks it.
+const json& member(const json& object, const char* key, const std::string& path);
+// object[key], or nullptr when absent or null.
+const json* optional_member(const json& object, const char* key);
+const json& element(const json& list, size_t index, const std::string& path);
+const json& list(const json& value, const std::string& path);
+int64_t count(const json& value, const std::string& path);  // a non-negative integer
+double number(const json& value, const std::string& path);
+std::string text(const json& value, const std::string& path);
+std::vector<int64_t> token_ids(const json& value, const std::string& path);
+std::string at(const std::string& path, size_t index);  // "path[index]"
+// A list with one entry per generated token.
+const json& per_token(const json& value, size_t tokens, const std::string& path);
+// An {"id", "logprob", ...} object.
+TokenLogprob id_and_logprob(const json& entry, const std::string& path);
+
+}  // namespace specgate::cli::response

@@ -1,0 +1,61 @@
+// Text Generation Inference's POST /generate. Fields as huggingface/text-generation-inference
+// defines them in router/src/lib.rs: GenerateRequest{inputs (text only), parameters{do_sample,
+// temperature (> 0 only), top_k, top_p, seed, max_new_tokens, details, decoder_input_details,
+// top_n_tokens}} and GenerateResponse{generated_text, details{generated_tokens, prefill: [{id,
+// text, logprob}], tokens: [{id, text, logprob, special}], top_tokens: one list per token}}.
+#include "conformance/collect/dialect.h"
+#include "conformance/collect/response_fields.h"
+
+namespace specgate::cli {
+namespace {
+
+using namespace response;
+
+std::vector<int64_t> ids_of(const json& tokens, const std::string& path) {
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < list(tokens, path).size(); ++i) ids.push_back(count(member(tokens[i], "id", at(path, i)), at(path, i) + ".id"));
+  return ids;
+}
+
+class TgiDialect : public Dialect {
+ public:
+  std::string_view name() const override { return "tgi"; }
+  std::string path() const override { return "/generate"; }
+  bool takes_token_ids() const override { return false; }
+  bool gives_token_ids() const override { return true; }
+
+  std::string request_body(const CompletionRequest& r) const override {
+    json parameters = {{"max_new_tokens", r.max_new_tokens}, {"do_sample", r.temperature > 0.0}, {"details", true},
+                       {"decoder_input_details", true}};
+    if (r.temperature > 0.0) parameters["temperature"] = r.temperature;
+    if (r.top_k) parameters["top_k"] = *r.top_k;
+    if (r.top_p) parameters["top_p"] = *r.top_p;
+    if (r.seed) parameters["seed"] = *r.seed;
+    if (r.top_logprobs > 0) parameters["top_n_tokens"] = r.top_logprobs;
+    return json{{"inputs", r.prompt_text}, {"parameters", parameters}}.dump();
+  }
+
+  Completion parse_response(std::string_view text_body) const override {
+    const json body = parse_body(text_body);
+    Completion completion;
+    completion.text = text(member(body, "generated_text", ""), "generated_text");
+    const json& details = member(body, "details", "");
+    completion.token_ids = ids_of(member(details, "tokens", "details"), "details.tokens");
+    if (const json* prefill = optional_member(details, "prefill")) completion.prompt_token_ids = ids_of(*prefill, "details.prefill");
+    if (const json* top = optional_member(details, "top_tokens")) {
+      const std::string path = "details.top_tokens";
+      for (size_t i = 0; i < per_token(*top, completion.token_ids->size(), path).size(); ++i) {
+        completion.top_logprobs.emplace_back();
+        for (size_t k = 0; k < list((*top)[i], at(path, i)).size(); ++k)
+          completion.top_logprobs.back().push_back(id_and_logprob((*top)[i][k], at(at(path, i), k)));
+      }
+    }
+    return completion;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_tgi_dialect() { return std::make_unique<TgiDialect>(); }
+
+}  // namespace specgate::cli

@@ -1,0 +1,106 @@
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "conformance/collect/collector.h"
+#include "conformance/commands/commands.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+namespace {
+
+struct CollectOptions {
+  std::string endpoint, api, model;
+  std::filesystem::path bench, out, target;
+  std::string turns = "first";
+  int64_t max_new_tokens = 128;
+  double temperature = 0.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  uint64_t seed = 0;
+  int64_t top_logprobs = 0;
+  int64_t concurrency = 1;
+  double timeout = 600.0;
+  int64_t retries = 5;
+  double backoff = 1.0;
+  bool resume = false;
+  int64_t limit = 0;
+};
+
+void run_collect(const CollectOptions& o, const CLI::App& command) {
+  const std::unique_ptr<Dialect> dialect = dialect_from_name(o.api);
+  CollectJob job;
+  job.endpoint = parse_endpoint(o.endpoint);
+  job.dialect = dialect.get();
+  job.defaults = {.model = o.model, .max_new_tokens = o.max_new_tokens, .temperature = o.temperature,
+                  .top_logprobs = o.top_logprobs};
+  if (!(o.temperature >= 0.0)) throw InputError("--temperature: must be >= 0 (0 is greedy)");
+  if (command.count("--top-k") > 0) job.defaults.top_k = o.top_k;
+  if (command.count("--top-p") > 0) job.defaults.top_p = o.top_p;
+  if (command.count("--seed") > 0) job.defaults.seed = o.seed;
+  job.questions = read_questions(o.bench);
+  if (o.limit > 0 && static_cast<int64_t>(job.questions.size()) > o.limit) job.questions.resize(o.limit);
+  job.all_turns = o.turns == "all";
+  std::unique_ptr<Tokenizer> tokenizer;
+  if (!o.target.empty()) {
+    if (!dialect->takes_token_ids()) throw InputError("--target: the " + o.api + " API takes text prompts only");
+    tokenizer = load_tokenizer(o.target);
+    job.tokenizer = tokenizer.get();
+  }
+  job.concurrency = o.concurrency;
+  job.timeout_seconds = o.timeout;
+  job.retries = o.retries;
+  job.backoff_seconds = o.backoff;
+  job.out = o.out;
+  job.resume = o.resume;
+
+  const CollectResult result = collect_answers(job);
+  std::printf("collect: %lld answers written, %lld already in %s\n", static_cast<long long>(result.written),
+              static_cast<long long>(result.skipped), o.out.string().c_str());
+  std::fflush(stdout);
+  const std::string left = std::to_string(static_cast<int64_t>(job.questions.size()) - result.written - result.skipped) +
+                           " question(s) left; --resume continues";
+  if (result.error) throw InputError(*result.error + " (" + left + ")");
+  if (result.interrupted) throw InputError("interrupted (" + left + ")");
+}
+
+}  // namespace
+
+void add_collect_command(CLI::App& app) {
+  auto o = std::make_shared<CollectOptions>();
+  CLI::App* c = app.add_subcommand(
+      "collect", "Ask a running server (vLLM, SGLang, llama.cpp, TGI or any OpenAI-compatible one) every question of a "
+                 "bench and write its answers with token ids; exit 2 when the input or the endpoint is unusable");
+  c->add_option("--endpoint", o->endpoint, "The server's root, http://HOST:PORT[/PREFIX]")->required();
+  c->add_option("--api", o->api, "openai, vllm, sglang, llamacpp or tgi")->required();
+  c->add_option("--model", o->model, "The model name the server serves")->required();
+  c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
+  c->add_option("--out", o->out, "Answer JSONL to write")->required();
+  c->add_option("--target", o->target,
+                "Checkpoint folder whose tokenizer builds the prompts as token ids (text prompts without it)");
+  c->add_option("--turns", o->turns, "first, or all turns of multi-turn questions")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"first", "all"}));
+  c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per answer")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
+  c->add_option("--top-k", o->top_k, "Sent only when given")->check(CLI::NonNegativeNumber);
+  c->add_option("--top-p", o->top_p, "Sent only when given")->check(CLI::Range(0.0, 1.0));
+  c->add_option("--seed", o->seed, "Sent only when given");
+  c->add_option("--top-logprobs", o->top_logprobs, "Alternatives asked per token (0: none)")->check(CLI::Range(0, 100));
+  c->add_option("--concurrency", o->concurrency, "Requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
+  c->add_option("--timeout", o->timeout, "Seconds per request")->capture_default_str()->check(CLI::Range(0.001, 86400.0));
+  c->add_option("--retries", o->retries, "Retries of a request on connection errors, 429 and 5xx")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  c->add_option("--backoff", o->backoff, "Seconds before the first retry, doubled after each")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  c->add_flag("--resume", o->resume, "Skip the questions --out already answers, and append");
+  c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
+  c->callback([o, c] { run_collect(*o, *c); });
+}
+
+}  // namespace specgate::cli

@@ -1,0 +1,196 @@
+// collect against an in-process server that injects faults: 500, 429, a reply slower than the
+// timeout, a connection dropped mid-body, malformed JSON; and interruptions.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "conformance/collect/collector.h"
+#include "impl/tests/temp_folder.h"
+
+namespace specgate::cli {
+namespace {
+
+using nlohmann::json;
+
+enum class Fault { kNone, kError500Once, kTooManyOnce, kSlowOnce, kDropOnce, kMalformed, kAlways500, kSlowAlways };
+
+// A vLLM-shaped server whose reply to a question (its prompt is the question's text, "q<id>")
+// follows a scripted fault; it answers token ids {id, id + 1}.
+class FaultServer {
+ public:
+  explicit FaultServer(std::map<int64_t, Fault> faults) : faults_(std::move(faults)) {
+    server_.Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
+      reply(json::parse(request.body), response);
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FaultServer() {
+    server_.stop();
+    thread_.join();
+  }
+
+  Endpoint endpoint() const { return {.host = "127.0.0.1", .port = port_}; }
+  int64_t attempts(int64_t id) {
+    const std::lock_guard lock(mutex_);
+    return attempts_[id];
+  }
+  void set_fault(int64_t id, Fault fault) {
+    const std::lock_guard lock(mutex_);
+    faults_[id] = fault;
+  }
+
+ private:
+  void reply(const json& body, httplib::Response& response) {
+    const int64_t id = std::stoll(body["prompt"].get<std::string>().substr(1));
+    Fault fault;
+    int64_t attempt;
+    {
+      const std::lock_guard lock(mutex_);
+      fault = faults_[id];
+      attempt = attempts_[id]++;
+    }
+    const bool first = attempt == 0;
+    const json good = {{"choices", {{{"index", 0}, {"text", "a" + std::to_string(id)}, {"token_ids", {id, id + 1}}}}}};
+    if ((fault == Fault::kError500Once && first) || fault == Fault::kAlways500) {
+      response.status = 500;
+      response.set_content(R"({"error": "engine overloaded"})", "application/json");
+    } else if (fault == Fault::kTooManyOnce && first) {
+      response.status = 429;
+      response.set_header("Retry-After", "0");
+    } else if ((fault == Fault::kSlowOnce && first) || fault == Fault::kSlowAlways) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      response.set_content(good.dump(), "application/json");
+    } else if (fault == Fault::kDropOnce && first) {
+      const std::string text = good.dump();
+      response.set_content_provider(text.size(), "application/json",
+                                    [text](size_t, size_t, httplib::DataSink& sink) {
+                                      sink.write(text.data(), text.size() / 2);
+                                      return false;  // the connection closes mid-body
+                                    });
+    } else if (fault == Fault::kMalformed) {
+      response.set_content(R"({"choices": [{"index": 0, "text": )", "application/json");
+    } else {
+      response.set_content(good.dump(), "application/json");
+    }
+  }
+
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::map<int64_t, Fault> faults_;
+  std::map<int64_t, int64_t> attempts_;
+};
+
+class CollectorTest : public TempFolderTest {
+ protected:
+  void SetUp() override {
+    TempFolderTest::SetUp();
+    dialect_ = dialect_from_name("vllm");
+  }
+
+  CollectJob job(const FaultServer& server, int64_t questions) {
+    CollectJob job;
+    job.endpoint = server.endpoint();
+    job.dialect = dialect_.get();
+    job.defaults = {.model = "m", .max_new_tokens = 2};
+    for (int64_t id = 1; id <= questions; ++id) job.questions.push_back({id, "qa", {"q" + std::to_string(id)}, {}});
+    job.concurrency = 3;
+    job.timeout_seconds = 0.3;
+    job.retries = 3;
+    job.backoff_seconds = 0.01;
+    job.out = dir_ / "answers.jsonl";
+    return job;
+  }
+
+  // Question id -> token ids of every line of the answer file; a duplicate fails the test.
+  std::map<int64_t, json> lines() {
+    std::map<int64_t, json> by_id;
+    std::ifstream in(dir_ / "answers.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      const json answer = json::parse(line);
+      const int64_t id = answer["question_id"];
+      EXPECT_TRUE(by_id.emplace(id, answer["choices"][0]["token_ids"]).second) << "question " << id << " twice";
+    }
+    return by_id;
+  }
+
+  std::unique_ptr<Dialect> dialect_;
+};
+
+TEST_F(CollectorTest, RetriesTransientFaultsAndReportsAMalformedResponseThenResumes) {
+  FaultServer server({{1, Fault::kError500Once}, {2, Fault::kTooManyOnce}, {3, Fault::kSlowOnce},
+                      {4, Fault::kDropOnce}, {5, Fault::kMalformed}});
+  CollectJob first = job(server, 8);
+  const CollectResult failed = collect_answers(first);
+  ASSERT_TRUE(failed.error.has_value());
+  EXPECT_EQ(failed.error->substr(0, 81),
+            "question 5 turn 0: malformed vllm response: field '(body)': invalid JSON: [json.e");
+  EXPECT_EQ(server.attempts(5), 1) << "a malformed response is not retried";
+  const std::map<int64_t, json> partial = lines();
+  EXPECT_EQ(static_cast<int64_t>(partial.size()), failed.written);
+  EXPECT_EQ(partial.count(5), 0u);
+
+  server.set_fault(5, Fault::kNone);
+  first.resume = true;
+  const CollectResult resumed = collect_answers(first);
+  EXPECT_FALSE(resumed.error.has_value()) << *resumed.error;
+  EXPECT_EQ(resumed.skipped, failed.written);
+  EXPECT_EQ(resumed.written + resumed.skipped, 8);
+  const std::map<int64_t, json> all = lines();
+  ASSERT_EQ(all.size(), 8u);
+  for (const auto& [id, ids] : all) EXPECT_EQ(ids, json::array({json::array({id, id + 1})})) << "question " << id;
+  for (int64_t id : {1, 2, 3, 4}) EXPECT_EQ(server.attempts(id), 2) << "question " << id << ": one retry";
+}
+
+TEST_F(CollectorTest, GivesUpAfterTheBoundedRetriesAndReportsTheLastError) {
+  FaultServer server({{2, Fault::kAlways500}});
+  CollectJob one = job(server, 2);
+  one.concurrency = 1;
+  const CollectResult result = collect_answers(one);
+  ASSERT_TRUE(result.error.has_value());
+  EXPECT_EQ(*result.error,
+            R"(question 2 turn 0: gave up after 4 attempts; last error HTTP 500: {"error": "engine overloaded"})");
+  EXPECT_EQ(server.attempts(2), 4);
+  EXPECT_EQ(lines().size(), 1u);
+}
+
+TEST_F(CollectorTest, AnInterruptLeavesCompleteLinesAndAKilledRunsCutLineIsDropped) {
+  FaultServer server({{3, Fault::kSlowAlways}, {4, Fault::kSlowAlways}});
+  CollectJob interrupted = job(server, 6);
+  interrupted.concurrency = 1;
+  interrupted.timeout_seconds = 2.0;
+  std::thread interrupter([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    std::raise(SIGINT);
+  });
+  const CollectResult result = collect_answers(interrupted);
+  interrupter.join();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_FALSE(result.error.has_value());
+  EXPECT_EQ(lines().size(), 3u) << "questions 1 and 2, and 3 which was in flight";
+
+  std::ofstream(dir_ / "answers.jsonl", std::ios::app) << R"({"question_id": 4, "choi)";
+  server.set_fault(3, Fault::kNone);
+  server.set_fault(4, Fault::kNone);
+  interrupted.resume = true;
+  const CollectResult resumed = collect_answers(interrupted);
+  EXPECT_FALSE(resumed.error.has_value());
+  EXPECT_EQ(resumed.skipped, 3);
+  EXPECT_EQ(lines().size(), 6u);
+}
+
+}  // namespace
+}  // namespace specgate::cli

@@ -1,0 +1,223 @@
+// Each dialect against response bodies written by hand in the shape its engine's source
+// produces (the file named above each body), and the request fields each engine reads.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "conformance/collect/dialect.h"
+#include "conformance/collect/http_client.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+namespace {
+
+using nlohmann::json;
+
+CompletionRequest greedy_ids() {
+  return {.model = "m", .prompt_ids = std::vector<int64_t>{1, 15, 16}, .prompt_text = "Hi", .max_new_tokens = 4,
+          .top_logprobs = 2};
+}
+
+std::string malformed(const Dialect& dialect, const std::string& body) {
+  try {
+    dialect.parse_response(body);
+  } catch (const MalformedResponse& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// vllm/entrypoints/openai/protocol.py: CompletionResponse{id, object, created, model,
+// choices: [CompletionResponseChoice{index, text, logprobs: CompletionLogProbs{text_offset,
+// token_logprobs, tokens, top_logprobs}, finish_reason, stop_reason, token_ids,
+// prompt_logprobs, prompt_token_ids}], usage: UsageInfo}; with return_tokens_as_token_ids the
+// tokens and top_logprobs keys read "token_id:<id>" (serving_engine.py _get_decoded_token).
+constexpr const char* kVllmResponse = R"({
+  "id": "cmpl-8e1d", "object": "text_completion", "created": 1732300000, "model": "m",
+  "choices": [{"index": 0, "text": " the cat",
+    "logprobs": {"text_offset": [0, 4], "token_logprobs": [-0.25, -1.5], "tokens": ["token_id:279", "token_id:8415"],
+                 "top_logprobs": [{"token_id:279": -0.25, "token_id:264": -1.75},
+                                  {"token_id:5679": -1.25, "token_id:8415": -1.5}]},
+    "finish_reason": "length", "stop_reason": null, "token_ids": [279, 8415], "prompt_logprobs": null,
+    "prompt_token_ids": [1, 15, 16]}],
+  "service_tier": null, "system_fingerprint": null,
+  "usage": {"prompt_tokens": 3, "total_tokens": 5, "completion_tokens": 2, "prompt_tokens_details": null},
+  "kv_transfer_params": null})";
+
+TEST(VllmDialect, AsksForTokenIdsAndReadsThem) {
+  const auto dialect = dialect_from_name("vllm");
+  EXPECT_EQ(dialect->path(), "/v1/completions");
+  const json request = json::parse(dialect->request_body(greedy_ids()));
+  EXPECT_EQ(request["prompt"], json::array({1, 15, 16}));
+  EXPECT_EQ(request["max_tokens"], 4);
+  EXPECT_EQ(request["temperature"], 0.0);
+  EXPECT_EQ(request["return_token_ids"], true);
+  EXPECT_EQ(request["logprobs"], 2);
+  EXPECT_EQ(request["return_tokens_as_token_ids"], true);
+  EXPECT_FALSE(request.contains("top_k")) << "sampling flags are sent only when given";
+
+  const Completion c = dialect->parse_response(kVllmResponse);
+  EXPECT_EQ(c.text, " the cat");
+  EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
+  EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16}));
+  ASSERT_EQ(c.top_logprobs.size(), 2u);
+  EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679) << "alternatives sorted by log-probability";
+  EXPECT_DOUBLE_EQ(c.top_logprobs[1][1].logprob, -1.5);
+  json no_ids = json::parse(kVllmResponse);
+  no_ids["choices"][0].erase("token_ids");
+  EXPECT_EQ(malformed(*dialect, no_ids.dump()),
+            "field 'choices[0].token_ids': missing (vLLM 0.10.2 and later return it for return_token_ids)");
+  json text_keys = json::parse(kVllmResponse);
+  text_keys["choices"][0]["logprobs"]["top_logprobs"][0] = {{" the", -0.25}};
+  EXPECT_EQ(malformed(*dialect, text_keys.dump()),
+            "field 'choices[0].logprobs.top_logprobs[0]. the': expected a key token_id:<id> (return_tokens_as_token_ids)");
+}
+
+TEST(OpenaiDialect, ReadsTextAndTheUsageCount) {
+  const auto dialect = dialect_from_name("openai");
+  EXPECT_FALSE(dialect->gives_token_ids());
+  const json request = json::parse(dialect->request_body(greedy_ids()));
+  EXPECT_FALSE(request.contains("return_token_ids"));
+  const Completion c = dialect->parse_response(kVllmResponse);
+  EXPECT_EQ(c.text, " the cat");
+  EXPECT_FALSE(c.token_ids.has_value());
+  EXPECT_EQ(c.new_tokens, 2);
+  EXPECT_EQ(malformed(*dialect, R"({"choices": []})"), "field 'choices[0]': missing");
+  EXPECT_EQ(malformed(*dialect, R"({"choices": [{"text": 3}]})"), "field 'choices[0].text': expected a string, got number 3");
+  EXPECT_EQ(malformed(*dialect, R"({"choices": [)").substr(0, 30), "field '(body)': invalid JSON: ");
+}
+
+// python/sglang/srt/managers/tokenizer_manager.py (_handle_batch_output): {"text",
+// "output_ids", "meta_info": {"id", "finish_reason", "prompt_tokens", "completion_tokens",
+// "cached_tokens", "output_token_logprobs": [(logprob, token_id, text)], "output_top_logprobs":
+// [[(logprob, token_id, text)]], "spec_verify_ct", "e2e_latency"}}.
+constexpr const char* kSglangResponse = R"({
+  "text": " the cat", "output_ids": [279, 8415],
+  "meta_info": {"id": "a1b2", "finish_reason": {"type": "length", "length": 2}, "prompt_tokens": 3,
+    "completion_tokens": 2, "cached_tokens": 0,
+    "output_token_logprobs": [[-0.25, 279, null], [-1.5, 8415, null]],
+    "output_top_logprobs": [[[-0.25, 279, null], [-1.75, 264, null]], [[-1.25, 5679, null], [-1.5, 8415, null]]],
+    "spec_verify_ct": 1, "e2e_latency": 0.05}})";
+
+TEST(SglangDialect, SendsInputIdsAndReadsOutputIdsLogprobsAndVerifications) {
+  const auto dialect = dialect_from_name("sglang");
+  EXPECT_EQ(dialect->path(), "/generate");
+  const json request = json::parse(dialect->request_body(greedy_ids()));
+  EXPECT_EQ(request["input_ids"], json::array({1, 15, 16}));
+  EXPECT_EQ(request["sampling_params"]["max_new_tokens"], 4);
+  EXPECT_EQ(request["sampling_params"]["temperature"], 0.0);
+  EXPECT_EQ(request["return_logprob"], true);
+  EXPECT_EQ(request["top_logprobs_num"], 2);
+  EXPECT_EQ(request["logprob_start_len"], -1);
+
+  const Completion c = dialect->parse_response(kSglangResponse);
+  EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
+  EXPECT_EQ(c.target_passes, 1);
+  ASSERT_EQ(c.top_logprobs.size(), 2u);
+  EXPECT_EQ(c.top_logprobs[0][1].token_id, 264);
+  EXPECT_DOUBLE_EQ(c.top_logprobs[0][1].logprob, -1.75);
+  json without_ids = json::parse(kSglangResponse);
+  without_ids.erase("output_ids");
+  EXPECT_EQ(dialect->parse_response(without_ids.dump()).token_ids, (std::vector<int64_t>{279, 8415}))
+      << "older SGLang: the ids of output_token_logprobs";
+  json bad = json::parse(kSglangResponse);
+  bad["meta_info"]["output_top_logprobs"].erase(1);
+  EXPECT_EQ(malformed(*dialect, bad.dump()), "field 'meta_info.output_top_logprobs': has 1 entries for 2 tokens");
+}
+
+// tools/server/server-task.cpp: task_result_cmpl_final::to_json_non_oaicompat {index, content,
+// tokens, id_slot, stop, model, tokens_predicted, tokens_evaluated, generation_settings, prompt,
+// has_new_line, truncated, stop_type, stopping_word, tokens_cached, timings,
+// completion_probabilities}; completion_token_output::to_json {id, token, bytes, logprob,
+// top_logprobs: [{id, token, bytes, logprob}]}; result_timings::to_json {prompt_n, prompt_ms,
+// prompt_per_token_ms, prompt_per_second, predicted_n, predicted_ms, predicted_per_token_ms,
+// predicted_per_second, draft_n, draft_n_accepted}.
+constexpr const char* kLlamacppResponse = R"({
+  "index": 0, "content": " the cat sat", "tokens": [279, 8415, 7731], "id_slot": 0, "stop": true, "model": "m",
+  "tokens_predicted": 3, "tokens_evaluated": 3, "generation_settings": {"n_predict": 4}, "prompt": "<s>Hi",
+  "has_new_line": false, "truncated": false, "stop_type": "limit", "stopping_word": "", "tokens_cached": 5,
+  "timings": {"prompt_n": 3, "prompt_ms": 1.5, "prompt_per_token_ms": 0.5, "prompt_per_second": 2000.0,
+              "predicted_n": 3, "predicted_ms": 6.0, "predicted_per_token_ms": 2.0, "predicted_per_second": 500.0,
+              "draft_n": 4, "draft_n_accepted": 2},
+  "completion_probabilities": [
+    {"id": 279, "token": " the", "bytes": [32, 116, 104, 101], "logprob": -0.25,
+     "top_logprobs": [{"id": 279, "token": " the", "bytes": [32, 116, 104, 101], "logprob": -0.25},
+                      {"id": 264, "token": " a", "bytes": [32, 97], "logprob": -1.75}]},
+    {"id": 8415, "token": " cat", "bytes": [32, 99, 97, 116], "logprob": -1.5,
+     "top_logprobs": [{"id": 5679, "token": " dog", "bytes": [32, 100, 111, 103], "logprob": -1.25}]},
+    {"id": 7731, "token": " sat", "bytes": [32, 115, 97, 116], "logprob": -0.5, "top_logprobs": []}]})";
+
+TEST(LlamacppDialect, SendsPromptIdsWithNeutralSamplersAndReadsTokensAndDrafts) {
+  const auto dialect = dialect_from_name("llamacpp");
+  EXPECT_EQ(dialect->path(), "/completion");
+  const json request = json::parse(dialect->request_body(greedy_ids()));
+  EXPECT_EQ(request["prompt"], json::array({1, 15, 16}));
+  EXPECT_EQ(request["n_predict"], 4);
+  EXPECT_EQ(request["n_probs"], 2);
+  EXPECT_EQ(request["return_tokens"], true);
+  EXPECT_EQ(request["cache_prompt"], false);
+  EXPECT_EQ(request["top_k"], 0);
+  EXPECT_EQ(request["min_p"], 0.0);
+
+  const Completion c = dialect->parse_response(kLlamacppResponse);
+  EXPECT_EQ(c.text, " the cat sat");
+  EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415, 7731}));
+  EXPECT_EQ(c.drafted_tokens, 4);
+  EXPECT_EQ(c.accepted_drafts, 2);
+  EXPECT_EQ(c.target_passes, 1) << "3 tokens, 2 of them accepted drafts: one pass";
+  ASSERT_EQ(c.top_logprobs.size(), 3u);
+  EXPECT_EQ(c.top_logprobs[0][1].token_id, 264);
+  EXPECT_TRUE(c.top_logprobs[2].empty());
+  json bad = json::parse(kLlamacppResponse);
+  bad["completion_probabilities"][1]["top_logprobs"][0].erase("logprob");
+  EXPECT_EQ(malformed(*dialect, bad.dump()), "field 'completion_probabilities[1].top_logprobs[0].logprob': missing");
+  bad = json::parse(kLlamacppResponse);
+  bad.erase("tokens");
+  EXPECT_EQ(malformed(*dialect, bad.dump()), "field 'tokens': missing");
+}
+
+// router/src/lib.rs: GenerateResponse{generated_text, details: Details{finish_reason,
+// generated_tokens, seed, prefill: [PrefillToken{id, text, logprob}], tokens: [Token{id, text,
+// logprob, special}], top_tokens: [[Token]]}}.
+constexpr const char* kTgiResponse = R"({
+  "generated_text": " the cat",
+  "details": {"finish_reason": "length", "generated_tokens": 2, "seed": null,
+    "prefill": [{"id": 1, "text": "<s>", "logprob": null}, {"id": 15, "text": "H", "logprob": -3.0},
+                {"id": 16, "text": "i", "logprob": -2.0}],
+    "tokens": [{"id": 279, "text": " the", "logprob": -0.25, "special": false},
+               {"id": 8415, "text": " cat", "logprob": -1.5, "special": false}],
+    "top_tokens": [[{"id": 279, "text": " the", "logprob": -0.25, "special": false},
+                    {"id": 264, "text": " a", "logprob": -1.75, "special": false}],
+                   [{"id": 5679, "text": " dog", "logprob": -1.25, "special": false},
+                    {"id": 8415, "text": " cat", "logprob": -1.5, "special": false}]]}})";
+
+TEST(TgiDialect, SendsTextWithDetailsAndReadsTokensPrefillAndTopTokens) {
+  const auto dialect = dialect_from_name("tgi");
+  EXPECT_FALSE(dialect->takes_token_ids());
+  const json request = json::parse(dialect->request_body(greedy_ids()));
+  EXPECT_EQ(request["inputs"], "Hi");
+  EXPECT_EQ(request["parameters"]["do_sample"], false);
+  EXPECT_FALSE(request["parameters"].contains("temperature")) << "TGI refuses a temperature of 0";
+  EXPECT_EQ(request["parameters"]["details"], true);
+  EXPECT_EQ(request["parameters"]["decoder_input_details"], true);
+  EXPECT_EQ(request["parameters"]["top_n_tokens"], 2);
+
+  const Completion c = dialect->parse_response(kTgiResponse);
+  EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
+  EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16}));
+  EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679);
+  EXPECT_EQ(malformed(*dialect, R"({"generated_text": "x"})"), "field 'details': missing");
+}
+
+TEST(Dialects, UnknownNamesAndEndpointsAreInputErrors) {
+  EXPECT_THROW(dialect_from_name("triton"), InputError);
+  const Endpoint e = parse_endpoint("http://127.0.0.1:8000/proxy/");
+  EXPECT_EQ(e.host, "127.0.0.1");
+  EXPECT_EQ(e.port, 8000);
+  EXPECT_EQ(e.prefix, "/proxy");
+  EXPECT_EQ(parse_endpoint("http://[::1]:9").host, "::1");
+  EXPECT_THROW(parse_endpoint("https://example.com"), InputError);
+  EXPECT_THROW(parse_endpoint("http://host:99999"), InputError);
+}
+
+}  // namespace
+}  // namespace specgate::cli
