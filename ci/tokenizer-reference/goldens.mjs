@@ -1,14 +1,17 @@
 // Writes the reference encodings the tokenizer golden tests compare against, one JSON line per
 // model and text: {model, text, ids, prompt_ids, decoded}. ids: encode without special tokens;
 // prompt_ids: with them (the post-processor); decoded: decode(ids) skipping special tokens.
+// The model folders (variants written here) are those of reference_tokenizers.mjs's modelDir.
 // Usage: node goldens.mjs REFERENCE_DIR QUESTION_JSONL HARD_TEXTS_JSON OUT_JSONL
 import fs from "node:fs";
-import { MODELS, firstTurns, loadTokenizer } from "./reference_tokenizers.mjs";
+import { MODELS, VARIANTS, firstTurns, loadTokenizer, writeVariants } from "./reference_tokenizers.mjs";
 
 const [referenceDir, questionFile, hardTextFile, outFile] = process.argv.slice(2);
 const texts = [...firstTurns(questionFile), ...JSON.parse(fs.readFileSync(hardTextFile, "utf8"))];
+writeVariants(referenceDir);
+const models = [...MODELS, ...Object.keys(VARIANTS)];
 const lines = [];
-for (const model of MODELS) {
+for (const model of models) {
   const tokenizer = await loadTokenizer(referenceDir, model);
   for (const text of texts) {
     const ids = tokenizer.encode(text, { add_special_tokens: false }).ids;
@@ -18,4 +21,4 @@ for (const model of MODELS) {
   }
 }
 fs.writeFileSync(outFile, lines.join("\n") + "\n");
-console.log(`${lines.length} reference encodings (${MODELS.length} tokenizers x ${texts.length} texts)`);
+console.log(`${lines.length} reference encodings (${models.length} tokenizers x ${texts.length} texts)`);

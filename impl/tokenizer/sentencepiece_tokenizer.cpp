@@ -11,9 +11,19 @@
 namespace specgate {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerBuild = true;
+#elif defined(__has_feature)
+constexpr bool kSanitizerBuild = __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
+#else
+constexpr bool kSanitizerBuild = false;
+#endif
+
 // The module that wraps libsentencepiece, loaded once; see sentencepiece_api.h for why.
 const SentencePieceApi& sentencepiece() {
   static const SentencePieceApi* api = [] {
+    if (kSanitizerBuild)  // the sanitizers' runtime aborts on RTLD_DEEPBIND
+      throw std::runtime_error("SentencePiece cannot be loaded in a sanitizer build (it needs RTLD_DEEPBIND)");
     void* module = dlopen(SPECGATE_SENTENCEPIECE_MODULE, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (module == nullptr) throw std::runtime_error(std::string("cannot load SentencePiece: ") + dlerror());
     const auto entry = reinterpret_cast<const SentencePieceApi* (*)()>(dlsym(module, "specgate_sentencepiece_api"));
