@@ -196,7 +196,8 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--max-wait", o->max_wait, "exspec-aging: most steps a sequence may be left out (raised to the smallest feasible)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  c->add_option("--seed", o->seed, "Seed of the scripted acceptance")->capture_default_str();
+  c->add_option("--seed", o->seed, "Seed of the scripted acceptance")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--json", o->json, "Results JSON to write")->required();
   c->add_option("--svg", o->svg, "Chart of throughput and realign share against batch size");
   c->callback([o] { run_bench(*o); });

@@ -164,7 +164,7 @@ void add_demo_command(CLI::App& app) {
       "The main job on the embedded default: fixture pair, every engine and one seeded fault on the sample bench, "
       "each scored against the oracle; exit 1 unless every engine is exact and the fault is caught");
   command->add_option("--out", options->out, "Folder for the fixtures, answers and reports")->capture_default_str();
-  command->add_option("--seed", options->seed, "Fixture seed")->capture_default_str();
+  command->add_option("--seed", options->seed, "Fixture seed")->capture_default_str()->check(CLI::NonNegativeNumber);
   command->add_option("--max-new-tokens", options->max_new_tokens, "Tokens generated per question")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

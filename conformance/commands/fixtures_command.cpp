@@ -18,7 +18,8 @@ void add_fixtures_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "fixtures", "Write the fixture target/draft pair (DIR/target, DIR/draft) trained on the embedded sample bench");
   command->add_option("--out", options->out, "Folder to write into")->required();
-  command->add_option("--seed", options->seed, "Seed of the weights and the training order");
+  command->add_option("--seed", options->seed, "Seed of the weights and the training order")
+      ->check(CLI::NonNegativeNumber);
   command->callback([options] {
     const DraftAgreement agreement = build_default_fixtures(options->out, options->seed);
     std::cout << "wrote " << (options->out / "target").string() << " and " << (options->out / "draft").string()

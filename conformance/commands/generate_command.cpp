@@ -191,7 +191,8 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
   c->add_option("--top-k", o->top_k, "0 means off")->capture_default_str();
   c->add_option("--top-p", o->top_p, "1 means off")->capture_default_str();
-  c->add_option("--seed", o->seed, "Seed of every sequence's random stream")->capture_default_str();
+  c->add_option("--seed", o->seed, "Seed of every sequence's random stream")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
   c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
   c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);

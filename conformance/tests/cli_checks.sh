@@ -17,6 +17,16 @@ expect_usage_error() {
   grep -qF -- "$fragment" "$work/stderr" || fail "stderr lacks '$fragment' for: $* ($(cat "$work/stderr"))"
 }
 
+# expect_usage_error with the arguments after the first, which also fails when the output file
+# $1 exists afterwards (bad input leaves no partial output).
+expect_input_error() {
+  local output=$1
+  shift
+  rm -f "$output"
+  expect_usage_error "$@"
+  [ ! -e "$output" ] || fail "$output was left behind by: ${*:2}"
+}
+
 # Exits 1 when a check failed; $1 names the checks.
 finish() {
   if [ $failures -gt 0 ]; then

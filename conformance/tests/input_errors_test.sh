@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Every kind of file a user hands the CLI (bench, answers, config.json, safetensors and its
+# index, the tokenizer file, output paths) and flag combinations, made wrong in the ways that
+# used to abort: each must exit 2 with one line on stderr naming the file, the line or field,
+# and leave no output file behind.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+
+out="$work/out.jsonl"
+report="$work/report.json"
+generate=(generate --engine oracle --limit 1 --max-new-tokens 2 --out "$out")
+score=(score --json "$report")
+# A copy of the fixture target whose file $1 is replaced by stdin.
+target_with() {
+  rm -rf "$work/t" && cp -r "$fixtures/target" "$work/t" && cat >"$work/t/$1"
+}
+# A safetensors file: the 8-byte little-endian length, header $1, $2 zero bytes of data.
+safetensors_bytes() {
+  python3 -c 'import struct, sys
+header = sys.argv[1].encode()
+sys.stdout.buffer.write(struct.pack("<Q", len(header)) + header + bytes(int(sys.argv[2])))' "$1" "$2"
+}
+
+# --- bench files ---
+printf '{"question_id": 1e400, "category": "qa", "turns": ["a"]}\n' >"$work/b1.jsonl"
+expect_input_error "$out" "b1.jsonl:1: invalid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$fixtures/target" --bench "$work/b1.jsonl"
+printf '{"question_id": 1, "category": "qa", "turns": ["a"]}\n{"question_id": 9223372036854775808, "category": "qa", "turns": ["a"]}\n' >"$work/b2.jsonl"
+expect_input_error "$out" "b2.jsonl:2: field 'question_id': 9223372036854775808 is out of range" "${generate[@]}" --target "$fixtures/target" --bench "$work/b2.jsonl"
+printf '{"question_id": 1, "category": "qa", "turns": [1e5]}\n' >"$work/b3.jsonl"
+expect_input_error "$out" "b3.jsonl:1: field 'turns[0]': expected a string, got number 100000.0" "${generate[@]}" --target "$fixtures/target" --bench "$work/b3.jsonl"
+expect_input_error "$report" "b1.jsonl:1: invalid JSON: number overflow" "${score[@]}" --reference "$work/b2.jsonl" --candidate "$work/b2.jsonl" --bench "$work/b1.jsonl"
+
+# --- answer files ---
+printf '{"question_id": 1, "token_ids": [4, 5]}\n' >"$work/good.jsonl"
+printf '{"question_id": 1e400, "token_ids": [4, 5]}\n' >"$work/a1.jsonl"
+expect_input_error "$report" "a1.jsonl:1: invalid JSON: number overflow parsing '1e400'" "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/a1.jsonl"
+printf '{"question_id": 1, "token_ids": [4, 1e30]}\n' >"$work/a2.jsonl"
+expect_input_error "$report" "a2.jsonl:1: field 'token_ids[1]': expected a token id (a non-negative integer), got number 1e+30" \
+  "${score[@]}" --reference "$work/a2.jsonl" --candidate "$work/good.jsonl"
+printf '{"question_id": 1, "token_ids": [4, 6], "top_logprobs": [[{"token_id": 4, "logprob": 0}], [{"token_id": 6, "logprob": -1e400}]]}\n' >"$work/a3.jsonl"
+expect_input_error "$report" "a3.jsonl:1: invalid JSON: number overflow parsing '-1e400'" "${score[@]}" --reference "$work/a3.jsonl" --candidate "$work/good.jsonl"
+printf '{"question_id": 1, "choices": [{"turns": ["a"], "token_ids": [[-1]]}]}\n' >"$work/a4.jsonl"
+expect_input_error "$report" "a4.jsonl:1: field 'choices[0].token_ids[0][0]': expected a token id (a non-negative integer), got number -1" \
+  "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/a4.jsonl"
+
+# --- config.json ---
+sed 's/"vocab_size": [0-9]*/"vocab_size": 1e400/' "$fixtures/target/config.json" | target_with config.json
+expect_input_error "$out" "t/config.json: not valid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+sed 's/"hidden_size": [0-9]*/"hidden_size": 4294967296/' "$fixtures/target/config.json" | target_with config.json
+expect_input_error "$out" "t/config.json: field 'hidden_size': expected an integer in [1, 2147483647], got number 4294967296" "${generate[@]}" --target "$work/t" --bench "$bench"
+printf '{\n  "model_type": "llama",\n  "vocab_size": 259,,\n}\n' | target_with config.json
+expect_input_error "$out" "t/config.json: not valid JSON at line 3, column 21: syntax error" "${generate[@]}" --target "$work/t" --bench "$bench"
+
+# --- safetensors and the index of a sharded checkpoint ---
+safetensors_bytes '{"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,4]}}' 4 | target_with model.safetensors
+expect_input_error "$out" "t/model.safetensors: header is not valid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+safetensors_bytes '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551616]}}' 8 | target_with model.safetensors
+expect_input_error "$out" "t/model.safetensors: tensor 'w': field 'data_offsets': expected [begin, end]" "${generate[@]}" --target "$work/t" --bench "$bench"
+head -c 100 "$fixtures/target/model.safetensors" | target_with model.safetensors
+expect_input_error "$out" "t/model.safetensors: header length" "${generate[@]}" --target "$work/t" --bench "$bench"
+printf '{"metadata": {"total_size": 1e400}, "weight_map": {}}' | target_with model.safetensors.index.json
+rm "$work/t/model.safetensors"
+expect_input_error "$out" "t/model.safetensors.index.json: not valid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+
+# --- the tokenizer file ---
+printf '{"type": "bpe"}' | target_with specgate_tokenizer.json
+expect_input_error "$out" "t/specgate_tokenizer.json: field 'type'" "${generate[@]}" --target "$work/t" --bench "$bench"
+
+# --- output paths and flags ---
+touch "$work/file"
+expect_input_error "$work/file/out.jsonl" "$work/file: Not a directory" generate --engine oracle --limit 1 --max-new-tokens 2 \
+  --target "$fixtures/target" --bench "$bench" --out "$work/file/out.jsonl"
+expect_input_error "$work/file/r.json" "$work/file" score --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --json "$work/file/r.json"
+expect_input_error "$out" "--max-new-tokens" generate --engine oracle --target "$fixtures/target" --bench "$bench" --out "$out" \
+  --max-new-tokens 99999999999999999999
+expect_input_error "$out" "--seed" "${generate[@]}" --target "$fixtures/target" --bench "$bench" --seed -1
+expect_input_error "$report" "--min-exact" "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --min-exact 1e400
+expect_usage_error "subcommand" nosuch
+
+finish "input-error"
