@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   specgate::cli::add_score_command(app);
   specgate::cli::add_mutants_command(app);
   specgate::cli::add_collect_command(app);
+  specgate::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

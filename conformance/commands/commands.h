@@ -15,6 +15,7 @@ void add_bench_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_mutants_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 // Thrown by a command that ran to the end, its reports written, but whose check failed (the
 // score gate); main() exits 1.
