@@ -12,6 +12,7 @@ namespace specgate::cli {
 namespace {
 
 constexpr const char* kJson = "application/json";
+constexpr time_t kConnectionSeconds = 60;
 
 void send_error(httplib::Response& response, int status, const std::string& message) {
   response.status = status;
@@ -25,6 +26,11 @@ void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const Serve
                        int64_t threads, const std::atomic<bool>& stop, const std::function<void(int)>& on_listening) {
   httplib::Server server;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  // httplib's 5 s defaults drop a keep-alive connection whose next request is slow to come
+  // while the decoder loads every core.
+  server.set_keep_alive_timeout(kConnectionSeconds);
+  server.set_read_timeout(kConnectionSeconds, 0);
+  server.set_write_timeout(kConnectionSeconds, 0);
   std::atomic<int64_t> next_id{0};
 
   server.Post("/v1/completions", [&](const httplib::Request& http_request, httplib::Response& response) {
