@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
     specgate::cli::add_score_command(app);
     specgate::cli::add_mutants_command(app);
     specgate::cli::add_collect_command(app);
+    specgate::cli::add_serve_command(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

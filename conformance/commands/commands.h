@@ -13,5 +13,6 @@ void add_bench_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_mutants_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace specgate::cli

@@ -1,0 +1,101 @@
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "conformance/commands/commands.h"
+#include "conformance/engines/model_pair.h"
+#include "conformance/serve/completion_server.h"
+#include "impl/common/device.h"
+#include "impl/common/dtype.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+namespace {
+
+struct ServeOptions {
+  std::filesystem::path target, draft;
+  std::string engine = "exspec";
+  std::string host = "127.0.0.1";
+  int port = 8000;
+  std::string model;
+  int64_t batch_size = 8;
+  int64_t window = 0;
+  int64_t draft_tokens = 4;
+  int64_t max_queue = 256;
+  int64_t max_model_len = 4096;
+  std::string dtype = "float32";
+  std::string device = "cpu";
+};
+
+std::atomic<bool> stop_serving{false};
+
+extern "C" void on_serve_signal(int) { stop_serving.store(true); }
+
+void run_serve(const ServeOptions& o) {
+  const Engine engine = engine_from_name(o.engine);
+  if (engine == Engine::kRollback) throw InputError("--engine: serve runs exspec, eqspec, nonspec-batch or oracle");
+  if (needs_draft(engine) && o.draft.empty()) throw InputError("--engine " + o.engine + " needs --draft DIR");
+  if (!needs_draft(engine) && !o.draft.empty()) throw InputError("--draft: engine " + o.engine + " uses no draft model");
+  const int64_t window = o.window > 0 ? o.window : 2 * o.batch_size;
+  validate(ExspecOptions{.batch_size = o.batch_size, .window = window});
+
+  const ModelPair models = load_model_pair(o.target, o.draft, dtype_from_name(o.dtype, "--dtype"),
+                                           device_from_name(o.device, "--device"));
+  const ModelConfig& config = models.target.config();
+  const ServeLimits limits{.model = o.model.empty() ? o.target.filename().string() : o.model,
+                           .vocab_size = config.vocab_size,
+                           .context = std::min(o.max_model_len, config.max_position_embeddings),
+                           .records_logprobs = engine == Engine::kOracle};
+  DecodeLoop loop(make_serve_engine({.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
+                                     .batch_size = o.batch_size, .window = window, .draft_tokens = o.draft_tokens,
+                                     .eos_ids = config.eos_token_ids, .max_model_len = limits.context}),
+                  o.max_queue);
+
+  struct sigaction action {};
+  action.sa_handler = on_serve_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  const int64_t threads = o.max_queue + 8;  // a waiting request holds its connection's thread
+  serve_completions(loop, *models.tokenizer, limits, {o.host, o.port}, threads, stop_serving, [&](int port) {
+    std::printf("serve: %s on http://%s:%d/v1/completions, model %s\n", o.engine.c_str(), o.host.c_str(), port,
+                limits.model.c_str());
+    std::fflush(stdout);
+  });
+  std::printf("serve: stopped\n");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* c = app.add_subcommand(
+      "serve", "Serve one of our decoders over an OpenAI-compatible HTTP API (POST /v1/completions, GET /health, "
+               "GET /v1/models) until SIGTERM or SIGINT");
+  c->add_option("--target", o->target, "Target checkpoint folder")->required();
+  c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec)");
+  c->add_option("--engine", o->engine, "exspec, eqspec, nonspec-batch or oracle")->capture_default_str();
+  c->add_option("--host", o->host, "Address to listen on")->capture_default_str();
+  c->add_option("--port", o->port, "Port to listen on (0: any free one, printed)")->capture_default_str()->check(CLI::Range(0, 65535));
+  c->add_option("--model", o->model, "The model name requests must use (default: the target folder's name)");
+  c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
+  c->add_option("--window", o->window, "exspec: sequences active at once (default 2x --batch-size)")->check(CLI::Range(1, 1 << 20));
+  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--max-model-len", o->max_model_len,
+                "Positions a request may take, prompt plus max_tokens (at most the model's); sizes EXSPEC's pool")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  c->add_option("--max-queue", o->max_queue, "Requests admitted and unfinished at once; more get 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
+  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  c->callback([o] { run_serve(*o); });
+}
+
+}  // namespace specgate::cli

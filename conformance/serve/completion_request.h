@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "impl/common/finish_reason.h"
+#include "impl/common/token_logprob.h"
+#include "impl/sampling/sampling.h"
+#include "impl/tokenizer/tokenizer.h"
+
+namespace specgate::cli {
+
+// One POST /v1/completions request, checked.
+struct ServeRequest {
+  std::vector<int64_t> prompt;
+  int64_t max_new_tokens = 16;
+  SamplingParams sampling;  // greedy unless temperature > 0
+  int64_t top_logprobs = 0;
+  bool return_token_ids = false;
+  bool token_id_keys = false;  // vLLM's return_tokens_as_token_ids: top_logprobs keyed "token_id:<id>"
+};
+
+struct Generated {
+  std::vector<int64_t> tokens;
+  FinishReason finish_reason = FinishReason::kLength;
+  std::vector<std::vector<TokenLogprob>> top_logprobs;  // when asked
+};
+
+// A request the server refuses; `status` is its HTTP status, what() one line saying why.
+class RequestRefused : public std::runtime_error {
+ public:
+  RequestRefused(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+// What a request may ask of the served model.
+struct ServeLimits {
+  std::string model;
+  int64_t vocab_size = 0;
+  int64_t context = 0;       // positions: prompt plus max_tokens
+  bool records_logprobs = false;
+};
+
+// Parses and checks an OpenAI completion request (vLLM's fields included): prompt as text or
+// token ids, max_tokens, temperature, top_k, top_p, seed, logprobs, return_token_ids,
+// return_tokens_as_token_ids; other fields are ignored. Throws RequestRefused: 400 for a wrong
+// type or value, a prompt that with max_tokens passes the context or ids outside the
+// vocabulary; 404 for another model's name.
+ServeRequest parse_completion_request(std::string_view body, const Tokenizer& tokenizer, const ServeLimits& limits);
+
+// The OpenAI completion response (vLLM's token_ids and prompt_token_ids when asked).
+std::string completion_response(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
+                                const std::string& model, int64_t id);
+
+// {"error": {"message", "type", "code"}}, as vLLM's ErrorResponse.
+std::string error_response(int status, const std::string& message);
+
+}  // namespace specgate::cli

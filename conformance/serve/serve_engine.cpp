@@ -1,0 +1,156 @@
+#include "conformance/serve/serve_engine.h"
+
+#include <deque>
+#include <map>
+#include <tuple>
+
+#include "impl/decoding/eqspec.h"
+#include "impl/decoding/exspec.h"
+#include "impl/decoding/model_drafter.h"
+#include "oracle/oracle.h"
+
+namespace specgate::cli {
+namespace {
+
+DecodeOptions decode_options(const ServeEngineSettings& settings, const ServeRequest& request) {
+  DecodeOptions decode;
+  decode.draft_tokens = settings.draft_tokens;
+  decode.max_new_tokens = request.max_new_tokens;
+  decode.sampling = request.sampling;
+  decode.eos_ids = settings.eos_ids;
+  return decode;
+}
+
+bool same_options(const ServeRequest& a, const ServeRequest& b) {
+  const SamplingParams &x = a.sampling, &y = b.sampling;
+  return a.max_new_tokens == b.max_new_tokens && x.temperature == y.temperature && x.top_k == y.top_k &&
+         x.top_p == y.top_p && x.seed == y.seed;
+}
+
+class BatchServeEngine : public ServeEngine {
+ public:
+  explicit BatchServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
+
+  void admit(int64_t id, ServeRequest request) override { waiting_.emplace_back(id, std::move(request)); }
+  bool has_work() const override { return !waiting_.empty(); }
+
+  std::vector<std::pair<int64_t, Generated>> step() override {
+    if (waiting_.empty()) return {};
+    const ServeRequest head = waiting_.front().second;
+    if (settings_.engine == Engine::kOracle) return {oracle_step()};
+    std::vector<std::pair<int64_t, ServeRequest>> batch;
+    for (auto it = waiting_.begin(); it != waiting_.end() && static_cast<int64_t>(batch.size()) < settings_.batch_size;) {
+      if (!same_options(it->second, head)) {
+        ++it;
+        continue;
+      }
+      batch.push_back(std::move(*it));
+      it = waiting_.erase(it);
+    }
+    std::vector<SequenceRequest> sequences;
+    for (const auto& [id, request] : batch) sequences.push_back({id, request.prompt});
+    const DecodeOptions decode = decode_options(settings_, head);
+    std::vector<SequenceResult> results;
+    if (settings_.engine == Engine::kNonspecBatch) {
+      results = nonspec_batch_generate(*settings_.target, sequences, decode);
+    } else {
+      ModelDrafter drafter(*settings_.draft);
+      results = eqspec_generate(*settings_.target, drafter, sequences, decode);
+    }
+    std::vector<std::pair<int64_t, Generated>> finished;
+    for (size_t i = 0; i < results.size(); ++i)
+      finished.push_back({batch[i].first, Generated{std::move(results[i].tokens), results[i].finish_reason, {}}});
+    return finished;
+  }
+
+ private:
+  std::pair<int64_t, Generated> oracle_step() {
+    auto [id, request] = std::move(waiting_.front());
+    waiting_.pop_front();
+    const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
+                                .eos_ids = settings_.eos_ids, .top_logprobs = request.top_logprobs};
+    OracleOutput out = oracle_generate(*settings_.target, request.prompt, options, static_cast<uint64_t>(id));
+    return {id, Generated{std::move(out.tokens), out.finish_reason, std::move(out.top_logprobs)}};
+  }
+
+  ServeEngineSettings settings_;
+  std::deque<std::pair<int64_t, ServeRequest>> waiting_;
+};
+
+// EXSPEC fed as requests come: each joins the window at the next step with a free place, and
+// leaves it as soon as it finishes. A decoder samples all its sequences alike, so there is one
+// per sampling setting in use (greedy requests all share one); steps go round the decoders
+// that have work.
+class ExspecServeEngine : public ServeEngine {
+ public:
+  explicit ExspecServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
+
+  void admit(int64_t id, ServeRequest request) override { waiting_.emplace_back(id, std::move(request)); }
+
+  bool has_work() const override {
+    if (!waiting_.empty()) return true;
+    for (const auto& [key, decoder] : decoders_) {
+      if (decoder->exspec.has_work()) return true;
+    }
+    return false;
+  }
+
+  std::vector<std::pair<int64_t, Generated>> step() override {
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      Decoder& decoder = decoder_for(it->second);
+      if (decoder.exspec.free_places() == 0) {
+        ++it;
+        continue;
+      }
+      decoder.exspec.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens});
+      it = waiting_.erase(it);
+    }
+    std::vector<std::pair<int64_t, Generated>> finished;
+    auto next = decoders_.upper_bound(last_stepped_);
+    for (size_t tried = 0; tried < decoders_.size(); ++tried, ++next) {
+      if (next == decoders_.end()) next = decoders_.begin();
+      if (!next->second->exspec.has_work()) continue;
+      last_stepped_ = next->first;
+      for (SequenceResult& result : next->second->exspec.step())
+        finished.push_back({result.sequence_index, Generated{std::move(result.tokens), result.finish_reason, {}}});
+      break;
+    }
+    std::erase_if(decoders_, [](const auto& entry) { return !entry.second->exspec.has_work(); });
+    return finished;
+  }
+
+ private:
+  using SamplingKey = std::tuple<double, int64_t, double, uint64_t>;
+
+  struct Decoder {
+    ModelDrafter drafter;
+    ExspecDecoder exspec;
+    Decoder(const ServeEngineSettings& s, const DecodeOptions& decode, int64_t capacity)
+        : drafter(*s.draft), exspec(*s.target, drafter, decode, {.batch_size = s.batch_size, .window = s.window}, capacity) {}
+  };
+
+  Decoder& decoder_for(const ServeRequest& request) {
+    const SamplingParams& p = request.sampling;
+    std::unique_ptr<Decoder>& decoder = decoders_[SamplingKey{p.temperature, p.top_k, p.top_p, p.seed}];
+    if (!decoder) {
+      // A slot holds any request max_model_len allows, with a round's drafts.
+      const int64_t capacity = settings_.max_model_len + settings_.draft_tokens + 2;
+      decoder = std::make_unique<Decoder>(settings_, decode_options(settings_, request), capacity);
+    }
+    return *decoder;
+  }
+
+  ServeEngineSettings settings_;
+  std::deque<std::pair<int64_t, ServeRequest>> waiting_;  // for a free place of the window
+  std::map<SamplingKey, std::unique_ptr<Decoder>> decoders_;
+  SamplingKey last_stepped_{};
+};
+
+}  // namespace
+
+std::unique_ptr<ServeEngine> make_serve_engine(const ServeEngineSettings& settings) {
+  if (settings.engine == Engine::kExspec) return std::make_unique<ExspecServeEngine>(settings);
+  return std::make_unique<BatchServeEngine>(settings);
+}
+
+}  // namespace specgate::cli

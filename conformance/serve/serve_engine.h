@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "conformance/engines/engine_run.h"
+#include "conformance/serve/completion_request.h"
+#include "impl/model/transformer.h"
+
+namespace specgate::cli {
+
+// One of our decoders behind the server: requests are admitted as they come, and each step
+// decodes for a while and hands back those that finished.
+class ServeEngine {
+ public:
+  virtual ~ServeEngine() = default;
+  virtual void admit(int64_t id, ServeRequest request) = 0;
+  virtual bool has_work() const = 0;
+  virtual std::vector<std::pair<int64_t, Generated>> step() = 0;
+};
+
+struct ServeEngineSettings {
+  Engine engine = Engine::kExspec;
+  const Transformer* target = nullptr;
+  const Transformer* draft = nullptr;  // eqspec and exspec
+  int64_t batch_size = 8;
+  int64_t window = 16;       // exspec
+  int64_t draft_tokens = 4;  // K
+  std::vector<int64_t> eos_ids;
+  int64_t max_model_len = 4096;  // positions a request may take: prompt plus max_tokens
+};
+
+// exspec: continuous admission, each step one speculative round (requests join the window at
+// the next step). oracle: one request per step. nonspec-batch and eqspec: each step takes the
+// oldest request and every other waiting one with the same max_tokens and sampling (up to
+// batch_size) and decodes them to the end.
+std::unique_ptr<ServeEngine> make_serve_engine(const ServeEngineSettings& settings);
+
+}  // namespace specgate::cli

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# End-to-end checks of `conformance serve` and `conformance collect` on the fixture pair in
+# float64: serve on a free loopback port, collect from it in every dialect serve speaks, and
+# the answers equal generate's for the same engine exactly; bad requests get 400 with one line,
+# a full queue 503, SIGTERM lets the request in flight finish; collect's bad input exits 2.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+serve_pid=""
+port=""
+stop_serve() {
+  [ -n "$serve_pid" ] || return 0
+  kill -TERM "$serve_pid" 2>/dev/null
+  wait "$serve_pid"
+  local status=$?
+  serve_pid=""
+  [ $status -eq 0 ] || fail "serve exited $status after SIGTERM"
+}
+trap 'stop_serve; rm -rf "$work"' EXIT
+
+# Starts serve with the given arguments on a free port and waits (at most 60 s) until it listens.
+start_serve() {
+  "$conformance" serve --target "$fixtures/target" --port 0 --dtype float64 --model fixture "$@" \
+    >"$work/serve.out" 2>"$work/serve.err" &
+  serve_pid=$!
+  for _ in $(seq 600); do
+    port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/serve.out")
+    [ -n "$port" ] && return 0
+    kill -0 "$serve_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "serve did not start: $(cat "$work/serve.err")"
+  serve_pid=""
+  return 1
+}
+
+# http METHOD PATH [BODY]: prints the status, a space, and the body on one line.
+http() {
+  "$python" - "$1" "http://127.0.0.1:$port$2" "${3:-}" <<'PY'
+import sys, urllib.request, urllib.error
+method, url, body = sys.argv[1:4]
+request = urllib.request.Request(url, data=body.encode() if body else None, method=method,
+                                 headers={"Content-Type": "application/json"})
+try:
+    with urllib.request.urlopen(request, timeout=120) as response:
+        status, text, retry = response.status, response.read().decode(), response.headers.get("Retry-After")
+except urllib.error.HTTPError as e:
+    status, text, retry = e.code, e.read().decode(), e.headers.get("Retry-After")
+print(status, text.replace("\n", " "), "retry-after=%s" % retry if retry else "")
+PY
+}
+
+generate() { "$conformance" generate --target "$fixtures/target" --bench "$bench" --dtype float64 --max-new-tokens 24 "$@"; }
+collect() {
+  "$conformance" collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$bench" --max-new-tokens 24 "$@"
+}
+exact() {  # reference candidate: every answer equal
+  "$conformance" score --reference "$1" --candidate "$2" --min-exact 1.0 >"$work/score.out" ||
+    fail "$2 differs from $1: $(grep -A3 gate "$work/score.out")"
+}
+
+for engine in exspec oracle; do
+  options=()
+  [ "$engine" = exspec ] && options=(--draft "$fixtures/draft" --batch-size 3)
+  generate --engine "$engine" "${options[@]}" --limit 12 --out "$work/$engine.generate.jsonl" >/dev/null || fail "generate $engine"
+  generate --engine "$engine" "${options[@]}" --turns all --question-ids 1,2,3,4 --out "$work/$engine.turns.jsonl" \
+    >/dev/null || fail "generate $engine --turns all"
+  start_serve --engine "$engine" "${options[@]}" || continue
+  # Prompts as ids (vllm + --target), staggered: a request starts whenever another ends.
+  collect --api vllm --target "$fixtures/target" --limit 12 --concurrency 4 --out "$work/$engine.vllm.jsonl" >/dev/null ||
+    fail "collect vllm from $engine"
+  exact "$work/$engine.generate.jsonl" "$work/$engine.vllm.jsonl"
+  grep -q '"prompt_token_ids":\[\[' "$work/$engine.vllm.jsonl" || fail "vllm answers lack prompt_token_ids"
+  # Text prompts (openai): serve tokenizes; compared in code points.
+  collect --api openai --limit 12 --concurrency 2 --out "$work/$engine.openai.jsonl" >/dev/null || fail "collect openai from $engine"
+  grep -q '"token_ids"' "$work/$engine.openai.jsonl" && fail "openai answers claim token ids"
+  exact "$work/$engine.generate.jsonl" "$work/$engine.openai.jsonl"
+  # Every turn: later prompts carry the earlier answers.
+  head -4 "$bench" >"$work/four.jsonl"
+  "$conformance" collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$work/four.jsonl" --max-new-tokens 24 \
+    --api vllm --target "$fixtures/target" --turns all --concurrency 2 --out "$work/$engine.vllm_turns.jsonl" >/dev/null ||
+    fail "collect --turns all from $engine"
+  exact "$work/$engine.turns.jsonl" "$work/$engine.vllm_turns.jsonl"
+  stop_serve
+done
+
+# Requests serve refuses, each with one line.
+start_serve --engine nonspec-batch --max-queue 1 || finish serve_collect
+expect_http() {  # status, fragment, method, path, body
+  local got
+  got=$(http "$3" "$4" "${5:-}")
+  [ "${got%% *}" = "$1" ] || fail "$3 $4 ${5:-}: status ${got%% *}, expected $1 ($got)"
+  [[ "$got" == *"$2"* ]] || fail "$3 $4 ${5:-}: '$2' not in: $got"
+}
+expect_http 200 "" GET /health
+expect_http 200 '"id":"fixture"' GET /v1/models
+expect_http 200 '"finish_reason"' POST /v1/completions '{"prompt": [1, 70, 71], "max_tokens": 3}'
+expect_http 400 "field 'max_tokens': expected an integer, got string" POST /v1/completions '{"prompt": "a", "max_tokens": "3"}'
+expect_http 400 "token 99999 is outside the vocabulary" POST /v1/completions '{"prompt": [1, 99999]}'
+expect_http 400 "need 4098 positions, the model has 4096" POST /v1/completions '{"prompt": "a", "max_tokens": 4096}'
+expect_http 400 "field 'temperature': expected a number, got string" POST /v1/completions '{"prompt": "a", "temperature": "hot"}'
+expect_http 400 "only the oracle engine records log-probabilities" POST /v1/completions '{"prompt": "a", "logprobs": 2}'
+expect_http 400 "not valid JSON" POST /v1/completions '{"prompt": '
+expect_http 404 "does not exist" POST /v1/completions '{"prompt": "a", "model": "other"}'
+# A full queue (--max-queue 1): a second request while a long one decodes gets 503.
+http POST /v1/completions '{"prompt": "a", "max_tokens": 400}' >"$work/long.out" &
+long=$!
+sleep 0.3
+expect_http 503 "retry-after=1" POST /v1/completions '{"prompt": "b", "max_tokens": 2}'
+# SIGTERM: the request in flight still finishes, then serve exits 0.
+kill -TERM "$serve_pid"
+wait "$long"
+grep -q '^200 ' "$work/long.out" || fail "the request in flight at SIGTERM did not finish: $(cat "$work/long.out")"
+wait "$serve_pid" || fail "serve exited $? after SIGTERM"
+serve_pid=""
+
+# collect's unusable input or endpoint: exit 2, one line.
+asks=(collect --model fixture --bench "$bench" --out "$work/x.jsonl")
+expect_usage_error "unknown API 'grpc'" "${asks[@]}" --endpoint "http://127.0.0.1:$port" --api grpc
+expect_usage_error "expected http://HOST[:PORT][/PREFIX]" "${asks[@]}" --endpoint "https://x" --api vllm
+expect_usage_error "question 1 turn 0: gave up after 1 attempts" "${asks[@]}" --endpoint "http://127.0.0.1:$port" \
+  --api vllm --retries 0
+expect_usage_error "the tgi API takes text prompts only" "${asks[@]}" --endpoint "http://127.0.0.1:$port" --api tgi \
+  --target "$fixtures/target"
+finish serve_collect
