@@ -26,8 +26,8 @@ void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const Serve
                        int64_t threads, const std::atomic<bool>& stop, const std::function<void(int)>& on_listening) {
   httplib::Server server;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  // httplib's 5 s defaults drop a keep-alive connection whose next request is slow to come
-  // while the decoder loads every core.
+  // Longer than httplib's 5 s defaults: a client's next request may come late while the
+  // decoder keeps every core busy.
   server.set_keep_alive_timeout(kConnectionSeconds);
   server.set_read_timeout(kConnectionSeconds, 0);
   server.set_write_timeout(kConnectionSeconds, 0);

@@ -172,9 +172,9 @@ TEST_F(CollectorTest, AnInterruptLeavesCompleteLinesAndAKilledRunsCutLineIsDropp
   CollectJob interrupted = job(server, 6);
   interrupted.concurrency = 1;
   interrupted.timeout_seconds = 2.0;
-  std::thread interrupter([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    std::raise(SIGINT);
+  std::thread interrupter([&server] {
+    while (server.attempts(3) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::raise(SIGINT);  // while question 3 is in flight
   });
   const CollectResult result = collect_answers(interrupted);
   interrupter.join();

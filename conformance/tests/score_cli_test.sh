@@ -67,6 +67,7 @@ done
 validate "$work/golden.json"
 "$python" -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$work/golden.xml" || fail "JUnit report is not XML"
 grep -q '<svg ' "$work/golden.html" || fail "HTML report has no chart"
+grep -q '<h2>Speed per subtask</h2>' "$work/golden.html" || fail "HTML report has no speed table"
 grep -q 'gate FAILED:' "$work/golden.stdout" || fail "golden: stdout lacks the verdict"
 expect_value "$work/golden.json" summary.speed.tokens_per_pass 1.5
 expect_value "$work/golden.json" by_subtask.mt_bench.speed.acceptance 0.3333333333333333

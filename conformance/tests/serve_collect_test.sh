@@ -106,12 +106,15 @@ expect_http 400 "only the oracle engine records log-probabilities" POST /v1/comp
 expect_http 400 "not valid JSON" POST /v1/completions '{"prompt": '
 expect_http 404 "does not exist" POST /v1/completions '{"prompt": "a", "model": "other"}'
 # A full queue (--max-queue 1): a second request while a long one decodes gets 503.
-http POST /v1/completions '{"prompt": "a", "max_tokens": 400}' >"$work/long.out" &
+http POST /v1/completions '{"prompt": "a", "max_tokens": 1000}' >"$work/long.out" &
 long=$!
 sleep 0.3
 expect_http 503 "retry-after=1" POST /v1/completions '{"prompt": "b", "max_tokens": 2}'
-# SIGTERM: the request in flight still finishes, then serve exits 0.
+# SIGTERM: new requests get 503, the request in flight still finishes, then serve exits 0.
 kill -TERM "$serve_pid"
+sleep 0.2
+expect_http 503 "the server is shutting down" POST /v1/completions '{"prompt": "c", "max_tokens": 2}'
+expect_http 503 "shutting down" GET /health
 wait "$long"
 grep -q '^200 ' "$work/long.out" || fail "the request in flight at SIGTERM did not finish: $(cat "$work/long.out")"
 wait "$serve_pid" || fail "serve exited $? after SIGTERM"

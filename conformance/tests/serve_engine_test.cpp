@@ -11,6 +11,9 @@
 #include "impl/tests/decoding_test_support.h"
 
 namespace specgate::cli {
+
+void PrintTo(Engine engine, std::ostream* out) { *out << engine_name(engine); }  // for gtest's test names
+
 namespace {
 
 class ServeEngineTest : public testing::TestWithParam<Engine> {};

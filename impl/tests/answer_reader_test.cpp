@@ -1,10 +1,12 @@
 #include <cstdint>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "impl/bench/answer.h"
 #include "impl/common/error.h"
 #include "impl/scoring/answer_reader.h"
 #include "impl/tests/temp_folder.h"
@@ -85,6 +87,32 @@ TEST(AnswerLine, RefusesMalformedSpeedFields) {
             "a.jsonl:7: field 'choices[0].wall_time[0]': expected a number of seconds >= 0, got -0.5");
   EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "drafted_tokens": [2], "accepted_drafts": [3]}]})"),
             "a.jsonl:7: field 'choices[0].accepted_drafts': more accepted drafts (3) than drafted_tokens (2)");
+}
+
+TEST(AnswerLine, WrittenAnswersReadBackWithOnlyTheFiguresTheyHave) {
+  Answer with_ids{.question_id = 5, .category = "qa"};
+  with_ids.turns.push_back({.text = "ab", .token_ids = {97, 98}, .prompt_token_ids = {1, 2}, .decoding_steps = 1,
+                            .wall_time = 0.5, .accept_lengths = {2}, .drafted_tokens = 3, .accepted_drafts = 1});
+  std::ostringstream line;
+  write_answer_line(line, with_ids);
+  const AnswerRecord read = parse(line.str());
+  EXPECT_EQ(read.token_ids, (std::vector<std::vector<int64_t>>{{97, 98}}));
+  EXPECT_EQ(read.speed.new_tokens, 2);
+  EXPECT_EQ(read.speed.decoding_steps, 1);
+  EXPECT_EQ(read.speed.accepted_tokens, 2);
+  EXPECT_EQ(read.speed.drafted_tokens, 3);
+  EXPECT_EQ(read.speed.accepted_drafts, 1);
+  EXPECT_NE(line.str().find(R"("prompt_token_ids":[[1,2]])"), std::string::npos) << line.str();
+
+  Answer text_only{.question_id = 6, .has_token_ids = false};
+  text_only.turns.push_back({.text = "ab", .wall_time = 0.5});
+  std::ostringstream text_line;
+  write_answer_line(text_line, text_only);
+  const AnswerRecord text_read = parse(text_line.str());
+  EXPECT_FALSE(text_read.token_ids.has_value()) << "no token_ids: an empty list would be compared as ids";
+  EXPECT_FALSE(text_read.speed.new_tokens.has_value()) << "unknown, not 0";
+  EXPECT_FALSE(text_read.speed.decoding_steps.has_value());
+  EXPECT_EQ(text_line.str().find("prompt_token_ids"), std::string::npos);
 }
 
 TEST(AnswerLine, ReadsTheTokenLevelExtension) {
