@@ -1,6 +1,7 @@
-# The readers of users' files (answers, questions, config.json, safetensors headers) and what they need, relative to
+# The readers and writers of users' files (answers, questions, config.json, safetensors headers) and what they need, relative to
 # impl/: shared by impl/CMakeLists.txt and fuzz/CMakeLists.txt.
 set(SPECGATE_READER_SOURCES
+  bench/answer.cpp
   bench/question.cpp
   checkpoint/safetensors_header.cpp
   common/ignored_field.cpp
