@@ -29,13 +29,30 @@ std::vector<Fault> all_faults() {
 
 bool is_exspec_only(Fault fault) { return fault >= Fault::kGroupMixedLengths; }
 
+bool is_sampling_only(Fault fault) {
+  return fault == Fault::kAlwaysAccept || fault == Fault::kResidualNotNormalised ||
+         fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream;
+}
+
 Fault fault_from_name(std::string_view name) {
+  if (!SPECGATE_FAULTS) throw InputError("--inject-fault: this build has no seeded faults (SPECGATE_FAULTS=OFF)");
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (kNames[i] == name) return static_cast<Fault>(i);
   }
   std::string known;
   for (std::string_view n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
   throw InputError("--inject-fault: unknown fault '" + std::string(name) + "' (known: " + known + ")");
+}
+
+void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy) {
+  for (Fault fault : all_faults()) {
+    if (!faults.has(fault)) continue;
+    const std::string prefix = "--inject-fault " + std::string(fault_name(fault)) + ": ";
+    if (is_exspec_only(fault) && !exspec_engine)
+      throw InputError(prefix + "an EXSPEC fault, which engine " + std::string(engine) + " cannot commit");
+    if (is_sampling_only(fault) && greedy)
+      throw InputError(prefix + "a sampling fault, which greedy decoding cannot commit (give --temperature > 0)");
+  }
 }
 
 }  // namespace specgate
