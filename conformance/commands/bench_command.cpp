@@ -75,18 +75,20 @@ std::vector<std::pair<Engine, int64_t>> plan(const std::vector<Engine>& engines,
 
 void print_table(const std::vector<Measurement>& measurements) {
   const nlohmann::ordered_json results = results_json(measurements);
-  std::printf("%-14s %5s %9s %7s %7s %6s %6s %7s %6s %6s %6s %6s %8s %8s\n", "engine", "batch", "tok/s", "x same",
-              "x B=1", "draft", "verify", "realign", "other", "accept", "tok/rd", "group", "p50 s", "p99 s");
+  std::printf("%-14s %5s %9s %7s %7s %6s %6s %7s %6s %6s %6s %7s %7s %6s %8s %8s\n", "engine", "batch", "tok/s",
+              "x same", "x B=1", "draft", "verify", "realign", "other", "accept", "tok/rd", "ops/rd", "sync/rd", "group",
+              "p50 s", "p99 s");
   for (const nlohmann::ordered_json& r : results) {
     const auto value = [](const nlohmann::ordered_json& v) { return v.is_null() ? 0.0 : v.get<double>(); };
     const nlohmann::ordered_json& phase = r["phase_fraction"];
-    std::printf("%-14s %5lld %9.1f %7.2f %7.2f %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %6s %8.3f %8.3f\n",
+    std::printf("%-14s %5lld %9.1f %7.2f %7.2f %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %7.1f %7.2f %6s %8.3f %8.3f\n",
                 r["engine"].get<std::string>().c_str(), static_cast<long long>(r["batch_size"].get<int64_t>()),
                 r["tokens_per_s"].get<double>(), value(r["speedup_vs_nonspec_same_batch"]),
                 value(r["speedup_vs_nonspec_batch1"]), 100 * phase["draft"].get<double>(),
                 100 * phase["verify"].get<double>(), 100 * phase["realign"].get<double>(),
                 100 * phase["other"].get<double>(), r["acceptance_rate"].get<double>(),
-                r["tokens_per_round"].get<double>(),
+                r["tokens_per_round"].get<double>(), r["operators_per_round"].get<double>(),
+                r["host_syncs_per_round"].get<double>(),
                 r["grouping_rate"].is_null() ? "-" : std::to_string(r["grouping_rate"].get<double>()).substr(0, 5).c_str(),
                 r["latency_p50_s"].get<double>(), r["latency_p99_s"].get<double>());
   }

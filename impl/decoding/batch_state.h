@@ -36,6 +36,10 @@ struct Row {
   int64_t generated() const { return content() - prompt_length; }
 };
 
+// The caches of a batch `width` slots wide hold every slot but the last: each row's last
+// token is pending, the first input of the next pass, and gets its K/V there.
+inline int64_t cached_slots(int64_t width) { return width - 1; }
+
 // The rows of a batch laid out in `width` slots: row i's content token j sits at slot
 // padding(i) + j, where padding(i) = width - content. DESIGN.md's I1 asks width = the
 // largest content, so that some row has no padding.
@@ -45,6 +49,7 @@ struct BatchState {
 
   int64_t batch_size() const { return static_cast<int64_t>(rows.size()); }
   int64_t padding(size_t row) const { return width - rows[row].content(); }
+  int64_t cache_length() const { return cached_slots(width); }
 };
 
 }  // namespace specgate

@@ -35,6 +35,7 @@ struct DecodeOptions {
   bool check_invariants = false;   // run the InvariantChecker after every round (slow)
   bool time_phases = false;        // synchronise the device around phases to time them
   bool naive_realign = false;      // EQSPEC re-lays out its caches as published decoders do (bench)
+  bool count_dispatches = false;   // count ATen operators and host syncs per round (slower; invariant checks count too)
   FaultSet faults;
 };
 
@@ -51,10 +52,14 @@ struct SequenceLatency {
   double seconds = 0;
 };
 
-// Wall-clock seconds per phase of speculative decoding, and acceptance counters.
+// Wall-clock seconds per phase of speculative decoding, acceptance counters and, with
+// options.count_dispatches, what the rounds (draft, verify, accept, realign) dispatched.
 struct DecodeStats {
   double draft_seconds = 0, verify_seconds = 0, realign_seconds = 0, other_seconds = 0;
   int64_t rounds = 0;
+  int64_t operators = 0;   // ATen operators dispatched by the rounds, nested ones included
+  int64_t host_syncs = 0;  // of which waited for the device: scalar reads, copies to the host
+  int64_t counted_rounds = 0;
   int64_t drafted = 0;
   int64_t accepted = 0;
   int64_t generated = 0;     // every token, the first (from the prompt pass) included
@@ -65,6 +70,8 @@ struct DecodeStats {
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
   // Mean tokens a row gains per round it takes part in (at most K + 1).
   double tokens_per_round() const { return row_rounds ? static_cast<double>(round_tokens) / row_rounds : 0.0; }
+  double operators_per_round() const { return counted_rounds ? static_cast<double>(operators) / counted_rounds : 0.0; }
+  double host_syncs_per_round() const { return counted_rounds ? static_cast<double>(host_syncs) / counted_rounds : 0.0; }
 };
 
 }  // namespace specgate

@@ -10,23 +10,18 @@
 
 #include "impl/common/error.h"
 #include "impl/decoding/batch_scheduler.h"
-#include "impl/decoding/batch_tensors.h"
+#include "impl/decoding/fault_sites.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
-#include "impl/decoding/speculative_step.h"
+#include "impl/decoding/round.h"
 #include "impl/model/kv_cache.h"
 
 namespace specgate {
 namespace {
 
-// Where a sequence's cached tokens sit in the cache that holds it: slots start .. start + kept.
-struct CacheSpan {
-  int64_t start = 0;
-  int64_t kept = 0;
-};
-
 // A sequence of the window. Between steps its row lives here; its K/V live in the pool
-// (batch_row < 0) or, when it took part in the last step, still in the batch caches.
+// (batch_row < 0: runs of its pool slot from slot 0) or, when it took part in the last step,
+// still in the batch caches (runs of its batch row).
 struct Member {
   explicit Member(Row row) : row(std::move(row)) {}
 
@@ -34,27 +29,8 @@ struct Member {
   int64_t pool_slot = -1;
   int64_t batch_row = -1;
   int64_t waited = 0;
-  CacheSpan target, draft;
+  SlotRun target, draft;
 };
-
-at::Tensor long_tensor(const std::vector<int64_t>& values, c10::Device device) {
-  return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(device);
-}
-
-// Where each span's K/V land in a cache whose rows are padded as given.
-std::vector<RowMove> span_moves(const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding) {
-  std::vector<RowMove> moves;
-  for (size_t i = 0; i < spans.size(); ++i) moves.push_back({spans[i].start, padding[i], spans[i].kept, 0});
-  return moves;
-}
-
-// Runs copying span i of row rows[i] to slot padding[i] of row targets[i].
-std::vector<RowRun> row_runs(const std::vector<int64_t>& rows, const std::vector<int64_t>& targets,
-                             const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding) {
-  std::vector<RowRun> runs;
-  for (size_t i = 0; i < spans.size(); ++i) runs.push_back({rows[i], targets[i], {spans[i].start, padding[i], spans[i].kept}});
-  return runs;
-}
 
 // Throws InputError for options that cannot run.
 void validate_options(const DecodeOptions& options, const ExspecOptions& exspec) {
@@ -76,7 +52,7 @@ class ExspecDecoder::Impl {
         sequence_capacity_(sequence_capacity),
         device_(target.options().device()),
         timer_(device_, options.time_phases),
-        step_(target, drafter, options_, stats_, timer_),
+        round_(target, drafter, options_, stats_, timer_),
         checker_(target, options_) {
     validate_options(options, exspec);
     TORCH_CHECK(sequence_capacity > 0, "exspec: the pool needs a positive sequence capacity");
@@ -123,16 +99,16 @@ class ExspecDecoder::Impl {
     refilling_ = true;
     if (window_.empty()) return finished;
 
+    const RoundCounter counter(options_, stats_);
     std::vector<WindowEntry> entries;
     for (const Member& member : window_) entries.push_back({member.row.content(), member.waited});
-    const BatchChoice choice =
-        choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps, faults().has(Fault::kGroupMixedLengths));
+    const BatchChoice choice = next_batch(entries);
     timer_.charge(stats_.other_seconds);
     const std::vector<size_t> batch = compose(choice.members, choice.grouped);
     timer_.charge(stats_.realign_seconds);
     if (options_.check_invariants) checker_.check_layout(state_, *batch_target_, drafter_.model(), batch_draft());
 
-    const StepOutcome outcome = step_.round(state_, *batch_target_, batch_draft());
+    const RoundOutcome outcome = round_.run(state_, *batch_target_, batch_draft());
     ++steps_;
     ++exspec_stats_.steps;
     (choice.grouped ? exspec_stats_.grouped_steps : exspec_stats_.fallback_steps) += 1;
@@ -146,6 +122,17 @@ class ExspecDecoder::Impl {
 
  private:
   const FaultSet& faults() const { return options_.faults; }
+
+  // The scheduler's choice (fault: the longest waiting sequences, called a group whatever
+  // their lengths).
+  BatchChoice next_batch(std::span<const WindowEntry> entries) const {
+    if (!faults().has(Fault::kGroupMixedLengths))
+      return choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps);
+    std::vector<size_t> longest_waiting = by_priority(entries);
+    longest_waiting.resize(std::min(longest_waiting.size(), static_cast<size_t>(exspec_.batch_size)));
+    return {longest_waiting, true};
+  }
+
   KVCache* batch_draft() { return batch_draft_ ? &*batch_draft_ : nullptr; }
 
   // Runs the queued prompt passes, at most B prompts at a time, through the batch caches
@@ -189,37 +176,33 @@ class ExspecDecoder::Impl {
     const int64_t n = prompts.batch_size();
     batch_target_->reshape(n, 0);
     if (batch_draft_) batch_draft_->reshape(n, 0);
-    const StepOutcome outcome = step_.prefill(prompts, *batch_target_, batch_draft());
+    const RoundOutcome outcome = round_.prefill(prompts, *batch_target_, batch_draft());
 
-    std::vector<int64_t> rows, slots;
-    std::vector<CacheSpan> target_spans, draft_spans;
+    std::vector<SlotRun> target_runs, draft_runs;
+    std::vector<int64_t> slots;
     for (int64_t i = 0; i < n; ++i) {
       Member& member = members[i];
       member.row = std::move(prompts.rows[i]);
       if (member.row.finished) continue;
       member.pool_slot = free_slots_.back();
       free_slots_.pop_back();
-      member.row.target_cached = outcome.target_keep[i].claimed;
-      member.row.draft_cached = outcome.draft_keep[i].claimed;
-      rows.push_back(i);
       slots.push_back(member.pool_slot);
-      target_spans.push_back({outcome.old_padding[i] + outcome.target_keep[i].offset, outcome.target_keep[i].kept});
-      draft_spans.push_back({outcome.old_padding[i] + outcome.draft_keep[i].offset, outcome.draft_keep[i].kept});
-      member.target = {0, outcome.target_keep[i].kept};
-      member.draft = {0, outcome.draft_keep[i].kept};
+      target_runs.push_back(outcome.target_kept[i]);
+      draft_runs.push_back(outcome.draft_kept[i]);
+      member.target = {member.pool_slot, 0, outcome.target_kept[i].count};
+      member.draft = {member.pool_slot, 0, outcome.draft_kept[i].count};
     }
     timer_.charge(stats_.verify_seconds);
-    store(*pool_target_, *batch_target_, rows, target_spans, slots);
-    if (batch_draft_) store(*pool_draft_, *batch_draft_, rows, draft_spans, slots);
+    store(*pool_target_, *batch_target_, target_runs, slots);
+    if (batch_draft_) store(*pool_draft_, *batch_draft_, draft_runs, slots);
     timer_.charge(stats_.realign_seconds);
   }
 
-  // Writes rows of a batch cache, unpadded, into pool slots.
-  void store(KVCache& pool, const KVCache& cache, const std::vector<int64_t>& rows, const std::vector<CacheSpan>& spans,
-             std::vector<int64_t> slots) {
-    if (rows.empty()) return;
+  // Writes runs of a batch cache, unpadded, into pool slots (fault: each into the next one's).
+  void store(KVCache& pool, const KVCache& cache, const std::vector<SlotRun>& runs, std::vector<int64_t> slots) {
+    if (runs.empty()) return;
     if (faults().has(Fault::kWrongSequenceKv)) std::rotate(slots.begin(), slots.begin() + 1, slots.end());
-    pool.copy_rows_from(cache, row_runs(rows, slots, spans, std::vector<int64_t>(spans.size(), 0)));
+    pool.scatter(cache, runs, slots);
   }
 
   // Lays out the chosen members as the batch: members that leave the batch go back to the
@@ -254,10 +237,9 @@ class ExspecDecoder::Impl {
       position_padding.push_back(stale ? member.row.position_padding : width - member.row.content());
     }
 
-    layout(*batch_target_, *pool_target_, staying, incoming, stay_padding, in_padding, width, &Member::target,
-           !faults().has(Fault::kKvNotShifted));
+    layout(*batch_target_, *pool_target_, staying, incoming, stay_padding, in_padding, width, &Member::target, true);
     if (batch_draft_) {
-      layout(*batch_draft_, *pool_draft_, staying, incoming, stay_padding, in_padding, width, &Member::draft, true);
+      layout(*batch_draft_, *pool_draft_, staying, incoming, stay_padding, in_padding, width, &Member::draft, false);
     }
 
     state_.rows.clear();
@@ -274,70 +256,62 @@ class ExspecDecoder::Impl {
   // Writes the K/V of members leaving the batch back to their pool slots.
   void release(const std::vector<size_t>& leaving) {
     if (leaving.empty()) return;
-    std::vector<int64_t> rows, slots;
-    std::vector<CacheSpan> target_spans, draft_spans;
+    std::vector<SlotRun> target_runs, draft_runs;
+    std::vector<int64_t> slots;
     for (size_t i : leaving) {
       Member& member = window_[i];
-      rows.push_back(member.batch_row);
       slots.push_back(member.pool_slot);
-      target_spans.push_back(member.target);
-      draft_spans.push_back(member.draft);
-      member.target.start = member.draft.start = 0;
+      target_runs.push_back(member.target);
+      draft_runs.push_back(member.draft);
+      member.target = {member.pool_slot, 0, member.target.count};
+      member.draft = {member.pool_slot, 0, member.draft.count};
       member.batch_row = -1;
     }
-    store(*pool_target_, *batch_target_, rows, target_spans, slots);
-    if (batch_draft_) store(*pool_draft_, *batch_draft_, rows, draft_spans, slots);
+    store(*pool_target_, *batch_target_, target_runs, slots);
+    if (batch_draft_) store(*pool_draft_, *batch_draft_, draft_runs, slots);
   }
 
-  // One cache's part of compose(): staying rows first, in their batch order, then newcomers.
+  // One cache's part of compose(): staying rows first, in their batch order (not moved at all
+  // when none changes place), then newcomers from the pool.
   void layout(KVCache& cache, const KVCache& pool, const std::vector<size_t>& staying,
               const std::vector<size_t>& incoming, const std::vector<int64_t>& stay_padding,
-              const std::vector<int64_t>& in_padding, int64_t width, CacheSpan Member::*span, bool shift) {
-    const int64_t length = width - 1;
+              const std::vector<int64_t>& in_padding, int64_t width, SlotRun Member::*run, bool target) {
+    const int64_t length = cached_slots(width);
     const int64_t stay = static_cast<int64_t>(staying.size());
     if (stay > 0) {
-      std::vector<int64_t> rows;
-      std::vector<CacheSpan> spans;
+      std::vector<SlotRun> runs;
       bool in_place = length <= cache.length();
       for (size_t b = 0; b < staying.size(); ++b) {
-        const Member& member = window_[staying[b]];
-        rows.push_back(member.batch_row);
-        spans.push_back(shift ? member.*span : CacheSpan{stay_padding[b], (member.*span).kept});
-        in_place = in_place && member.batch_row == static_cast<int64_t>(b) && spans.back().start == stay_padding[b];
+        const SlotRun& held = window_[staying[b]].*run;
+        runs.push_back(target ? source_under_faults(held, stay_padding[b], faults()) : held);
+        in_place = in_place && runs.back().row == static_cast<int64_t>(b) && runs.back().first == stay_padding[b];
       }
-      if (in_place) {
-        cache.reshape(stay, length);
-      } else {
-        if (rows.back() != stay - 1) cache.select_rows(long_tensor(rows, device_));
-        cache.reshape(stay, cache.length());
-        cache.shift_rows(slot_runs(span_moves(spans, stay_padding)), length);
-      }
+      cache.reshape(stay, length);
+      if (!in_place) cache.gather(cache, runs, stay_padding);
     }
     if (!incoming.empty()) {
-      std::vector<int64_t> slots, rows;
-      std::vector<CacheSpan> spans;
-      for (size_t b = 0; b < incoming.size(); ++b) {
-        const Member& member = window_[incoming[b]];
-        slots.push_back(member.pool_slot);
-        rows.push_back(stay + static_cast<int64_t>(b));
-        spans.push_back(member.*span);
-      }
+      std::vector<SlotRun> runs;
+      for (size_t i : incoming) runs.push_back(window_[i].*run);
       cache.reshape(stay + static_cast<int64_t>(incoming.size()), length);
-      cache.copy_rows_from(pool, row_runs(slots, rows, spans, in_padding));
+      cache.gather(pool, runs, in_padding, stay);
     }
-    for (size_t b = 0; b < staying.size(); ++b) window_[staying[b]].*span = {stay_padding[b], (window_[staying[b]].*span).kept};
-    for (size_t b = 0; b < incoming.size(); ++b) window_[incoming[b]].*span = {in_padding[b], (window_[incoming[b]].*span).kept};
+    for (size_t b = 0; b < staying.size(); ++b) {
+      SlotRun& held = window_[staying[b]].*run;
+      held = {static_cast<int64_t>(b), stay_padding[b], held.count};
+    }
+    for (size_t b = 0; b < incoming.size(); ++b) {
+      SlotRun& held = window_[incoming[b]].*run;
+      held = {stay + static_cast<int64_t>(b), in_padding[b], held.count};
+    }
   }
 
   // Takes the rows back after a round: where each member's K/V now sit, who finished, who waited.
-  void settle(const std::vector<size_t>& batch, const StepOutcome& outcome, std::vector<SequenceResult>& finished) {
+  void settle(const std::vector<size_t>& batch, const RoundOutcome& outcome, std::vector<SequenceResult>& finished) {
     for (size_t b = 0; b < batch.size(); ++b) {
       Member& member = window_[batch[b]];
       member.row = std::move(state_.rows[b]);
-      member.target = {outcome.old_padding[b] + outcome.target_keep[b].offset, outcome.target_keep[b].kept};
-      member.draft = {outcome.old_padding[b] + outcome.draft_keep[b].offset, outcome.draft_keep[b].kept};
-      member.row.target_cached = outcome.target_keep[b].claimed;
-      member.row.draft_cached = outcome.draft_keep[b].claimed;
+      member.target = outcome.target_kept[b];
+      member.draft = outcome.draft_kept[b];
     }
     std::vector<bool> in_batch(window_.size(), false);
     for (size_t i : batch) in_batch[i] = true;
@@ -364,7 +338,7 @@ class ExspecDecoder::Impl {
   ExspecStats exspec_stats_;
   c10::Device device_;
   PhaseTimer timer_;
-  SpeculativeStep step_;
+  SpeculativeRound round_;
   InvariantChecker checker_;
 
   bool refilling_ = false;

@@ -49,7 +49,7 @@ void InvariantChecker::check_layout(const BatchState& state, const KVCache& targ
 
 void InvariantChecker::check_cache(const char* which, const Transformer& model, const KVCache& cache,
                                    const BatchState& state, bool draft) const {
-  const int64_t expected_length = state.width - 1;
+  const int64_t expected_length = state.cache_length();
   if (cache.length() != expected_length)
     violated(std::string("I3: ") + which + " cache holds " + std::to_string(cache.length()) + " slots, expected " +
              std::to_string(expected_length));
