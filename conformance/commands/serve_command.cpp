@@ -37,8 +37,8 @@ std::atomic<bool> stop_serving{false};
 extern "C" void on_serve_signal(int) { stop_serving.store(true); }
 
 void run_serve(const ServeOptions& o) {
-  const Engine engine = engine_from_name(o.engine);
-  if (engine == Engine::kRollback) throw InputError("--engine: serve runs exspec, eqspec, nonspec-batch or oracle");
+  constexpr Engine kServed[] = {Engine::kExspec, Engine::kEqspec, Engine::kNonspecBatch, Engine::kOracle};
+  const Engine engine = engine_from_name(o.engine, kServed, "--engine");
   if (needs_draft(engine) && o.draft.empty()) throw InputError("--engine " + o.engine + " needs --draft DIR");
   if (!needs_draft(engine) && !o.draft.empty()) throw InputError("--draft: engine " + o.engine + " uses no draft model");
   const int64_t window = o.window > 0 ? o.window : 2 * o.batch_size;
