@@ -77,5 +77,8 @@ expect_input_error "$out" "--max-new-tokens" generate --engine oracle --target "
 expect_input_error "$out" "--seed" "${generate[@]}" --target "$fixtures/target" --bench "$bench" --seed -1
 expect_input_error "$report" "--min-exact" "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --min-exact 1e400
 expect_usage_error "subcommand" nosuch
+for command in generate score bench; do
+  "$conformance" "$command" --help | grep -q "^Exit codes: 0 done or gate passed; 1 a verdict" || fail "$command --help lacks the exit codes"
+done
 
 finish "input-error"

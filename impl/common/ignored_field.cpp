@@ -13,8 +13,9 @@ void warn_ignored_field(const std::string& source, std::optional<int64_t> line, 
   static std::set<std::pair<std::string, std::string>> warned;
   const std::lock_guard lock(mutex);
   if (!warned.emplace(source, field).second) return;
-  std::cerr << "warning: " << source << (line ? ":" + std::to_string(*line) : "") << ": field '" << field << "': "
-            << problem << "; ignored (not reported again for this file)\n";
+  std::cerr << "warning: " << source;
+  if (line) std::cerr << ":" << *line;
+  std::cerr << ": field '" << field << "': " << problem << "; ignored (not reported again for this file)\n";
 }
 
 }  // namespace specgate

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# AddressSanitizer and UndefinedBehaviorSanitizer over the code that reads a user's files and
+# arguments: configures build-sanitize/ with SPECGATE_SANITIZE (readers, checkpoint files,
+# scoring, reports, tokenizers and the commands instrumented; the model, the decoders and
+# libtorch not), builds the CLI and the test programs, and runs the tests of that code: the
+# readers, safetensors, the tokenizer, the scorer and reports, the input-error battery, the
+# score checks and the fuzz corpora. Needs ci/setup.sh's packages. Every ctest already runs the
+# cheap part, the readers' tests and the fuzz corpora under both sanitizers (label "sanitize").
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build-sanitize"
+
+# Only the instrumented files differ from build/: with ccache the rest come from its cache.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPECGATE_SANITIZE=ON "${launcher[@]}" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+cmake --build "$build" -j "$(nproc)" --target conformance reader_tests impl_tests
+
+# libtorch keeps allocations alive until exit on purpose; the readers' tests check for leaks.
+export ASAN_OPTIONS="detect_leaks=0:strict_string_checks=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1"
+cd "$build"
+# The fixture pair is the same for every build: reuse build/'s when it is there.
+reuse=()
+if [ -f "$root/build/test_fixtures/fixture_report.json" ]; then
+  rm -rf test_fixtures && cp -r "$root/build/test_fixtures" test_fixtures
+  reuse=(-FS fixture_pair)
+fi
+ctest --output-on-failure -j "$(nproc)" "${reuse[@]}" -R '^(fixtures\.build|AnswerLine\.|AnswerFile|BenchQuestion|ModelConfig|Safetensors|CheckpointFiles|TokenizerFolder|ByteTokenizer|ScorerTest|ScoreReportsTest|CompareAnswers|Attribution|Markup|SvgCharts|Utf8|conformance\.(score_cli|input_errors))'
