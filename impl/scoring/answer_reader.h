@@ -22,6 +22,7 @@ struct AnswerRecord {
   std::optional<std::string> category;
   std::optional<std::vector<std::string>> texts;               // one per turn
   std::optional<std::vector<std::vector<int64_t>>> token_ids;  // one list per turn
+  std::optional<std::vector<std::vector<int64_t>>> prompt_token_ids;  // what the engine was fed, per turn
   bool has_top_logprobs = false;
   bool plain_form = false;  // token_ids/text at the top level rather than in choices[0]
   int64_t line = 0;     // 1-based, in its file
@@ -29,8 +30,9 @@ struct AnswerRecord {
 };
 
 // Parses one line of an answer file (DESIGN.md section 6): the Spec-Bench form (choices[0]
-// holds turns and optionally token_ids and top_logprobs, one entry per turn) or the plain
-// form (question_id with token_ids and/or text, one turn). Every field is checked, the shape
+// holds turns and optionally token_ids, prompt_token_ids and top_logprobs, one entry per turn)
+// or the plain form (question_id with token_ids and/or text, optionally prompt_token_ids, one
+// turn). Every field is checked, the shape
 // of top_logprobs included (one list per turn, one entry per generated token); with
 // TurnScope::kFirst only the first turn is kept. Throws InputError
 // "<source>:<line>: field '<path>': <problem>".
