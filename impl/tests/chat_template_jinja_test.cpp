@@ -51,8 +51,9 @@ nlohmann::json render_with_reference(const std::vector<Conversation>& all, const
   for (const Conversation& c : all) request["conversations"].push_back({{"turns", c.turns}, {"answers", c.answers}});
   const std::filesystem::path request_path = dir / "request.json", output_path = dir / "rendered.json";
   std::ofstream(request_path) << request.dump();
-  const std::string command = std::string("python3 ") + SPECGATE_CHAT_REFERENCE_SCRIPT + " " + SPECGATE_NPM_TOOLS + " " +
-                              SPECGATE_LLAMA2_CHAT_JINJA + " " + request_path.string() + " > " + output_path.string();
+  const std::string command = std::string("python3 ") + SPECGATE_CHAT_REFERENCE_SCRIPT + " " +
+                              SPECGATE_TOKENIZER_REFERENCE + " " + SPECGATE_LLAMA2_CHAT_JINJA + " " +
+                              request_path.string() + " > " + output_path.string();
   if (std::system(command.c_str()) != 0) throw std::runtime_error("reference renderer failed: " + command);
   std::ifstream rendered(output_path);
   return nlohmann::json::parse(rendered);

