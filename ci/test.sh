@@ -3,5 +3,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/ci/setup.sh"
+"$root/ci/install-tokenizer-reference.sh"
 cd "$root/build"
 ctest --output-on-failure -j "$(nproc)"

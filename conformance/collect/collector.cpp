@@ -156,7 +156,7 @@ class Collector {
     std::vector<std::vector<int64_t>> earlier;
     for (const AnswerTurn& previous : answer.turns)
       earlier.push_back(answer.has_token_ids ? previous.token_ids : job_.tokenizer->encode(previous.text));
-    return turn_prompt(*job_.tokenizer, question, turn, earlier);
+    return turn_prompt({job_.tokenizer}, question, turn, earlier);
   }
 
   static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {

@@ -114,10 +114,12 @@ bool needs_draft(Engine engine) {
 
 EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions) {
   EngineOutput output;
+  const PromptFormat format{run.tokenizer, run.chat_template};
   for (const Question& question : questions) {
     output.answers.push_back({.question_id = question.question_id, .category = question.category,
                               .answer_id = engine_name(run.engine) + "-" + std::to_string(question.question_id),
                               .model_id = run.model_id});
+    if (question.prompt_token_ids.empty()) output.answers.back().chat_template = chat_template_name(run.chat_template);
   }
   size_t turn_count = 1;
   if (run.all_turns) {
@@ -131,13 +133,14 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
       std::vector<std::vector<int64_t>> answers;
       for (const AnswerTurn& previous : output.answers[q].turns) answers.push_back(previous.token_ids);
       asked.push_back(q);
-      prompts.push_back(turn_prompt(*run.tokenizer, questions[q], turn, answers));
+      prompts.push_back(turn_prompt(format, questions[q], turn, answers));
     }
     std::vector<AnswerTurn> turns =
         run.engine == Engine::kOracle ? oracle_turns(run, prompts, output) : batch_turns(run, prompts, output);
     for (size_t i = 0; i < asked.size(); ++i) {
       AnswerTurn& answer = turns[i];
-      answer.text = run.tokenizer->decode(answer.token_ids);
+      if (run.tokenizer != nullptr) answer.text = run.tokenizer->decode(answer.token_ids);
+      answer.prompt_token_ids = std::move(prompts[i]);
       output.tokens += static_cast<int64_t>(answer.token_ids.size());
       output.answers[asked[i]].turns.push_back(std::move(answer));
     }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "impl/bench/answer.h"
+#include "impl/bench/chat_template.h"
 #include "impl/bench/question.h"
 #include "impl/decoding/decode_types.h"
 #include "impl/decoding/exspec.h"
@@ -25,7 +26,8 @@ struct EngineRun {
   Engine engine = Engine::kOracle;
   const Transformer* target = nullptr;
   const Transformer* draft = nullptr;  // eqspec, exspec and rollback
-  const Tokenizer* tokenizer = nullptr;
+  const Tokenizer* tokenizer = nullptr;  // null when every question carries prompt_token_ids
+  ChatTemplate chat_template = ChatTemplate::kRaw;
   DecodeOptions decode;
   int64_t batch_size = 8;
   ExspecOptions exspec;     // exspec: window, ordering, aging (its batch_size is batch_size)
@@ -43,7 +45,7 @@ struct EngineOutput {
 };
 
 // Generates the first turn (or every turn) of every question with the chosen engine, turn
-// by turn; prompts are turn_prompt()'s. Batch engines take the questions in batches of
+// by turn; prompts are turn_prompt()'s, answers' text is empty without a tokenizer. Batch engines take the questions in batches of
 // batch_size in order; exspec takes them all as its pool.
 EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions);
 

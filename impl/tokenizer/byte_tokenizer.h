@@ -18,6 +18,7 @@ class ByteTokenizer final : public Tokenizer {
   std::string decode(std::span<const int64_t> ids) const override;
   int64_t vocab_size() const override { return kVocabSize; }
   const SpecialTokens& special_tokens() const override { return special_; }
+  std::optional<int64_t> token_id(std::string_view) const override { return std::nullopt; }
 
   void save(const std::filesystem::path& dir) const;
 

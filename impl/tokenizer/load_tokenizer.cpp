@@ -4,6 +4,8 @@
 
 #include "impl/common/error.h"
 #include "impl/tokenizer/byte_tokenizer.h"
+#include "impl/tokenizer/hf_tokenizer.h"
+#include "impl/tokenizer/sentencepiece_tokenizer.h"
 #include "impl/tokenizer/tokenizer.h"
 
 namespace specgate {
@@ -24,10 +26,11 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir) {
     }
     return std::make_unique<ByteTokenizer>();
   }
-  if (std::filesystem::exists(dir / "tokenizer.json"))
-    throw InputError((dir / "tokenizer.json").string() +
-                     ": Hugging Face tokenizer.json is not supported yet (only specgate's byte tokenizer)");
-  throw InputError(dir.string() + ": no tokenizer (expected " + ByteTokenizer::kFileName + ")");
+  if (std::filesystem::exists(dir / "tokenizer.json")) return HfTokenizer::load(dir / "tokenizer.json");
+  if (std::filesystem::exists(dir / "tokenizer.model"))
+    return std::make_unique<SentencePieceTokenizer>(dir / "tokenizer.model");
+  throw InputError(dir.string() + ": no tokenizer (expected tokenizer.json, tokenizer.model or " +
+                   ByteTokenizer::kFileName + ")");
 }
 
 }  // namespace specgate

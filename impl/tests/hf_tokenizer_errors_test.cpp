@@ -1,0 +1,136 @@
+// Every tokenizer.json component outside the supported list, and every malformed field, is an
+// InputError naming the file and the component or field path: never silently different ids.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "impl/common/error.h"
+#include "impl/tests/temp_folder.h"
+#include "impl/tokenizer/tokenizer.h"
+
+namespace specgate {
+namespace {
+
+using nlohmann::json;
+
+// A tiny but complete byte-level BPE tokenizer.json, which tests break one field at a time.
+json valid_tokenizer() {
+  return json::parse(R"({
+    "version": "1.0", "truncation": null, "padding": null,
+    "added_tokens": [{"id": 5, "content": "<|end|>", "special": true, "lstrip": false, "rstrip": false,
+                      "normalized": false, "single_word": false}],
+    "normalizer": {"type": "NFC"},
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+      {"type": "Split", "pattern": {"Regex": " ?\\p{L}+|\\s+"}, "behavior": "Isolated", "invert": false},
+      {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}]},
+    "post_processor": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
+    "decoder": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
+    "model": {"type": "BPE", "dropout": null, "unk_token": null, "fuse_unk": false, "byte_fallback": false,
+              "ignore_merges": false, "vocab": {"a": 0, "b": 1, "ab": 2, "Ġ": 3, "Ġab": 4}, "merges": ["a b", ["Ġ", "ab"]]}
+  })");
+}
+
+class TokenizerJsonErrors : public TempFolderTest {
+ protected:
+  // The message load_tokenizer throws for `tokenizer` written as tokenizer.json.
+  std::string error_for(const json& tokenizer, const std::string& config = "") {
+    std::ofstream(dir_ / "tokenizer.json") << tokenizer.dump();
+    if (!config.empty()) std::ofstream(dir_ / "tokenizer_config.json") << config;
+    try {
+      load_tokenizer(dir_);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  std::string file() const { return (dir_ / "tokenizer.json").string(); }
+};
+
+TEST_F(TokenizerJsonErrors, TheValidFileLoadsAndEncodes) {
+  std::ofstream(dir_ / "tokenizer.json") << valid_tokenizer().dump();
+  const auto tokenizer = load_tokenizer(dir_);
+  EXPECT_EQ(tokenizer->encode("ab ab<|end|>"), (std::vector<int64_t>{2, 4, 5}));
+  EXPECT_EQ(tokenizer->decode(std::vector<int64_t>{2, 4, 5}), "ab ab");
+  EXPECT_EQ(tokenizer->vocab_size(), 6);
+  EXPECT_EQ(tokenizer->token_id("<|end|>"), 5);
+}
+
+TEST_F(TokenizerJsonErrors, UnsupportedComponentsAreNamed) {
+  const std::pair<json::json_pointer, std::string> cases[] = {
+      {json::json_pointer("/pre_tokenizer"), "pre_tokenizer type 'Whitespace' is not supported"},
+      {json::json_pointer("/pre_tokenizer/pretokenizers/1"), "pre_tokenizer.pretokenizers[1] type 'Whitespace' is not supported"},
+      {json::json_pointer("/normalizer"), "normalizer type 'Whitespace' is not supported"},
+      {json::json_pointer("/decoder"), "decoder type 'Whitespace' is not supported"},
+      {json::json_pointer("/post_processor"), "post_processor type 'Whitespace' is not supported"},
+      {json::json_pointer("/model"), "model type 'Whitespace' is not supported"},
+  };
+  for (const auto& [where, message] : cases) {
+    json tokenizer = valid_tokenizer();
+    tokenizer[where]["type"] = "Whitespace";
+    EXPECT_EQ(error_for(tokenizer), file() + ": " + message);
+  }
+  for (const char* normalizer : {"NFKC", "NFD", "Lowercase", "Strip", "BertNormalizer", "Precompiled"}) {
+    json tokenizer = valid_tokenizer();
+    tokenizer["normalizer"] = {{"type", normalizer}};
+    EXPECT_EQ(error_for(tokenizer), file() + ": normalizer type '" + normalizer + "' is not supported");
+  }
+  for (const char* model : {"WordPiece", "Unigram", "WordLevel"}) {
+    json tokenizer = valid_tokenizer();
+    tokenizer["model"]["type"] = model;
+    EXPECT_EQ(error_for(tokenizer), file() + ": model type '" + model + "' is not supported");
+  }
+}
+
+TEST_F(TokenizerJsonErrors, MalformedFieldsAreNamedByPath) {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"([{"op": "replace", "path": "/model/merges/1", "value": 5}])", "field 'model.merges[1]': expected a string"},
+      {R"([{"op": "replace", "path": "/model/merges/0", "value": "a"}])", "field 'model.merges[0]': expected two tokens separated by one space"},
+      {R"([{"op": "replace", "path": "/model/merges/0", "value": "a c"}])", "field 'model.merges[0]': a token of this merge is not in the vocabulary"},
+      {R"([{"op": "replace", "path": "/model/merges/1", "value": ["a"]}])", "field 'model.merges[1]': expected two tokens"},
+      {R"([{"op": "replace", "path": "/model/vocab/b", "value": "1"}])", "field 'model.vocab.b': expected an integer"},
+      {R"([{"op": "remove", "path": "/model/vocab"}])", "field 'model.vocab': missing"},
+      {R"([{"op": "replace", "path": "/model/unk_token", "value": "<unk>"}])", "field 'model.unk_token': not in the vocabulary"},
+      {R"([{"op": "replace", "path": "/model/dropout", "value": 0.1}])", "field 'model.dropout': dropout is not supported"},
+      {R"([{"op": "add", "path": "/model/continuing_subword_prefix", "value": "##"}])", "field 'model.continuing_subword_prefix': only null or \"\" is supported"},
+      {R"([{"op": "remove", "path": "/added_tokens/0/id"}])", "field 'added_tokens[0].id': missing"},
+      {R"([{"op": "replace", "path": "/added_tokens/0/special", "value": "yes"}])", "field 'added_tokens[0].special': expected true or false"},
+      {R"([{"op": "replace", "path": "/pre_tokenizer/pretokenizers/0/behavior", "value": "Merged"}])", "field 'pre_tokenizer.pretokenizers[0].behavior': unknown behavior 'Merged'"},
+      {R"([{"op": "replace", "path": "/pre_tokenizer/pretokenizers/0/pattern", "value": {"Regex": "(a"}}])", "field 'pre_tokenizer.pretokenizers[0].pattern.Regex': regex does not compile at offset 2: missing closing parenthesis"},
+      {R"([{"op": "replace", "path": "/pre_tokenizer/pretokenizers/0/pattern", "value": {"Glob": "a"}}])", "field 'pre_tokenizer.pretokenizers[0].pattern': expected {\"String\": ...} or {\"Regex\": ...}"},
+      {R"([{"op": "remove", "path": "/pre_tokenizer/pretokenizers"}])", "field 'pre_tokenizer.pretokenizers': missing"},
+      {R"([{"op": "replace", "path": "/truncation", "value": {"max_length": 8}}])", "field 'truncation': must be null: specgate does not truncate prompts"},
+      {R"([{"op": "replace", "path": "/decoder", "value": {"type": "Strip", "content": "ab", "start": 1, "stop": 0}}])", "field 'decoder.content': expected one character"},
+      {R"([{"op": "replace", "path": "/post_processor", "value": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}], "special_tokens": {}}}])", "field 'post_processor.single[0].SpecialToken.id': '<s>' is not in special_tokens"},
+  };
+  for (const auto& [patch, message] : cases) {
+    EXPECT_EQ(error_for(valid_tokenizer().patch(json::parse(patch))), file() + ": " + message) << patch;
+  }
+}
+
+TEST_F(TokenizerJsonErrors, FilesThatAreNotJsonAndUnknownConfigTokensAreNamed) {
+  std::ofstream(dir_ / "tokenizer.json") << "{\"model\": ";
+  EXPECT_THROW(
+      {
+        try {
+          load_tokenizer(dir_);
+        } catch (const InputError& e) {
+          EXPECT_EQ(std::string(e.what()), file() + ": not valid JSON");
+          throw;
+        }
+      },
+      InputError);
+  EXPECT_EQ(error_for(valid_tokenizer(), R"({"bos_token": "<s>"})"),
+            (dir_ / "tokenizer_config.json").string() + ": field 'bos_token': '<s>' is not a token of tokenizer.json");
+  EXPECT_EQ(error_for(valid_tokenizer(), R"({"eos_token": {"content": 7}})"),
+            (dir_ / "tokenizer_config.json").string() + ": field 'eos_token.content': expected a string");
+}
+
+TEST_F(TokenizerJsonErrors, TextThatIsNotUtf8IsAnInputError) {
+  std::ofstream(dir_ / "tokenizer.json") << valid_tokenizer().dump();
+  const auto tokenizer = load_tokenizer(dir_);
+  EXPECT_THROW(tokenizer->encode("ab\xC3"), InputError);
+}
+
+}  // namespace
+}  // namespace specgate

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "impl/tokenizer/json_node.h"
+
+namespace specgate {
+
+// tokenizer.json's "post_processor" for one sequence: TemplateProcessing (the special tokens
+// around the text, BOS for Llama 2), ByteLevel (ids unchanged), or a Sequence of them.
+class PostProcessor {
+ public:
+  // Throws InputError naming the file and field for any other type or a malformed field.
+  static PostProcessor from_json(const JsonNode& json);
+
+  std::vector<int64_t> apply(const std::vector<int64_t>& ids) const;
+
+ private:
+  // The "single" template: special-token ids, and the ids so far where it holds monostate.
+  struct Template {
+    std::vector<std::variant<std::vector<int64_t>, std::monostate>> items;
+  };
+  explicit PostProcessor(std::vector<Template> steps) : steps_(std::move(steps)) {}
+  static Template step_from_json(const JsonNode& json, const std::string& type);
+
+  std::vector<Template> steps_;
+};
+
+}  // namespace specgate
