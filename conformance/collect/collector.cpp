@@ -135,15 +135,17 @@ class Collector {
     Answer answer{.question_id = question.question_id, .category = question.category,
                   .answer_id = job_.defaults.model + "-" + std::to_string(question.question_id),
                   .model_id = job_.defaults.model, .has_token_ids = job_.dialect->gives_token_ids()};
+    const bool bench_ids = job_.dialect->takes_token_ids() && !question.prompt_token_ids.empty();
+    if (!bench_ids) answer.chat_template = chat_template_name(job_.prompt_format.chat_template);
     const size_t turns = job_.all_turns ? question.turns.size() : 1;
-    std::vector<std::string> prompt_texts;
     for (size_t turn = 0; turn < turns; ++turn) {
       if (turn > 0 && stop_requested.load()) return std::nullopt;
       CompletionRequest request = job_.defaults;
-      request.prompt_text = turn == 0 ? question.turns[0]
-                                      : prompt_texts.back() + answer.turns.back().text + "\n" + question.turns[turn];
-      prompt_texts.push_back(request.prompt_text);
-      if (job_.tokenizer != nullptr && job_.dialect->takes_token_ids()) request.prompt_ids = prompt_ids(question, turn, answer);
+      if (bench_ids || (job_.dialect->takes_token_ids() && job_.prompt_format.tokenizer != nullptr)) {
+        request.prompt_ids = turn_prompt(job_.prompt_format, question, turn, answer_ids(answer));
+      } else {
+        request.prompt_text = prompt_text(question, turn, answer);
+      }
       const std::string where = "question " + std::to_string(question.question_id) + " turn " + std::to_string(turn);
       answer.turns.push_back(turn_of(send(client, request, where), request));
     }
@@ -151,12 +153,21 @@ class Collector {
     return answer;
   }
 
-  // turn_prompt() over the answers so far; an answer the server gave as text only is encoded.
-  std::vector<int64_t> prompt_ids(const Question& question, size_t turn, const Answer& answer) const {
-    std::vector<std::vector<int64_t>> earlier;
+  // The ids of the answers so far; an answer the server gave as text only is encoded. None
+  // without a tokenizer: the prompts are then the bench's, which turn_prompt() takes verbatim.
+  std::vector<std::vector<int64_t>> answer_ids(const Answer& answer) const {
+    std::vector<std::vector<int64_t>> ids;
+    if (job_.prompt_format.tokenizer == nullptr) return ids;
     for (const AnswerTurn& previous : answer.turns)
-      earlier.push_back(answer.has_token_ids ? previous.token_ids : job_.tokenizer->encode(previous.text));
-    return turn_prompt(*job_.tokenizer, question, turn, earlier);
+      ids.push_back(answer.has_token_ids ? previous.token_ids : job_.prompt_format.tokenizer->encode(previous.text));
+    return ids;
+  }
+
+  // The text turn_prompt_text() renders, from the server's answer texts instead of decoded ids.
+  std::string prompt_text(const Question& question, size_t turn, const Answer& answer) const {
+    std::vector<std::string> answer_texts;
+    for (const AnswerTurn& previous : answer.turns) answer_texts.emplace_back(strip_whitespace(previous.text));
+    return render_chat(job_.prompt_format.chat_template, std::span(question.turns).first(turn + 1), answer_texts);
   }
 
   static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {

@@ -8,8 +8,8 @@
 
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/http_client.h"
+#include "impl/bench/conversation.h"
 #include "impl/bench/question.h"
-#include "impl/tokenizer/tokenizer.h"
 
 namespace specgate::cli {
 
@@ -18,8 +18,10 @@ struct CollectJob {
   const Dialect* dialect = nullptr;
   CompletionRequest defaults;  // everything but the prompt
   std::vector<Question> questions;
-  bool all_turns = false;                // later turns carry the earlier answers, as generate's do
-  const Tokenizer* tokenizer = nullptr;  // builds prompt ids where the dialect takes them; text prompts without
+  bool all_turns = false;  // later turns carry the earlier answers, as generate's do
+  // Prompts as generate builds them: where the dialect takes ids, the bench's prompt_token_ids
+  // or the tokenizer's encoding of the template's text; the template's text otherwise.
+  PromptFormat prompt_format;
   int64_t concurrency = 1;
   double timeout_seconds = 600.0;  // per request
   int64_t retries = 5;             // after the first attempt, on connection errors, 429 and 5xx

@@ -1,10 +1,14 @@
 // SGLang's native POST /generate. Fields as sgl-project/sglang defines them:
 // python/sglang/srt/managers/io_struct.py (GenerateReqInput: text or input_ids,
-// sampling_params{max_new_tokens, temperature, top_p, top_k, sampling_seed}, return_logprob,
-// top_logprobs_num, logprob_start_len) and python/sglang/srt/managers/tokenizer_manager.py
-// (the response {"text", "output_ids", "meta_info"}; meta_info.output_token_logprobs and
-// output_top_logprobs hold (logprob, token_id, token_text) triples, and spec_verify_ct the
-// target's verification passes when speculative decoding runs).
+// sampling_params, return_logprob, top_logprobs_num, logprob_start_len);
+// python/sglang/srt/sampling/sampling_params.py (max_new_tokens, temperature, top_p, top_k);
+// docs/advanced_features/deterministic_inference.md (sampling_params.sampling_seed, honoured
+// with --enable-deterministic-inference); python/sglang/srt/managers/tokenizer_manager.py (the
+// response {"text", "output_ids", "meta_info"}: output_token_logprobs and output_top_logprobs
+// hold (logprob, token_id, token_text) triples; under speculative decoding
+// _calculate_spec_decoding_metrics adds spec_verify_ct, the target's verification passes, and
+// the draft tokens proposed and accepted as spec_draft_token_num and spec_accept_token_num,
+// renamed spec_num_proposed_drafts and spec_num_correct_drafts in 2026).
 #include <algorithm>
 
 #include "conformance/collect/dialect.h"
@@ -65,10 +69,22 @@ class SglangDialect : public Dialect {
     }
     if (const json* top = optional_member(meta, "output_top_logprobs")) completion.top_logprobs = top_alternatives(*top, completion.token_ids->size());
     if (const json* passes = optional_member(meta, "spec_verify_ct")) completion.target_passes = count(*passes, "meta_info.spec_verify_ct");
+    completion.drafted_tokens = either_count(meta, "spec_num_proposed_drafts", "spec_draft_token_num");
+    completion.accepted_drafts = either_count(meta, "spec_num_correct_drafts", "spec_accept_token_num");
+    if (completion.drafted_tokens && completion.accepted_drafts && *completion.accepted_drafts > *completion.drafted_tokens)
+      throw MalformedResponse("meta_info", "more accepted draft tokens than drafted ones");
     return completion;
   }
 
  private:
+  // meta_info's count under its current name, or under the name older releases gave it.
+  static std::optional<int64_t> either_count(const json& meta, const char* name, const char* older_name) {
+    for (const char* field : {name, older_name}) {
+      if (const json* value = optional_member(meta, field)) return count(*value, std::string("meta_info.") + field);
+    }
+    return std::nullopt;
+  }
+
   static std::vector<std::vector<TokenLogprob>> top_alternatives(const json& top, size_t tokens) {
     const std::string path = "meta_info.output_top_logprobs";
     std::vector<std::vector<TokenLogprob>> alternatives(per_token(top, tokens, path).size());

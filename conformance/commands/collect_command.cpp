@@ -7,6 +7,7 @@
 
 #include "conformance/collect/collector.h"
 #include "conformance/commands/commands.h"
+#include "impl/bench/chat_template.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -16,6 +17,7 @@ struct CollectOptions {
   std::string endpoint, api, model;
   std::filesystem::path bench, out, target;
   std::string turns = "first";
+  std::string chat_template = "raw";
   int64_t max_new_tokens = 128;
   double temperature = 0.0;
   int64_t top_k = 0;
@@ -44,11 +46,12 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   job.questions = read_questions(o.bench);
   if (o.limit > 0 && static_cast<int64_t>(job.questions.size()) > o.limit) job.questions.resize(o.limit);
   job.all_turns = o.turns == "all";
+  job.prompt_format.chat_template = chat_template_from_name(o.chat_template, "--chat-template");
   std::unique_ptr<Tokenizer> tokenizer;
   if (!o.target.empty()) {
     if (!dialect->takes_token_ids()) throw InputError("--target: the " + o.api + " API takes text prompts only");
     tokenizer = load_tokenizer(o.target);
-    job.tokenizer = tokenizer.get();
+    job.prompt_format.tokenizer = tokenizer.get();
   }
   job.concurrency = o.concurrency;
   job.timeout_seconds = o.timeout;
@@ -80,7 +83,10 @@ void add_collect_command(CLI::App& app) {
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
   c->add_option("--out", o->out, "Answer JSONL to write")->required();
   c->add_option("--target", o->target,
-                "Checkpoint folder whose tokenizer builds the prompts as token ids (text prompts without it)");
+                "Checkpoint folder whose tokenizer builds the prompts as token ids where the bench line has no "
+                "prompt_token_ids (text prompts without it)");
+  c->add_option("--chat-template", o->chat_template, "raw, vicuna, chatml, llama3 or llama2, as generate's")
+      ->capture_default_str();
   c->add_option("--turns", o->turns, "first, or all turns of multi-turn questions")
       ->capture_default_str()
       ->check(CLI::IsMember({"first", "all"}));

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
+#include "impl/bench/conversation.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
@@ -39,6 +41,7 @@ struct GenerateOptions {
   std::vector<std::string> faults;
   int64_t top_logprobs = 5;
   bool skip_long_prompts = false;
+  std::string chat_template = "raw";
 };
 
 std::vector<Question> select_questions(std::vector<Question> all, const GenerateOptions& options) {
@@ -56,23 +59,38 @@ std::vector<Question> select_questions(std::vector<Question> all, const Generate
   return all;
 }
 
-// Positions a question needs at most: every turn's prompt and answer (turn_prompt()).
-int64_t positions_needed(const Question& question, const Tokenizer& tokenizer, const GenerateOptions& options) {
-  int64_t needed = static_cast<int64_t>(tokenizer.encode_prompt(question.turns.front()).size()) + options.max_new_tokens;
-  if (options.turns == "all") {
-    for (size_t t = 1; t < question.turns.size(); ++t)
-      needed += static_cast<int64_t>(tokenizer.encode("\n" + question.turns[t]).size()) + options.max_new_tokens;
+// Positions a question's last generated turn needs: its prompt (the conversation before it,
+// with empty answers where the bench gives no ids) and every turn's answer up to it.
+int64_t positions_needed(const Question& question, const PromptFormat& format, const GenerateOptions& options) {
+  const size_t last = options.turns == "all" ? question.turns.size() - 1 : 0;
+  const std::vector<std::vector<int64_t>> no_answers(last);
+  const int64_t prompt = static_cast<int64_t>(turn_prompt(format, question, last, no_answers).size());
+  const int64_t answers = question.prompt_token_ids.empty() ? static_cast<int64_t>(last + 1) : 1;
+  return prompt + answers * options.max_new_tokens;
+}
+
+// A bench's prompt ids must be tokens of the target.
+void check_prompt_ids(const Question& question, const ModelConfig& config, const GenerateOptions& options) {
+  for (size_t t = 0; t < question.prompt_token_ids.size(); ++t) {
+    for (size_t i = 0; i < question.prompt_token_ids[t].size(); ++i) {
+      const int64_t id = question.prompt_token_ids[t][i];
+      if (id >= config.vocab_size)
+        throw InputError(options.bench.string() + ": question " + std::to_string(question.question_id) +
+                         ": field 'prompt_token_ids[" + std::to_string(t) + "][" + std::to_string(i) + "]': token " +
+                         std::to_string(id) + " is outside the target's vocabulary (" +
+                         std::to_string(config.vocab_size) + " tokens)");
+    }
   }
-  return needed;
 }
 
 // Prompts that, with max_new_tokens, do not fit the target's context are an error unless
 // the user asked to skip them.
-std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> questions, const Tokenizer& tokenizer,
+std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> questions, const PromptFormat& format,
                                                   const ModelConfig& config, const GenerateOptions& options) {
   std::vector<Question> kept;
   for (Question& q : questions) {
-    const int64_t needed = positions_needed(q, tokenizer, options);
+    check_prompt_ids(q, config, options);
+    const int64_t needed = positions_needed(q, format, options);
     if (needed <= config.max_position_embeddings) {
       kept.push_back(std::move(q));
       continue;
@@ -106,6 +124,7 @@ std::string verdict_line(const InvariantVerdict& verdict, bool all_turns, size_t
 
 void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const Engine engine = engine_from_name(options.engine, kEngines, "--engine");
+  const ChatTemplate chat_template = chat_template_from_name(options.chat_template, "--chat-template");
   if (needs_draft(engine) && options.draft.empty()) throw InputError("--engine " + options.engine + " needs --draft DIR");
   if (!needs_draft(engine) && !options.draft.empty())
     throw InputError("--draft: engine " + options.engine + " uses no draft model");
@@ -132,12 +151,15 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const c10::Device device = device_from_name(options.device, "--device");
   std::vector<Question> questions = select_questions(read_questions(options.bench), options);
 
-  const ModelPair models = load_model_pair(options.target, options.draft, dtype, device);
+  const bool every_prompt_given =
+      std::all_of(questions.begin(), questions.end(), [](const Question& q) { return !q.prompt_token_ids.empty(); });
+  const ModelPair models = load_model_pair(options.target, options.draft, dtype, device, !every_prompt_given);
   const Transformer& target = models.target;
   decode.eos_ids = target.config().eos_token_ids;
-  questions = drop_or_refuse_long_prompts(std::move(questions), *models.tokenizer, target.config(), options);
+  const PromptFormat format{models.tokenizer.get(), chat_template};
+  questions = drop_or_refuse_long_prompts(std::move(questions), format, target.config(), options);
 
-  EngineRun run{.tokenizer = models.tokenizer.get(), .all_turns = options.turns == "all",
+  EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",
                 .model_id = options.target.filename().string()};
   run.spec = {.engine = engine, .target = &target, .draft = models.draft_or_null(), .decode = decode,
               .batch_size = options.batch_size,
@@ -201,6 +223,10 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--inject-fault", o->faults, "Seed a named fault (repeatable)");
   c->add_option("--top-logprobs", o->top_logprobs, "Alternatives recorded per token (oracle)")->check(CLI::Range(0, 100));
   c->add_flag("--skip-long-prompts", o->skip_long_prompts, "Skip questions that do not fit the context");
+  c->add_option("--chat-template", o->chat_template,
+                "Prompt format where the bench line has no prompt_token_ids: raw (the question after BOS), vicuna, "
+                "chatml, llama3 or llama2")
+      ->capture_default_str();
   c->callback([o, c] { run_generate(*o, *c); });
 }
 

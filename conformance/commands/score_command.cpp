@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/commands/output_file.h"
+#include "impl/bench/chat_template.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
@@ -21,7 +23,9 @@
 #include "impl/reports/markdown_report.h"
 #include "impl/reports/report_text.h"
 #include "impl/scoring/rescorer.h"
+#include "impl/model/config.h"
 #include "impl/scoring/scorer.h"
+#include "impl/tokenizer/tokenizer.h"
 
 namespace specgate::cli {
 namespace {
@@ -39,6 +43,9 @@ struct ScoreOptions {
   std::filesystem::path rescore_with;
   std::string rescore_dtype = "float32";
   std::string rescore_device = "cpu";
+  std::string chat_template = "raw";
+  std::filesystem::path tokenizer;
+  std::vector<int64_t> eos_ids;
 };
 
 void check_fraction(double value, const char* flag) {
@@ -53,6 +60,9 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
   settings.near_tie_threshold = o.near_tie_threshold;
+  for (int64_t id : o.eos_ids) {
+    if (id < 0) throw InputError("--eos-id: expected a token id (a non-negative integer), got " + std::to_string(id));
+  }
   check_fraction(o.min_exact, "--min-exact");
   check_fraction(o.min_partial, "--min-partial");
   settings.gate.min_exact = o.min_exact;
@@ -74,9 +84,11 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   for (const char* flag : {"--rescore-dtype", "--rescore-device"}) {
     if (!rescoring && command.count(flag) > 0) throw InputError(std::string(flag) + ": only used with --rescore-with DIR");
   }
+  if (!rescoring && command.count("--chat-template") > 0)
+    throw InputError("--chat-template: only used with --rescore-with DIR (it builds the prompts re-scored)");
   if (rescoring) {
-    if (o.bench.empty()) throw InputError("--rescore-with needs --bench FILE (the questions whose prompts are re-scored)");
     settings.rescore_with = o.rescore_with;
+    settings.rescore_chat_template = std::string(chat_template_name(chat_template_from_name(o.chat_template, "--chat-template")));
     settings.rescore_dtype = o.rescore_dtype;
     settings.rescore_device = o.rescore_device;
   }
@@ -109,17 +121,44 @@ void print_summary(const ScoreReport& report, double seconds) {
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
 }
 
+// The EOS ids of a checkpoint folder: its generation_config.json / config.json when it has a
+// config.json, and its tokenizer's EOS.
+void add_checkpoint_eos_ids(const std::filesystem::path& dir, const Tokenizer& tokenizer, std::vector<int64_t>& eos_ids) {
+  if (std::filesystem::exists(dir / "config.json")) {
+    for (int64_t id : read_eos_token_ids(dir, read_model_config(dir / "config.json"))) eos_ids.push_back(id);
+  }
+  if (tokenizer.special_tokens().eos) eos_ids.push_back(*tokenizer.special_tokens().eos);
+  std::sort(eos_ids.begin(), eos_ids.end());
+  eos_ids.erase(std::unique(eos_ids.begin(), eos_ids.end()), eos_ids.end());
+}
+
 void run_score(const ScoreOptions& o, const CLI::App& command) {
   const auto start = std::chrono::steady_clock::now();
   ScoreRequest request{.reference = o.reference, .candidate = o.candidate, .settings = settings_from(o, command)};
   if (!o.bench.empty()) request.bench = o.bench;
+  std::unique_ptr<Tokenizer> tokenizer;
+  request.settings.eos_ids = o.eos_ids;
+  if (!o.tokenizer.empty()) {
+    tokenizer = load_tokenizer(o.tokenizer);
+    add_checkpoint_eos_ids(o.tokenizer, *tokenizer, request.settings.eos_ids);
+    request.tokenizer = tokenizer.get();
+  }
   std::optional<Rescorer> rescorer;
   if (request.settings.rescore_with) {
     rescorer.emplace(o.rescore_with, dtype_from_name(o.rescore_dtype, "--rescore-dtype"),
-                     device_from_name(o.rescore_device, "--rescore-device"));
+                     device_from_name(o.rescore_device, "--rescore-device"),
+                     chat_template_from_name(o.chat_template, "--chat-template"));
     request.rescorer = &*rescorer;
   }
   const ScoreReport report = score_answers(request);
+  if (rescorer) {
+    std::fprintf(stderr,
+                 "conformance: re-scored prompts: %lld from the reference answers' prompt_token_ids, %lld built from "
+                 "the bench with %s's tokenizer and chat template %s\n",
+                 static_cast<long long>(report.rescored_from_answer_prompts),
+                 static_cast<long long>(report.rescored_from_template), o.rescore_with.string().c_str(),
+                 request.settings.rescore_chat_template.c_str());
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   write_report(o.json, [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
@@ -144,7 +183,9 @@ void add_score_command(CLI::App& app) {
       "it fails, 2 on bad input");
   c->add_option("--reference", o->reference, "Reference answers (JSONL: Spec-Bench, specgate or plain form)")->required();
   c->add_option("--candidate", o->candidate, "Candidate answers to score (same forms)")->required();
-  c->add_option("--bench", o->bench, "Spec-Bench question.jsonl: categories for plain answers, prompts for --rescore-with");
+  c->add_option("--bench", o->bench,
+                "Spec-Bench question.jsonl: categories for plain answers, prompts for --rescore-with where the reference "
+                "answers carry no prompt_token_ids");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/score_report.schema.json)");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)");
@@ -164,6 +205,15 @@ void add_score_command(CLI::App& app) {
                 "Target checkpoint folder that re-scores divergences the reference's top_logprobs cannot attribute");
   c->add_option("--rescore-dtype", o->rescore_dtype, "dtype of the re-scoring model")->capture_default_str();
   c->add_option("--rescore-device", o->rescore_device, "cpu or cuda")->capture_default_str();
+  c->add_option("--chat-template", o->chat_template,
+                "Prompts re-scored where the reference answer has no prompt_token_ids: raw, vicuna, chatml, llama3 or "
+                "llama2")
+      ->capture_default_str();
+  c->add_option("--tokenizer", o->tokenizer,
+                "Checkpoint folder: its EOS ids (a trailing EOS kept by one side only is not a divergence) and the "
+                "decoded text around each first divergence in the reports");
+  c->add_option("--eos-id", o->eos_ids, "An EOS token id (repeatable): a trailing one kept by one side only is not a "
+                                        "divergence");
   c->callback([o, c] { run_score(*o, *c); });
 }
 

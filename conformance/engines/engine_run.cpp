@@ -9,12 +9,14 @@ namespace specgate::cli {
 EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions,
                         const std::function<void(const Answer&)>& answered) {
   EngineOutput output;
+  const PromptFormat format{run.tokenizer, run.chat_template};
   size_t turn_count = 1;
   for (const Question& question : questions) {
     output.answers.push_back({.question_id = question.question_id, .category = question.category,
                               .answer_id = engine_name(run.spec.engine) + "-" + std::to_string(question.question_id),
                               .model_id = run.model_id});
     if (run.all_turns) turn_count = std::max(turn_count, question.turns.size());
+    if (question.prompt_token_ids.empty()) output.answers.back().chat_template = chat_template_name(run.chat_template);
   }
   size_t complete = 0;  // answers handed to `answered`
   const auto hand_over_complete = [&] {
@@ -29,12 +31,16 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
       if (turn >= questions[q].turns.size()) continue;
       std::vector<std::vector<int64_t>> answers;
       for (const AnswerTurn& previous : output.answers[q].turns) answers.push_back(previous.token_ids);
-      requests.push_back({static_cast<int64_t>(q), turn_prompt(*run.tokenizer, questions[q], turn, answers)});
+      requests.push_back({static_cast<int64_t>(q), turn_prompt(format, questions[q], turn, answers)});
     }
+    std::vector<const std::vector<int64_t>*> prompt_of(questions.size());
+    for (const SequenceRequest& request : requests) prompt_of[request.sequence_index] = &request.prompt;
     try {
       decode_requests(run.spec, requests, output.tally, [&](FinishedSequence finished) {
         SequenceResult& result = finished.result;
-        AnswerTurn answer{.text = run.tokenizer->decode(result.tokens), .token_ids = std::move(result.tokens),
+        AnswerTurn answer{.text = run.tokenizer != nullptr ? run.tokenizer->decode(result.tokens) : std::string(),
+                          .token_ids = std::move(result.tokens),
+                          .prompt_token_ids = *prompt_of[result.sequence_index],
                           .decoding_steps = finished.decoding_steps, .wall_time = finished.seconds,
                           .accept_lengths = std::move(result.accept_lengths),
                           .top_logprobs = std::move(finished.top_logprobs)};

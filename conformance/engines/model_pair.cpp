@@ -1,5 +1,6 @@
 #include "conformance/engines/model_pair.h"
 
+#include <iostream>
 #include <string>
 
 #include "impl/checkpoint/model_io.h"
@@ -8,8 +9,14 @@
 namespace specgate::cli {
 
 ModelPair load_model_pair(const std::filesystem::path& target_dir, const std::filesystem::path& draft_dir,
-                          at::ScalarType dtype, c10::Device device) {
-  ModelPair pair{load_transformer(target_dir, dtype, device), load_tokenizer(target_dir), std::nullopt};
+                          at::ScalarType dtype, c10::Device device, bool require_tokenizer) {
+  ModelPair pair{load_transformer(target_dir, dtype, device), nullptr, std::nullopt};
+  try {
+    pair.tokenizer = load_tokenizer(target_dir);
+  } catch (const InputError& e) {
+    if (require_tokenizer) throw;
+    std::cerr << "conformance: " << e.what() << "; prompts come from the bench's prompt_token_ids and answers carry no text\n";
+  }
   if (draft_dir.empty()) return pair;
   pair.draft.emplace(load_transformer(draft_dir, dtype, device));
   const int64_t draft_vocab = pair.draft->config().vocab_size, target_vocab = pair.target.config().vocab_size;

@@ -21,8 +21,10 @@ struct ModelPair {
 };
 
 // Loads `target_dir`, and `draft_dir` unless it is empty; a draft whose vocabulary size
-// differs from the target's is an InputError naming its config.json.
+// differs from the target's is an InputError naming its config.json. Without
+// `require_tokenizer`, a target with no usable tokenizer gets a null one, and why is said on
+// stderr.
 ModelPair load_model_pair(const std::filesystem::path& target_dir, const std::filesystem::path& draft_dir,
-                          at::ScalarType dtype, c10::Device device);
+                          at::ScalarType dtype, c10::Device device, bool require_tokenizer = true);
 
 }  // namespace specgate::cli

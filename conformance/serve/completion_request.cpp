@@ -100,7 +100,7 @@ ServeRequest parse_completion_request(std::string_view text, const Tokenizer& to
     request.sampling.top_p = real(*top_p, "top_p");
     if (!(request.sampling.top_p > 0.0 && request.sampling.top_p <= 1.0)) refuse("top_p", "must be in (0, 1]");
   }
-  if (const json* seed = present(body, "seed")) request.sampling.seed = static_cast<uint64_t>(integer(*seed, "seed", 0, std::numeric_limits<int64_t>::max()));
+  if (const json* seed = present(body, "seed")) request.seed = static_cast<uint64_t>(integer(*seed, "seed", 0, std::numeric_limits<int64_t>::max()));
   if (const json* logprobs = present(body, "logprobs")) {
     request.top_logprobs = integer(*logprobs, "logprobs", 0, 20);
     if (request.top_logprobs > 0 && !limits.records_logprobs)

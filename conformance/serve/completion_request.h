@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -17,7 +18,8 @@ namespace specgate::cli {
 struct ServeRequest {
   std::vector<int64_t> prompt;
   int64_t max_new_tokens = 16;
-  SamplingParams sampling;  // greedy unless temperature > 0
+  SamplingParams sampling;  // greedy unless temperature > 0; its seed is the server's, 0
+  std::optional<uint64_t> seed;  // names the request's random stream; a fresh one is drawn without
   int64_t top_logprobs = 0;
   bool return_token_ids = false;
   bool token_id_keys = false;  // vLLM's return_tokens_as_token_ids: top_logprobs keyed "token_id:<id>"

@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <map>
+#include <random>
 #include <tuple>
 
 #include "impl/decoding/eqspec.h"
@@ -23,8 +24,14 @@ DecodeOptions decode_options(const ServeEngineSettings& settings, const ServeReq
 
 bool same_options(const ServeRequest& a, const ServeRequest& b) {
   const SamplingParams &x = a.sampling, &y = b.sampling;
-  return a.max_new_tokens == b.max_new_tokens && x.temperature == y.temperature && x.top_k == y.top_k &&
-         x.top_p == y.top_p && x.seed == y.seed;
+  return a.max_new_tokens == b.max_new_tokens && x.temperature == y.temperature && x.top_k == y.top_k && x.top_p == y.top_p;
+}
+
+// The random stream a request samples from under the server's seed: the one its seed names,
+// whatever else arrives with it, or a fresh one when it has no seed.
+uint64_t random_stream(const ServeRequest& request) {
+  static std::mt19937_64 fresh{std::random_device{}()};  // the decode loop's thread alone draws
+  return request.seed ? *request.seed : fresh();
 }
 
 class BatchServeEngine : public ServeEngine {
@@ -48,7 +55,7 @@ class BatchServeEngine : public ServeEngine {
       it = waiting_.erase(it);
     }
     std::vector<SequenceRequest> sequences;
-    for (const auto& [id, request] : batch) sequences.push_back({id, request.prompt});
+    for (const auto& [id, request] : batch) sequences.push_back({id, request.prompt, {}, random_stream(request)});
     const DecodeOptions decode = decode_options(settings_, head);
     std::vector<SequenceResult> results;
     if (settings_.engine == Engine::kNonspecBatch) {
@@ -69,7 +76,7 @@ class BatchServeEngine : public ServeEngine {
     waiting_.pop_front();
     const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
                                 .eos_ids = settings_.eos_ids, .top_logprobs = request.top_logprobs};
-    OracleOutput out = oracle_generate(*settings_.target, request.prompt, options, static_cast<uint64_t>(id));
+    OracleOutput out = oracle_generate(*settings_.target, request.prompt, options, random_stream(request));
     return {id, Generated{std::move(out.tokens), out.finish_reason, std::move(out.top_logprobs)}};
   }
 
@@ -102,7 +109,7 @@ class ExspecServeEngine : public ServeEngine {
         ++it;
         continue;
       }
-      decoder.exspec.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens});
+      decoder.exspec.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens, random_stream(it->second)});
       it = waiting_.erase(it);
     }
     std::vector<std::pair<int64_t, Generated>> finished;
@@ -120,7 +127,7 @@ class ExspecServeEngine : public ServeEngine {
   }
 
  private:
-  using SamplingKey = std::tuple<double, int64_t, double, uint64_t>;
+  using SamplingKey = std::tuple<double, int64_t, double>;
 
   struct Decoder {
     ModelDrafter drafter;
@@ -131,7 +138,7 @@ class ExspecServeEngine : public ServeEngine {
 
   Decoder& decoder_for(const ServeRequest& request) {
     const SamplingParams& p = request.sampling;
-    std::unique_ptr<Decoder>& decoder = decoders_[SamplingKey{p.temperature, p.top_k, p.top_p, p.seed}];
+    std::unique_ptr<Decoder>& decoder = decoders_[SamplingKey{p.temperature, p.top_k, p.top_p}];
     if (!decoder) {
       // A slot holds any request max_model_len allows, with a round's drafts.
       const int64_t capacity = settings_.max_model_len + settings_.draft_tokens + 2;

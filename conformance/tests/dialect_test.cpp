@@ -86,17 +86,26 @@ TEST(OpenaiDialect, ReadsTextAndTheUsageCount) {
   EXPECT_EQ(malformed(*dialect, R"({"choices": [)").substr(0, 30), "field '(body)': invalid JSON: ");
 }
 
-// python/sglang/srt/managers/tokenizer_manager.py (_handle_batch_output): {"text",
-// "output_ids", "meta_info": {"id", "finish_reason", "prompt_tokens", "completion_tokens",
-// "cached_tokens", "output_token_logprobs": [(logprob, token_id, text)], "output_top_logprobs":
-// [[(logprob, token_id, text)]], "spec_verify_ct", "e2e_latency"}}.
+// sgl-project/sglang, the response of POST /generate built in
+// python/sglang/srt/managers/tokenizer_manager.py (_handle_batch_output and
+// _calculate_spec_decoding_metrics): {"text", "output_ids", "meta_info": {"id", "finish_reason",
+// "prompt_tokens", "completion_tokens", "cached_tokens", "output_token_logprobs": [(logprob,
+// token_id, text)], "output_top_logprobs": [[(logprob, token_id, text)]], "spec_accept_rate",
+// "spec_accept_length", "spec_verify_ct", "spec_accept_token_num", "spec_draft_token_num",
+// "e2e_latency"}}: the speculative keys as a response quoted in sgl-project/sglang pull request
+// 13754 carries them; BatchTokenIDOutput.spec_verify_ct in io_struct.py at commit
+// 0e7d7969d50db2ce9c2d28926aa68dfa41e674b7. Pull request 23530 renamed the draft counts
+// spec_num_correct_drafts and spec_num_proposed_drafts (quoted in pull request 33518's
+// response). sampling_params.sampling_seed: docs/advanced_features/deterministic_inference.md at
+// commit f1112485bc2118cbf5adcc7cc21e35244c2ae518.
 constexpr const char* kSglangResponse = R"({
   "text": " the cat", "output_ids": [279, 8415],
   "meta_info": {"id": "a1b2", "finish_reason": {"type": "length", "length": 2}, "prompt_tokens": 3,
     "completion_tokens": 2, "cached_tokens": 0,
     "output_token_logprobs": [[-0.25, 279, null], [-1.5, 8415, null]],
     "output_top_logprobs": [[[-0.25, 279, null], [-1.75, 264, null]], [[-1.25, 5679, null], [-1.5, 8415, null]]],
-    "spec_verify_ct": 1, "e2e_latency": 0.05}})";
+    "spec_accept_rate": 0.25, "spec_accept_length": 2.0, "spec_verify_ct": 1, "spec_accept_token_num": 1,
+    "spec_draft_token_num": 4, "e2e_latency": 0.05}})";
 
 TEST(SglangDialect, SendsInputIdsAndReadsOutputIdsLogprobsAndVerifications) {
   const auto dialect = dialect_from_name("sglang");
@@ -109,9 +118,33 @@ TEST(SglangDialect, SendsInputIdsAndReadsOutputIdsLogprobsAndVerifications) {
   EXPECT_EQ(request["top_logprobs_num"], 2);
   EXPECT_EQ(request["logprob_start_len"], -1);
 
+  EXPECT_FALSE(request["sampling_params"].contains("sampling_seed"));
+  CompletionRequest seeded = greedy_ids();
+  seeded.seed = 7;
+  EXPECT_EQ(json::parse(dialect->request_body(seeded))["sampling_params"]["sampling_seed"], 7);
+
   const Completion c = dialect->parse_response(kSglangResponse);
   EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
   EXPECT_EQ(c.target_passes, 1);
+  EXPECT_EQ(c.drafted_tokens, 4);
+  EXPECT_EQ(c.accepted_drafts, 1);
+  json renamed = json::parse(kSglangResponse);
+  renamed["meta_info"].erase("spec_accept_token_num");
+  renamed["meta_info"].erase("spec_draft_token_num");
+  renamed["meta_info"]["spec_num_correct_drafts"] = 3;
+  renamed["meta_info"]["spec_num_proposed_drafts"] = 5;
+  const Completion newer = dialect->parse_response(renamed.dump());
+  EXPECT_EQ(newer.drafted_tokens, 5);
+  EXPECT_EQ(newer.accepted_drafts, 3) << "the names since pull request 23530";
+  renamed["meta_info"]["spec_num_correct_drafts"] = 6;
+  EXPECT_EQ(malformed(*dialect, renamed.dump()), "field 'meta_info': more accepted draft tokens than drafted ones");
+  json plain = json::parse(kSglangResponse);
+  for (const char* key : {"spec_accept_rate", "spec_accept_length", "spec_verify_ct", "spec_accept_token_num", "spec_draft_token_num"})
+    plain["meta_info"].erase(key);
+  const Completion without_speculation = dialect->parse_response(plain.dump());
+  EXPECT_FALSE(without_speculation.target_passes.has_value());
+  EXPECT_FALSE(without_speculation.drafted_tokens.has_value());
+  EXPECT_FALSE(without_speculation.accepted_drafts.has_value());
   ASSERT_EQ(c.top_logprobs.size(), 2u);
   EXPECT_EQ(c.top_logprobs[0][1].token_id, 264);
   EXPECT_DOUBLE_EQ(c.top_logprobs[0][1].logprob, -1.75);
@@ -124,18 +157,20 @@ TEST(SglangDialect, SendsInputIdsAndReadsOutputIdsLogprobsAndVerifications) {
   EXPECT_EQ(malformed(*dialect, bad.dump()), "field 'meta_info.output_top_logprobs': has 1 entries for 2 tokens");
 }
 
-// tools/server/server-task.cpp: task_result_cmpl_final::to_json_non_oaicompat {index, content,
-// tokens, id_slot, stop, model, tokens_predicted, tokens_evaluated, generation_settings, prompt,
-// has_new_line, truncated, stop_type, stopping_word, tokens_cached, timings,
-// completion_probabilities}; completion_token_output::to_json {id, token, bytes, logprob,
-// top_logprobs: [{id, token, bytes, logprob}]}; result_timings::to_json {prompt_n, prompt_ms,
-// prompt_per_token_ms, prompt_per_second, predicted_n, predicted_ms, predicted_per_token_ms,
-// predicted_per_second, draft_n, draft_n_accepted}.
+// ggml-org/llama.cpp tools/server/server-task.cpp at commit
+// 00efb3e184262872916bf136b3df63c1822a19bd: server_task_result_cmpl_final::to_json_non_oaicompat
+// {index, content, tokens, id_slot, stop, model, tokens_predicted, tokens_evaluated,
+// generation_settings, prompt, has_new_line, truncated, stop_type, stopping_word, tokens_cached,
+// timings, completion_probabilities}; completion_token_output::probs_vector_to_json {id, token,
+// bytes, logprob, top_logprobs: [{id, token, bytes, logprob}]}; result_timings::to_json
+// {cache_n, prompt_n, prompt_ms, prompt_per_token_ms, prompt_per_second, predicted_n,
+// predicted_ms, predicted_per_token_ms, predicted_per_second}, plus draft_n and
+// draft_n_accepted only when draft_n > 0.
 constexpr const char* kLlamacppResponse = R"({
   "index": 0, "content": " the cat sat", "tokens": [279, 8415, 7731], "id_slot": 0, "stop": true, "model": "m",
   "tokens_predicted": 3, "tokens_evaluated": 3, "generation_settings": {"n_predict": 4}, "prompt": "<s>Hi",
   "has_new_line": false, "truncated": false, "stop_type": "limit", "stopping_word": "", "tokens_cached": 5,
-  "timings": {"prompt_n": 3, "prompt_ms": 1.5, "prompt_per_token_ms": 0.5, "prompt_per_second": 2000.0,
+  "timings": {"cache_n": 0, "prompt_n": 3, "prompt_ms": 1.5, "prompt_per_token_ms": 0.5, "prompt_per_second": 2000.0,
               "predicted_n": 3, "predicted_ms": 6.0, "predicted_per_token_ms": 2.0, "predicted_per_second": 500.0,
               "draft_n": 4, "draft_n_accepted": 2},
   "completion_probabilities": [
@@ -164,6 +199,12 @@ TEST(LlamacppDialect, SendsPromptIdsWithNeutralSamplersAndReadsTokensAndDrafts) 
   EXPECT_EQ(c.drafted_tokens, 4);
   EXPECT_EQ(c.accepted_drafts, 2);
   EXPECT_EQ(c.target_passes, 1) << "3 tokens, 2 of them accepted drafts: one pass";
+  json plain = json::parse(kLlamacppResponse);
+  plain["timings"].erase("draft_n");
+  plain["timings"].erase("draft_n_accepted");
+  const Completion without_drafts = dialect->parse_response(plain.dump());
+  EXPECT_FALSE(without_drafts.drafted_tokens.has_value()) << "no draft_n: no speculative decoding";
+  EXPECT_FALSE(without_drafts.target_passes.has_value());
   ASSERT_EQ(c.top_logprobs.size(), 3u);
   EXPECT_EQ(c.top_logprobs[0][1].token_id, 264);
   EXPECT_TRUE(c.top_logprobs[2].empty());

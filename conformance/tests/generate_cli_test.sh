@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end checks of `conformance generate` on the fixture pair: every batch engine gives
-# the oracle's token ids on the sample bench, injected faults break that, and bad input
-# exits 2 with one line naming what is wrong.
+# End-to-end checks of `conformance generate` and `conformance tokenize` on the fixture pair:
+# every batch engine gives the oracle's token ids on the sample bench, with chat templates and
+# with prompt ids given in the bench, injected faults break that, and bad input exits 2 with
+# one line naming what is wrong.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -25,6 +26,78 @@ generate --engine exspec --draft "$fixtures/draft" --batch-size 2 --turns all --
   --out "$work/exspec_turns.jsonl" >/dev/null || fail "exspec --turns all"
 grep -q '"token_ids":\[\[[0-9,]*\],\[' "$work/oracle_turns.jsonl" || fail "--turns all answered one turn only"
 [ "$(token_ids "$work/exspec_turns.jsonl")" = "$(token_ids "$work/oracle_turns.jsonl")" ] || fail "exspec --turns all differs"
+
+# Chat templates: every engine still gives the oracle's ids on vicuna prompts (multi-turn
+# included), and the answers record the template and the prompt ids they started from.
+generate --engine oracle --chat-template vicuna --turns all --question-ids 1,2,3,4 --out "$work/oracle_vicuna.jsonl" >/dev/null ||
+  fail "oracle --chat-template vicuna"
+generate --engine eqspec --draft "$fixtures/draft" --batch-size 3 --chat-template vicuna --turns all --question-ids 1,2,3,4 \
+  --out "$work/eqspec_vicuna.jsonl" >/dev/null || fail "eqspec --chat-template vicuna"
+[ "$(token_ids "$work/eqspec_vicuna.jsonl")" = "$(token_ids "$work/oracle_vicuna.jsonl")" ] || fail "eqspec differs on vicuna prompts"
+python3 - "$work/oracle_vicuna.jsonl" "$work/oracle_turns.jsonl" <<'EOF' || fail "vicuna answers do not record their prompts"
+import json, sys
+vicuna = [json.loads(line) for line in open(sys.argv[1])]
+raw = [json.loads(line) for line in open(sys.argv[2])]
+system = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
+          "detailed, and polite answers to the user's questions.")
+for answer, plain in zip(vicuna, raw):
+    assert answer["chat_template"] == "vicuna" and plain["chat_template"] == "raw"
+    choice = answer["choices"][0]
+    assert len(choice["prompt_token_ids"]) == len(choice["turns"]) == 2
+    first = choice["prompt_token_ids"][0]
+    assert first[0] == 256 and bytes(first[1:]).decode().startswith(system + " USER: "), first[:8]
+    assert bytes(first[1:]).decode().endswith(" ASSISTANT:")
+    second = bytes(choice["prompt_token_ids"][1][1:]).decode()
+    assert choice["turns"][0].strip() + "</s>USER: " in second, second[-200:]
+EOF
+
+# prompt_token_ids in the bench are fed verbatim: the raw prompts given as ids, to a target
+# folder without a tokenizer, give the same answers, with no text.
+python3 - "$work/oracle_turns.jsonl" "$bench" "$work/bench_ids.jsonl" <<'EOF' || fail "cannot write the bench with prompt ids"
+import json, sys
+answers = {a["question_id"]: a for a in map(json.loads, open(sys.argv[1]))}
+with open(sys.argv[3], "w") as out:
+    for line in open(sys.argv[2]):
+        question = json.loads(line)
+        if question["question_id"] in answers:
+            question["prompt_token_ids"] = answers[question["question_id"]]["choices"][0]["prompt_token_ids"]
+            out.write(json.dumps(question) + "\n")
+EOF
+mkdir -p "$work/no_tokenizer"
+cp "$fixtures/target/config.json" "$fixtures/target/model.safetensors" "$work/no_tokenizer/"
+"$conformance" generate --engine exspec --target "$work/no_tokenizer" --draft "$fixtures/draft" --bench "$work/bench_ids.jsonl" \
+  --batch-size 2 --turns all --max-new-tokens 24 --out "$work/exspec_ids.jsonl" >/dev/null 2>"$work/stderr" ||
+  fail "exspec on bench prompt_token_ids without a tokenizer"
+grep -q "prompts come from the bench's prompt_token_ids" "$work/stderr" || fail "no word that the tokenizer is missing"
+[ "$(token_ids "$work/exspec_ids.jsonl")" = "$(token_ids "$work/oracle_turns.jsonl")" ] || fail "bench prompt ids changed the answers"
+grep -q '"turns":\["",""\]' "$work/exspec_ids.jsonl" || fail "answers without a tokenizer carry text"
+grep -q '"chat_template"' "$work/exspec_ids.jsonl" && fail "answers from bench prompt ids name a template"
+printf '{"question_id": 1, "category": "qa", "turns": ["a"], "prompt_token_ids": [[1, 999]]}\n' >"$work/bad_ids.jsonl"
+expect_usage_error "bad_ids.jsonl: question 1: field 'prompt_token_ids[0][1]': token 999 is outside the target's vocabulary" \
+  generate --engine oracle --target "$fixtures/target" --bench "$work/bad_ids.jsonl" --out "$work/x.jsonl"
+expect_usage_error "no_tokenizer: no tokenizer" generate --engine oracle \
+  --target "$work/no_tokenizer" --bench "$bench" --out "$work/x.jsonl"
+expect_usage_error "--chat-template: unknown chat template 'alpaca'" generate --engine oracle --target "$fixtures/target" \
+  --bench "$bench" --chat-template alpaca --out "$work/x.jsonl"
+
+# conformance tokenize: the prompt text and its ids.
+"$conformance" tokenize --target "$fixtures/target" --text "hi" --chat-template chatml >"$work/tokens.jsonl" || fail "tokenize --text"
+python3 - "$work/tokens.jsonl" <<'EOF' || fail "tokenize --text wrote the wrong prompt"
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+text = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+assert lines == [{"chat_template": "chatml", "prompt": text, "token_ids": [256] + list(text.encode())}], lines
+EOF
+"$conformance" tokenize --target "$fixtures/target" --bench "$work/bench_ids.jsonl" --out "$work/tokens_bench.jsonl" ||
+  fail "tokenize --bench"
+[ "$(grep -c '"equals_bench_prompt_token_ids":true' "$work/tokens_bench.jsonl")" -eq 4 ] || fail "tokenize --bench disagrees with raw prompts"
+"$conformance" tokenize --target "$fixtures/target" --bench "$work/bench_ids.jsonl" --chat-template llama2 \
+  --out "$work/tokens_llama2.jsonl" || fail "tokenize --bench --chat-template llama2"
+[ "$(grep -c '"equals_bench_prompt_token_ids":false' "$work/tokens_llama2.jsonl")" -eq 4 ] || fail "llama2 prompts equal raw ones"
+grep -q '"prompt":"<s>\[INST\] ' "$work/tokens_llama2.jsonl" || fail "llama2 prompt text"
+expect_usage_error "give --text TEXT or --bench FILE" tokenize --target "$fixtures/target"
+expect_usage_error "excludes" tokenize --target "$fixtures/target" --text a --bench "$bench"
+expect_usage_error "nowhere: no tokenizer" tokenize --target "$work/nowhere" --text a
 
 generate --engine eqspec --draft "$fixtures/draft" --batch-size 5 --inject-fault mask-lets-padding-through \
   --out "$work/faulty.jsonl" >/dev/null || fail "faulty run"

@@ -165,6 +165,104 @@ for item in recorded["items"]:
 assert any(d and d["margin_source"] == "rescore" for d in by_id.values()), "nothing was re-scored"
 EOF
 
+# The re-scored prompts come from the reference answers' prompt_token_ids (the engine's own
+# prompts) when they have them, else from the bench through the tokenizer and template; both
+# give the same prompts here, so the same margins.
+grep -q '"prompt_token_ids":\[\[256,' "$work/oracle_plain.jsonl" || fail "generate wrote no prompt_token_ids"
+expect_value "$work/rescored.json" summary.rescored_prompts.from_chat_template 0
+"$python" -c 'import json, sys
+with open(sys.argv[1]) as src, open(sys.argv[2], "w") as out:
+    for line in src:
+        answer = json.loads(line)
+        del answer["choices"][0]["prompt_token_ids"]
+        out.write(json.dumps(answer) + "\n")' "$work/oracle_plain.jsonl" "$work/oracle_no_prompts.jsonl"
+score --reference "$work/oracle_no_prompts.jsonl" --candidate "$work/faulty.jsonl" --min-exact 0 --bench "$bench" \
+  --rescore-with "$fixtures/target" --json "$work/rescored_template.json" >/dev/null 2>"$work/stderr" ||
+  fail "score --rescore-with from the bench"
+validate "$work/rescored_template.json"
+expect_value "$work/rescored_template.json" summary.rescored_prompts.from_answer_prompt_token_ids 0
+expect_value "$work/rescored_template.json" settings.rescore_with.chat_template '"raw"'
+grep -q "0 from the reference answers' prompt_token_ids, [1-9][0-9]* built from the bench" "$work/stderr" ||
+  fail "stderr does not say where re-scored prompts came from ($(cat "$work/stderr"))"
+"$python" - "$work/rescored.json" "$work/rescored_template.json" <<'EOF' || fail "prompts from answers and from the bench disagree"
+import json, sys
+a, b = (json.load(open(path)) for path in sys.argv[1:3])
+assert a["summary"]["rescored_prompts"]["from_answer_prompt_token_ids"] > 0
+assert a["summary"]["rescored_prompts"]["from_answer_prompt_token_ids"] == b["summary"]["rescored_prompts"]["from_chat_template"]
+for x, y in zip(a["items"], b["items"]):
+    assert (x["first_divergence"] or {}).get("margin") == (y["first_divergence"] or {}).get("margin"), x["question_id"]
+EOF
+# With a template the rescorer's prompts differ from the raw prompts the answers were made with.
+score --reference "$work/oracle_no_prompts.jsonl" --candidate "$work/faulty.jsonl" --min-exact 0 --bench "$bench" \
+  --rescore-with "$fixtures/target" --chat-template vicuna --json "$work/rescored_vicuna.json" >/dev/null 2>&1 ||
+  fail "score --rescore-with --chat-template vicuna"
+[ "$(query "$work/rescored_vicuna.json" items)" != "$(query "$work/rescored_template.json" items)" ] ||
+  fail "--chat-template vicuna re-scored the same prompts as raw"
+
+# EOS as the checkpoint defines it: every id of generation_config.json's eos_token_id stops
+# every engine (a space, 32, stops these answers early). An engine that drops the EOS id that
+# stopped it (or keeps it, as llama.cpp does) does not diverge when the EOS ids are known, and
+# the report counts the answers that end with one.
+mkdir -p "$work/space_eos"
+cp "$fixtures/target/"* "$work/space_eos/"
+printf '{"eos_token_id": [257, 32]}\n' >"$work/space_eos/generation_config.json"
+"$conformance" generate --engine oracle --target "$work/space_eos" --bench "$bench" --max-new-tokens 24 --limit 12 \
+  --out "$work/eos_oracle.jsonl" >/dev/null || fail "oracle with generation_config.json"
+"$conformance" generate --engine exspec --target "$work/space_eos" --draft "$fixtures/draft" --bench "$bench" \
+  --max-new-tokens 24 --limit 12 --batch-size 4 --out "$work/eos_exspec.jsonl" >/dev/null || fail "exspec with generation_config.json"
+"$python" - "$work/eos_oracle.jsonl" "$work/eos_exspec.jsonl" "$work/no_eos.jsonl" <<'EOF' || fail "EOS ids of generation_config.json not honoured"
+import json, sys
+answers = [json.loads(line) for line in open(sys.argv[1])]
+oracle = [a["choices"][0]["token_ids"][0] for a in answers]
+exspec = [json.loads(line)["choices"][0]["token_ids"][0] for line in open(sys.argv[2])]
+assert oracle == exspec
+assert all(32 not in ids[:-1] and 257 not in ids[:-1] for ids in oracle), oracle
+assert sum(ids[-1] in (32, 257) for ids in oracle) >= 6, oracle
+with open(sys.argv[3], "w") as out:
+    for answer, ids in zip(answers, oracle):
+        kept = ids[:-1] if ids[-1] in (32, 257) else ids
+        out.write(json.dumps({"question_id": answer["question_id"], "token_ids": kept}) + "\n")
+EOF
+ended=$("$python" -c 'import json, sys
+print(sum(json.loads(line)["choices"][0]["token_ids"][0][-1] in (32, 257) for line in open(sys.argv[1])))' "$work/eos_oracle.jsonl")
+score --reference "$work/eos_oracle.jsonl" --candidate "$work/no_eos.jsonl" >/dev/null && fail "a dropped EOS passed without EOS ids"
+score --reference "$work/eos_oracle.jsonl" --candidate "$work/no_eos.jsonl" --eos-id 32 --eos-id 257 --json "$work/eos.json" \
+  --markdown "$work/eos.md" --junit "$work/eos.xml" --html "$work/eos.html" >/dev/null || fail "a dropped EOS with --eos-id"
+validate "$work/eos.json"
+expect_value "$work/eos.json" summary.ended_with_eos.reference "$ended"
+expect_value "$work/eos.json" summary.ended_with_eos.candidate 0
+expect_value "$work/eos.json" settings.eos_ids '[32, 257]'
+grep -q "answers ending with an EOS id (32, 257): reference $ended, candidate 0" "$work/eos.md" || fail "Markdown lacks the EOS counts"
+grep -q "answers ending with an EOS id (32, 257): reference $ended, candidate 0" "$work/eos.html" || fail "HTML lacks the EOS counts"
+grep -q "name=\"reference_ended_with_eos\" value=\"$ended\"" "$work/eos.xml" || fail "JUnit lacks the EOS counts"
+score --reference "$work/no_eos.jsonl" --candidate "$work/eos_oracle.jsonl" --tokenizer "$work/space_eos" \
+  --json "$work/eos_rev.json" >/dev/null || fail "a kept EOS with --tokenizer"
+expect_value "$work/eos_rev.json" summary.ended_with_eos.candidate "$ended"
+expect_value "$work/eos_rev.json" settings.eos_ids '[32, 257]'
+
+# With --tokenizer the reports show the decoded text around each first divergence.
+score --reference "$work/oracle.jsonl" --candidate "$work/faulty.jsonl" --min-exact 0 --tokenizer "$fixtures/target" \
+  --json "$work/decoded.json" --markdown "$work/decoded.md" --html "$work/decoded.html" >/dev/null || fail "score --tokenizer"
+validate "$work/decoded.json"
+"$python" - "$work/decoded.json" "$work/decoded.md" "$work/decoded.html" <<'EOF' || fail "decoded context is wrong or missing"
+import html, json, sys
+report = json.load(open(sys.argv[1]))
+markdown, page = open(sys.argv[2]).read(), open(sys.argv[3]).read()
+checked = 0
+for item in report["items"]:
+    d = item["first_divergence"]
+    if d is None or d["reference_token"] is None:
+        continue
+    text = d["decoded_context"]
+    ids = d["context"]["before"] + d["context"]["reference"]
+    assert bytes(i for i in ids if i < 256).decode("utf-8", "replace") == text["before"] + text["reference"], item["question_id"]
+    visible = text["reference"].replace("\n", "\\n")
+    assert html.escape(visible, quote=False) in page, visible
+    checked += 1
+assert checked > 0
+assert "ref: " in markdown and "<br>cand: " in markdown
+EOF
+
 # The plain form: token ids only, then text only.
 "$python" -c 'import json, sys
 with open(sys.argv[1]) as src, open(sys.argv[2], "w") as ids, open(sys.argv[3], "w") as text:
@@ -233,7 +331,11 @@ expect_usage_error "--near-tie-threshold: must be a finite number of nats >= 0, 
   --near-tie-threshold -0.5
 expect_usage_error "--turns: expected all or first, got 'some'" score "${ref[@]}" "${cand[@]}" --turns some
 expect_usage_error "--candidate is required" score "${ref[@]}"
-expect_usage_error "--rescore-with needs --bench FILE" score "${ref[@]}" "${cand[@]}" --rescore-with "$fixtures/target"
+expect_usage_error "--chat-template: only used with --rescore-with DIR" score "${ref[@]}" "${cand[@]}" --chat-template vicuna
+expect_usage_error "--chat-template: unknown chat template 'alpaca'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
+  --rescore-with "$fixtures/target" --chat-template alpaca
+expect_usage_error "--eos-id: expected a token id (a non-negative integer), got -3" score "${ref[@]}" "${cand[@]}" --eos-id -3
+expect_usage_error "nowhere: no tokenizer" score "${ref[@]}" "${cand[@]}" --tokenizer "$work/nowhere"
 expect_usage_error "--rescore-device: only used with --rescore-with DIR" score "${ref[@]}" "${cand[@]}" --rescore-device cpu
 expect_usage_error "--rescore-device: unknown device 'tpu'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
   --rescore-with "$fixtures/target" --rescore-device tpu

@@ -84,6 +84,30 @@ for engine in exspec oracle; do
     --api vllm --target "$fixtures/target" --turns all --concurrency 2 --out "$work/$engine.vllm_turns.jsonl" >/dev/null ||
     fail "collect --turns all from $engine"
   exact "$work/$engine.turns.jsonl" "$work/$engine.vllm_turns.jsonl"
+  if [ "$engine" = oracle ]; then
+    # A chat template builds the same prompts as generate's, and the answers say which.
+    generate --engine oracle --chat-template vicuna --turns all --question-ids 1,2 --out "$work/vicuna.generate.jsonl" \
+      >/dev/null || fail "generate --chat-template vicuna"
+    head -2 "$bench" >"$work/two.jsonl"
+    "$conformance" collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$work/two.jsonl" --max-new-tokens 24 \
+      --api vllm --target "$fixtures/target" --chat-template vicuna --turns all --out "$work/vicuna.vllm.jsonl" >/dev/null ||
+      fail "collect --chat-template vicuna"
+    exact "$work/vicuna.generate.jsonl" "$work/vicuna.vllm.jsonl"
+    [ "$(grep -c '"chat_template":"vicuna"' "$work/vicuna.vllm.jsonl")" = 2 ] || fail "vicuna answers do not record their template"
+    # A bench line's prompt_token_ids are sent verbatim, no tokenizer needed, and no template is recorded.
+    "$python" - "$work/two.jsonl" "$work/vicuna.vllm.jsonl" >"$work/two_ids.jsonl" <<'PY'
+import json, sys
+questions = [json.loads(line) for line in open(sys.argv[1])]
+answers = {a["question_id"]: a for a in map(json.loads, open(sys.argv[2]))}
+for q in questions:
+    q["prompt_token_ids"] = answers[q["question_id"]]["choices"][0]["prompt_token_ids"]
+    print(json.dumps(q))
+PY
+    "$conformance" collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$work/two_ids.jsonl" \
+      --max-new-tokens 24 --api vllm --turns all --out "$work/ids.vllm.jsonl" >/dev/null || fail "collect from prompt_token_ids"
+    exact "$work/vicuna.generate.jsonl" "$work/ids.vllm.jsonl"
+    grep -q '"chat_template"' "$work/ids.vllm.jsonl" && fail "answers to prompt_token_ids claim a chat template"
+  fi
   stop_serve
 done
 

@@ -1,5 +1,6 @@
 // The decoders behind `serve`: requests arriving at staggered times while others decode get
-// the oracle's greedy answer, each with its own max_tokens.
+// the oracle's greedy answer, each with its own max_tokens, and a seeded sampled request the
+// same tokens whatever arrives with it.
 #include <chrono>
 #include <future>
 #include <random>
@@ -38,6 +39,44 @@ TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
         oracle_generate(models.target, request.prompt, {.max_new_tokens = request.max_new_tokens, .top_logprobs = 0}, 0).tokens;
     EXPECT_EQ(future.get().tokens, expected) << "prompt of " << request.prompt.size() << " tokens";
   }
+}
+
+TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWithIt) {
+  const test_support::Models& models = test_support::models();
+  const auto engine = [&] {
+    return make_serve_engine({.engine = GetParam(), .target = &models.target, .draft = &models.near_target,
+                              .batch_size = 3, .window = 5, .draft_tokens = 3, .eos_ids = {}});
+  };
+  const std::vector<SequenceRequest> sequences = test_support::mixed_requests(9, 3);
+  const auto sampled = [&](size_t i, std::optional<uint64_t> seed) {
+    return ServeRequest{.prompt = sequences[i].prompt, .max_new_tokens = 16,
+                        .sampling = {.temperature = 1.0, .top_k = 0, .top_p = 0.9}, .seed = seed};
+  };
+  const ServeRequest probe = sampled(0, 7);
+  const auto tokens_of = [](DecodeLoop& loop, ServeRequest request) {
+    std::optional<std::future<Generated>> future = loop.submit(std::move(request));
+    EXPECT_TRUE(future.has_value());
+    return future->get().tokens;
+  };
+  DecodeLoop alone(engine(), 64);
+  const std::vector<int64_t> expected = tokens_of(alone, probe);
+
+  // The same request again, after and amid other traffic: sampled with and without seeds, greedy.
+  DecodeLoop busy(engine(), 64);
+  std::vector<std::future<Generated>> others;
+  std::optional<std::future<Generated>> amid;
+  for (size_t i = 1; i < sequences.size(); ++i) {
+    ServeRequest other = i % 3 == 0 ? ServeRequest{.prompt = sequences[i].prompt, .max_new_tokens = 12}
+                                    : sampled(i, i % 3 == 1 ? std::optional<uint64_t>(i) : std::nullopt);
+    others.push_back(*busy.submit(std::move(other)));
+    if (i == 4) amid = busy.submit(probe);
+  }
+  std::future<Generated> later = *busy.submit(probe);
+  ASSERT_TRUE(amid.has_value());
+  EXPECT_EQ(amid->get().tokens, expected) << "sent amid others";
+  EXPECT_EQ(later.get().tokens, expected) << "sent after others";
+  EXPECT_NE(tokens_of(busy, sampled(0, 8)), expected) << "another seed samples other tokens";
+  for (std::future<Generated>& other : others) other.wait();
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServeEngineTest,

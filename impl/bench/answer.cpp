@@ -52,9 +52,10 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
   put_per_turn(choice, "prompt_token_ids", answer.turns, [](const AnswerTurn& t) {
     return t.prompt_token_ids.empty() ? std::nullopt : std::optional(t.prompt_token_ids);
   });
-  const json line = {{"question_id", answer.question_id}, {"category", answer.category},
-                     {"answer_id", answer.answer_id},     {"model_id", answer.model_id},
-                     {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};
+  json line = {{"question_id", answer.question_id}, {"category", answer.category},
+               {"answer_id", answer.answer_id},     {"model_id", answer.model_id},
+               {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};
+  if (answer.chat_template) line["chat_template"] = *answer.chat_template;
   out << line.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace) << "\n";
 }
 

@@ -33,6 +33,7 @@ struct Answer {
   std::vector<AnswerTurn> turns;
   bool has_token_ids = true;  // false when the engine gave text only
   double tstamp = 0.0;
+  std::optional<std::string> chat_template;  // what rendered the prompts; absent when the bench gave their ids
 };
 
 // Writes `answer` as one JSON line.

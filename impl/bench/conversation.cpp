@@ -1,23 +1,31 @@
 #include "impl/bench/conversation.h"
 
-#include <c10/util/Exception.h>
+#include <stdexcept>
+
+#include "impl/common/error.h"
 
 namespace specgate {
 
-std::vector<int64_t> turn_prompt(const Tokenizer& tokenizer, const Question& question, size_t turn,
+std::string turn_prompt_text(const PromptFormat& format, const Question& question, size_t turn,
+                             std::span<const std::vector<int64_t>> answers) {
+  if (turn >= question.turns.size() || answers.size() < turn)
+    throw std::logic_error("turn_prompt_text: turn " + std::to_string(turn) + " needs the answers of the turns before it");
+  if (format.tokenizer == nullptr)
+    throw InputError("question " + std::to_string(question.question_id) +
+                     ": no prompt_token_ids in its bench line and no tokenizer to build its prompt");
+  std::vector<std::string> answer_texts;
+  for (size_t t = 0; t < turn; ++t) answer_texts.emplace_back(strip_whitespace(format.tokenizer->decode(answers[t])));
+  return render_chat(format.chat_template, std::span(question.turns).first(turn + 1), answer_texts);
+}
+
+std::vector<int64_t> encode_turn_prompt(const PromptFormat& format, const std::string& text) {
+  return renders_bos(format.chat_template) ? format.tokenizer->encode(text) : format.tokenizer->encode_prompt(text);
+}
+
+std::vector<int64_t> turn_prompt(const PromptFormat& format, const Question& question, size_t turn,
                                  std::span<const std::vector<int64_t>> answers) {
-  TORCH_CHECK(turn < question.turns.size() && answers.size() >= turn, "turn_prompt: turn ", turn,
-              " needs the answers of the turns before it");
-  std::vector<int64_t> prompt = tokenizer.encode_prompt(question.turns.front());
-  const std::optional<int64_t> eos = tokenizer.special_tokens().eos;
-  for (size_t t = 1; t <= turn; ++t) {
-    const std::vector<int64_t>& answer = answers[t - 1];
-    const bool ends_with_eos = eos && !answer.empty() && answer.back() == *eos;
-    prompt.insert(prompt.end(), answer.begin(), answer.end() - (ends_with_eos ? 1 : 0));
-    const std::vector<int64_t> next = tokenizer.encode("\n" + question.turns[t]);
-    prompt.insert(prompt.end(), next.begin(), next.end());
-  }
-  return prompt;
+  if (!question.prompt_token_ids.empty()) return question.prompt_token_ids.at(turn);
+  return encode_turn_prompt(format, turn_prompt_text(format, question, turn, answers));
 }
 
 }  // namespace specgate

@@ -2,18 +2,33 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "impl/bench/chat_template.h"
 #include "impl/bench/question.h"
 #include "impl/tokenizer/tokenizer.h"
 
 namespace specgate {
 
-// The prompt of turn `turn` of a multi-turn question, as Spec-Bench builds it: the first
-// turn is encode_prompt(turns[0]); each later turn continues the conversation, the previous
-// turn's prompt, then its answer (`answers[t]`, generated ids, any trailing EOS dropped), then
-// a newline and the new turn's text.
-std::vector<int64_t> turn_prompt(const Tokenizer& tokenizer, const Question& question, size_t turn,
+// How a turn's prompt is built from a question when its bench line has no prompt_token_ids.
+struct PromptFormat {
+  const Tokenizer* tokenizer = nullptr;
+  ChatTemplate chat_template = ChatTemplate::kRaw;
+};
+
+// The text of turn `turn`'s prompt as Spec-Bench builds it: the question's turns up to `turn`
+// rendered with the template, each earlier turn's answer (`answers[t]`, generated ids) entering
+// the conversation decoded and stripped of surrounding whitespace.
+std::string turn_prompt_text(const PromptFormat& format, const Question& question, size_t turn,
+                             std::span<const std::vector<int64_t>> answers);
+
+// The ids of a rendered prompt: the tokenizer's BOS first unless the template renders its own.
+std::vector<int64_t> encode_turn_prompt(const PromptFormat& format, const std::string& text);
+
+// The ids turn `turn` starts generation from: the question's prompt_token_ids[turn] verbatim
+// when its bench line has them, else encode_turn_prompt(turn_prompt_text(...)).
+std::vector<int64_t> turn_prompt(const PromptFormat& format, const Question& question, size_t turn,
                                  std::span<const std::vector<int64_t>> answers);
 
 }  // namespace specgate

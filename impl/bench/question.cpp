@@ -56,6 +56,28 @@ std::vector<std::string> parse_reference(const json& value, const LineContext& c
   return reference;
 }
 
+std::vector<std::vector<int64_t>> parse_prompt_token_ids(const json& value, size_t turns, const LineContext& context) {
+  constexpr const char* kField = "prompt_token_ids";
+  if (!value.is_array()) context.fail_type(kField, "a list with one list of token ids per turn", value);
+  if (value.size() != turns)
+    context.fail_field(kField, "has " + std::to_string(value.size()) + " lists for " + std::to_string(turns) + " turns");
+  std::vector<std::vector<int64_t>> prompts;
+  for (size_t t = 0; t < value.size(); ++t) {
+    const std::string turn_field = std::string(kField) + "[" + std::to_string(t) + "]";
+    if (!value[t].is_array()) context.fail_type(turn_field, "a list of token ids", value[t]);
+    if (value[t].empty()) context.fail_field(turn_field, "expected at least one token, got an empty list");
+    std::vector<int64_t>& ids = prompts.emplace_back();
+    for (size_t i = 0; i < value[t].size(); ++i) {
+      const json& id = value[t][i];
+      if (!id.is_number_integer() || (!id.is_number_unsigned() && id.get<int64_t>() < 0) ||
+          (id.is_number_unsigned() && id.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}))
+        context.fail_type(turn_field + "[" + std::to_string(i) + "]", "a token id (a non-negative integer)", id);
+      ids.push_back(id.get<int64_t>());
+    }
+  }
+  return prompts;
+}
+
 Question parse_question(const json& object, const LineContext& context) {
   if (!object.is_object()) context.fail("expected a JSON object, got " + describe_json(object));
   Question question;
@@ -68,6 +90,8 @@ Question parse_question(const json& object, const LineContext& context) {
   if (question.turns.empty()) context.fail_field("turns", "expected at least one turn, got an empty list");
   if (const auto reference = object.find("reference"); reference != object.end())
     question.reference = parse_reference(*reference, context);
+  if (const auto ids = object.find("prompt_token_ids"); ids != object.end())
+    question.prompt_token_ids = parse_prompt_token_ids(*ids, question.turns.size(), context);
   return question;
 }
 

@@ -15,12 +15,16 @@ struct Question {
   std::string category;
   std::vector<std::string> turns;      // at least one
   std::vector<std::string> reference;  // empty when the line has none
+  // The exact ids an engine is fed for each turn, special tokens included; empty when the
+  // line has none. When present they are the prompts: no tokenizer or template is involved.
+  std::vector<std::vector<int64_t>> prompt_token_ids;
 };
 
 // Reads a Spec-Bench question.jsonl. Blank lines are skipped; anything else must be a JSON
 // object with question_id (integer), category (string), turns (non-empty list of strings)
 // and optionally reference (a list whose items are strings or lists of strings; Spec-Bench's
-// rag rows nest their alternative answers that way, and nested lists are flattened).
+// rag rows nest their alternative answers that way, and nested lists are flattened) and
+// prompt_token_ids (one non-empty list of token ids per turn).
 // Unknown extra fields are allowed. CRLF line endings and a missing final newline are
 // accepted. Bad input, a question_id used twice included, throws InputError naming the
 // file, the line and the field.

@@ -16,7 +16,7 @@ struct Row {
         tokens(request.prompt),
         prompt_length(static_cast<int64_t>(request.prompt.size())),
         max_new_tokens(request.max_new_tokens.value_or(options.max_new_tokens)),
-        rng(options.sampling.seed, static_cast<uint64_t>(request.sequence_index)) {}
+        rng(options.sampling.seed, request.random_stream.value_or(static_cast<uint64_t>(request.sequence_index))) {}
 
   int64_t sequence_index;
   std::vector<int64_t> tokens;  // content: the prompt, then what was generated

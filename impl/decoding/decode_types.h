@@ -16,6 +16,7 @@ struct SequenceRequest {
   int64_t sequence_index = 0;
   std::vector<int64_t> prompt;
   std::optional<int64_t> max_new_tokens;  // the options' when unset
+  std::optional<uint64_t> random_stream;  // names the random stream instead of sequence_index
 };
 
 struct SequenceResult {

@@ -202,6 +202,23 @@ ModelConfig read_model_config(const std::filesystem::path& config_json) {
   return parse_model_config(*parsed, config_json.string());
 }
 
+std::vector<int64_t> read_eos_token_ids(const std::filesystem::path& dir, const ModelConfig& config) {
+  const std::filesystem::path path = dir / "generation_config.json";
+  if (!std::filesystem::exists(path)) return config.eos_token_ids;
+  std::ifstream in(path);
+  const json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) throw InputError(path.string() + ": not a JSON object");
+  const std::string source = path.string();
+  const FieldReader fields(parsed, source);
+  if (!fields.has("eos_token_id")) return config.eos_token_ids;
+  const std::vector<int64_t> ids = fields.token_list("eos_token_id");
+  for (int64_t id : ids) {
+    if (id < 0 || id >= config.vocab_size)
+      fields.fail("eos_token_id", std::to_string(id) + " is outside the vocabulary (" + std::to_string(config.vocab_size) + " tokens)");
+  }
+  return ids;
+}
+
 json to_json(const ModelConfig& c) {
   json out = {
       {"architectures", json::array()},

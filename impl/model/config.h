@@ -53,6 +53,11 @@ struct ModelConfig {
 // inconsistent or unsupported.
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
 ModelConfig read_model_config(const std::filesystem::path& config_json);
+// The ids that end generation for the checkpoint folder `dir` whose config.json gave `config`:
+// generation_config.json's eos_token_id (an id or a list, as transformers' generate() uses it)
+// when that file has one, else config.json's. InputError naming the file and field when it is
+// malformed or an id is outside the vocabulary.
+std::vector<int64_t> read_eos_token_ids(const std::filesystem::path& dir, const ModelConfig& config);
 // The config.json a Hugging Face loader reads back as the same architecture.
 nlohmann::json to_json(const ModelConfig& config);
 

@@ -82,6 +82,7 @@ void write_summary(const ScoreReport& report, std::ostream& out) {
       << card(std::to_string(report.missing_ids.size()) + " / " + std::to_string(report.unexpected_ids.size()),
               "missing / unexpected ids")
       << "</div>\n";
+  if (const std::string eos = eos_summary(report); !eos.empty()) out << "<p class=\"muted\">" << escape_markup(eos) << "</p>\n";
 }
 
 void write_charts(const ScoreReport& report, std::ostream& out) {
@@ -148,6 +149,15 @@ void write_speed_table(const ScoreReport& report, std::ostream& out) {
          "decoding_steps, accept_lengths, drafted_tokens and accepted_drafts).</p></div>\n";
 }
 
+// The same context as decoded text, when scoring had a tokenizer.
+std::string decoded_context(const ItemDivergence& d) {
+  if (!d.text) return "";
+  const std::string before = escape_markup(visible_text(d.text->before));
+  return "<div class=\"ctx\">ref&nbsp; " + before + "<span class=\"ref\">" + escape_markup(visible_text(d.text->reference_after)) +
+         "</span><br>cand " + before + "<span class=\"cand\">" + escape_markup(visible_text(d.text->candidate_after)) +
+         "</span></div>";
+}
+
 std::string context_cell(const ItemResult& item) {
   const ItemDivergence& d = *item.divergence;
   const Unit unit = *item.unit;
@@ -156,7 +166,8 @@ std::string context_cell(const ItemResult& item) {
   if (!before.empty()) before += separator;
   return "<div class=\"ctx mono\">ref&nbsp; " + escape_markup(before) + "<span class=\"ref\">" +
          escape_markup(symbols_label(unit, d.reference_after)) + "</span><br>cand " + escape_markup(before) +
-         "<span class=\"cand\">" + escape_markup(symbols_label(unit, d.candidate_after)) + "</span></div>";
+         "<span class=\"cand\">" + escape_markup(symbols_label(unit, d.candidate_after)) + "</span></div>" +
+         decoded_context(d);
 }
 
 void write_divergences(const ScoreReport& report, std::ostream& out) {

@@ -64,6 +64,13 @@ ordered_json groups_json(const std::vector<std::pair<std::string, GroupSummary>>
   return out;
 }
 
+ordered_json decoded_context_json(const ItemDivergence& divergence) {
+  if (!divergence.text) return nullptr;
+  return {{"before", divergence.text->before},
+          {"reference", divergence.text->reference_after},
+          {"candidate", divergence.text->candidate_after}};
+}
+
 ordered_json divergence_json(Unit unit, const ItemDivergence& divergence) {
   const Divergence& d = divergence.where;
   const AttributionResult& a = divergence.attribution;
@@ -85,7 +92,8 @@ ordered_json divergence_json(Unit unit, const ItemDivergence& divergence) {
           {"context",
            {{"before", symbols_json(unit, divergence.before)},
             {"reference", symbols_json(unit, divergence.reference_after)},
-            {"candidate", symbols_json(unit, divergence.candidate_after)}}}};
+            {"candidate", symbols_json(unit, divergence.candidate_after)}}},
+          {"decoded_context", decoded_context_json(divergence)}};
 }
 
 ordered_json item_json(const ItemResult& item) {
@@ -111,7 +119,8 @@ ordered_json item_json(const ItemResult& item) {
 ordered_json settings_json(const ScoreSettings& settings) {
   ordered_json rescore = nullptr;
   if (settings.rescore_with)
-    rescore = {{"path", settings.rescore_with->string()}, {"dtype", settings.rescore_dtype}, {"device", settings.rescore_device}};
+    rescore = {{"path", settings.rescore_with->string()}, {"dtype", settings.rescore_dtype}, {"device", settings.rescore_device},
+               {"chat_template", settings.rescore_chat_template}};
   const bool all_turns = settings.turns == TurnScope::kAll;
   return {
       {"turns", all_turns ? "all" : "first"},
@@ -133,6 +142,9 @@ ordered_json settings_json(const ScoreSettings& settings) {
                            "there; near_tie when |margin| <= near_tie_threshold, hard otherwise; the candidate's own "
                            "log-probabilities are never used"},
       {"rescore_with", rescore},
+      {"eos_ids", settings.eos_ids},
+      {"eos_rule", "where one answer's turn is the other's plus a trailing id among eos_ids, that id is not compared "
+                   "(engines differ on keeping the EOS that stopped them); no id is forgiven when eos_ids is empty"},
       {"gate",
        {{"min_exact", settings.gate.min_exact},
         {"min_partial", settings.gate.min_partial},
@@ -167,7 +179,11 @@ ordered_json score_report_json(const ScoreReport& report) {
         {"divergences", divergences_json(overall.divergences)},
         {"speed", speed_json(overall.speed)},
         {"missing", report.missing_ids.size()},
-        {"unexpected", report.unexpected_ids.size()}}},
+        {"unexpected", report.unexpected_ids.size()},
+        {"ended_with_eos", {{"reference", report.reference_ended_with_eos}, {"candidate", report.candidate_ended_with_eos}}},
+        {"rescored_prompts",
+         {{"from_answer_prompt_token_ids", report.rescored_from_answer_prompts},
+          {"from_chat_template", report.rescored_from_template}}}}},
       {"by_subtask", groups_json(report.by_subtask, false)},
       {"by_category", groups_json(report.by_category, true)},
       {"items", items},

@@ -64,7 +64,12 @@ std::vector<TestSuite> suites_of(const ScoreReport& report) {
   TestCase gate{.classname = "specgate.gate", .name = "gate", .failed = !report.gate.passed, .type = "gate"};
   for (const std::string& reason : report.gate.reasons) gate.details += reason + "\n";
   if (gate.failed) gate.message = report.gate.reasons.front();
-  suites.push_back({.name = "gate", .cases = {gate}});
+  TestSuite gate_suite{.name = "gate", .cases = {gate}};
+  if (!report.settings.eos_ids.empty()) {
+    gate_suite.properties = {{"reference_ended_with_eos", std::to_string(report.reference_ended_with_eos)},
+                             {"candidate_ended_with_eos", std::to_string(report.candidate_ended_with_eos)}};
+  }
+  suites.push_back(std::move(gate_suite));
   return suites;
 }
 

@@ -30,6 +30,14 @@ std::string cell(std::string_view text) {
   return out;
 }
 
+// The decoded text around a divergence: the common text, then each side's from there.
+std::string decoded_cell(const std::optional<ItemDivergence::Text>& text) {
+  if (!text) return "";
+  const std::string before = cell(visible_text(text->before));
+  return "ref: " + before + "**" + cell(visible_text(text->reference_after)) + "**<br>cand: " + before + "**" +
+         cell(visible_text(text->candidate_after)) + "**";
+}
+
 void group_row(std::ostream& out, const std::string& name, const GroupSummary& g) {
   out << "| " << name << " | " << g.questions << " | " << percent(g.exact_match) << " | " << percent(g.partial_match)
       << " | " << g.divergences.hard << " | " << g.divergences.near_tie << " | " << g.divergences.unattributed << " | "
@@ -60,6 +68,7 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
       << percent(all.partial_match) << "** · unit `" << unit_summary(all) << "` · divergences: " << all.divergences.hard
       << " hard, " << all.divergences.near_tie << " near-tie, " << all.divergences.unattributed << " unattributed, "
       << all.divergences.length << " length\n\n";
+  if (const std::string eos = eos_summary(report); !eos.empty()) out << cell(eos) << "\n\n";
 
   out << "| subtask | questions | exact match | partial match | hard | near-tie | unattributed | length | missing |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
@@ -81,21 +90,25 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   for (const ItemResult& item : report.items) diverging += item.comparison.exact ? 0 : 1;
   if (diverging > 0) {
     out << "\n<details><summary>First divergences (" << diverging << " questions)</summary>\n\n";
-    out << "| question | category | position | reference | candidate | attribution |\n";
-    out << "|--:|---|--:|---|---|---|\n";
+    bool decoded = false;
+    for (const ItemResult& item : report.items) decoded = decoded || (item.divergence && item.divergence->text);
+    out << "| question | category | position | reference | candidate | attribution |" << (decoded ? " text |" : "")
+        << "\n|--:|---|--:|---|---|---|" << (decoded ? "---|" : "") << "\n";
     size_t shown = 0;
     for (const ItemResult& item : report.items) {
       if (item.comparison.exact || shown == kDivergenceRows) continue;
       ++shown;
       out << "| " << item.question_id << " | " << cell(item.category) << " | ";
       if (item.missing) {
-        out << "– | – | – | missing from the candidate |\n";
+        out << "– | – | – | missing from the candidate |" << (decoded ? " |" : "") << "\n";
         continue;
       }
       const Divergence& d = item.divergence->where;
       out << d.index << " (turn " << d.turn << ") | " << cell(symbol_label(*item.unit, d.reference_symbol)) << " | "
           << cell(symbol_label(*item.unit, d.candidate_symbol)) << " | "
-          << cell(attribution_label(item.divergence->attribution)) << " |\n";
+          << cell(attribution_label(item.divergence->attribution)) << " |";
+      if (decoded) out << " " << decoded_cell(item.divergence->text) << " |";
+      out << "\n";
     }
     if (diverging > shown) out << "\n… and " << diverging - shown << " more in the JSON or HTML report.\n";
     out << "\n</details>\n";

@@ -72,6 +72,28 @@ std::string symbols_label(Unit unit, const std::vector<int64_t>& symbols) {
   return text;
 }
 
+std::string visible_text(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    std::vector<int64_t> code_points;
+    const std::optional<size_t> bad = decode_utf8(text, code_points);
+    for (int64_t code_point : code_points) append_visible(code_point, out);
+    if (!bad) break;
+    append_utf8(0xFFFD, out);
+    text.remove_prefix(*bad + 1);
+  }
+  return out;
+}
+
+std::string eos_summary(const ScoreReport& report) {
+  const std::vector<int64_t>& ids = report.settings.eos_ids;
+  if (ids.empty()) return "";
+  std::string list;
+  for (int64_t id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
+  return "answers ending with an EOS id (" + list + "): reference " + std::to_string(report.reference_ended_with_eos) +
+         ", candidate " + std::to_string(report.candidate_ended_with_eos);
+}
+
 std::string attribution_label(const AttributionResult& attribution) {
   switch (attribution.kind) {
     case Attribution::kHard:

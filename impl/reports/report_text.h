@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "impl/scoring/score_report.h"
@@ -28,6 +29,11 @@ std::string symbol_label(Unit unit, const std::optional<int64_t>& symbol);
 // A run of symbols: "1 2 3" for token ids, the text (control characters spelled out) for
 // code points.
 std::string symbols_label(Unit unit, const std::vector<int64_t>& symbols);
+// Decoded text with control characters spelled out as symbols_label() spells them; bytes that
+// are not UTF-8 (a token may end inside a character) become U+FFFD.
+std::string visible_text(std::string_view text);
+// How many answers ended with an EOS id on each side, and which ids; empty when none are known.
+std::string eos_summary(const ScoreReport& report);
 // "hard, margin 3.21 nats (top_logprobs)", "near-tie, margin >= 0.05 nats (...)", "length:
 // ...", "unattributed: ...".
 std::string attribution_label(const AttributionResult& attribution);

@@ -271,16 +271,20 @@ void parse_choice(const json& object, const LineLayout& layout, TurnScope scope,
   const size_t kept = scope == TurnScope::kFirst ? 1 : turns.size();
   record.speed = parse_speed(choice, turns.size(), kept, context);
 
-  if (const json* ids = optional_member(choice, "token_ids")) {
-    if (!ids->is_array()) context.fail_type("choices[0].token_ids", "a list with one list of token ids per turn", *ids);
+  const auto per_turn_tokens = [&](const char* field) -> std::optional<std::vector<std::vector<int64_t>>> {
+    const json* ids = optional_member(choice, field);
+    if (ids == nullptr) return std::nullopt;
+    const std::string path = std::string("choices[0].") + field;
+    if (!ids->is_array()) context.fail_type(path, "a list with one list of token ids per turn", *ids);
     if (ids->size() != turns.size())
-      context.fail_field("choices[0].token_ids", "has " + std::to_string(ids->size()) + " lists for " +
-                                                     std::to_string(turns.size()) + " turns");
+      context.fail_field(path, "has " + std::to_string(ids->size()) + " lists for " + std::to_string(turns.size()) + " turns");
     std::vector<std::vector<int64_t>> per_turn;
-    for (size_t t = 0; t < ids->size(); ++t) per_turn.push_back(parse_tokens((*ids)[t], indexed("choices[0].token_ids", t), context));
-    record.token_ids = std::move(per_turn);
-    if (!record.speed.new_tokens) record.speed.new_tokens = total_tokens(*record.token_ids, kept);
-  }
+    for (size_t t = 0; t < ids->size(); ++t) per_turn.push_back(parse_tokens((*ids)[t], indexed(path, t), context));
+    return per_turn;
+  };
+  record.token_ids = per_turn_tokens("token_ids");
+  record.prompt_token_ids = per_turn_tokens("prompt_token_ids");
+  if (record.token_ids && !record.speed.new_tokens) record.speed.new_tokens = total_tokens(*record.token_ids, kept);
   if (layout.in_choice) {
     check_logprob_shape(*layout.in_choice, "choices[0].top_logprobs", /*per_turn=*/true,
                         record.token_ids ? &*record.token_ids : nullptr, context);
@@ -296,6 +300,8 @@ void parse_plain(const json& object, const LineLayout& layout, const LineContext
   if (ids == nullptr && text == nullptr)
     context.fail_field("token_ids", "missing (a plain answer has token_ids and/or text; a Spec-Bench answer has choices)");
   if (ids != nullptr) record.token_ids = std::vector<std::vector<int64_t>>{parse_tokens(*ids, "token_ids", context)};
+  if (const json* prompt = optional_member(object, "prompt_token_ids"))
+    record.prompt_token_ids = std::vector<std::vector<int64_t>>{parse_tokens(*prompt, "prompt_token_ids", context)};
   if (text != nullptr) {
     if (!text->is_string()) context.fail_type("text", "a string", *text);
     record.texts = std::vector<std::string>{text->get<std::string>()};
@@ -369,6 +375,7 @@ AnswerRecord parse_answer_line(std::string_view line, const std::string& source,
   if (scope == TurnScope::kFirst) {
     keep_first_turn(record.texts);
     keep_first_turn(record.token_ids);
+    keep_first_turn(record.prompt_token_ids);
   }
   return record;
 }

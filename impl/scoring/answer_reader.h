@@ -34,6 +34,7 @@ struct AnswerRecord {
   std::optional<std::string> category;
   std::optional<std::vector<std::string>> texts;               // one per turn
   std::optional<std::vector<std::vector<int64_t>>> token_ids;  // one list per turn
+  std::optional<std::vector<std::vector<int64_t>>> prompt_token_ids;  // what the engine was fed, per turn
   bool has_top_logprobs = false;
   AnswerSpeed speed;
   bool plain_form = false;  // token_ids/text at the top level rather than in choices[0]
@@ -42,8 +43,9 @@ struct AnswerRecord {
 };
 
 // Parses one line of an answer file (DESIGN.md section 6): the Spec-Bench form (choices[0]
-// holds turns and optionally token_ids and top_logprobs, one entry per turn) or the plain
-// form (question_id with token_ids and/or text, one turn). Every field is checked, the shape
+// holds turns and optionally token_ids, prompt_token_ids and top_logprobs, one entry per turn)
+// or the plain form (question_id with token_ids and/or text, optionally prompt_token_ids, one
+// turn). Every field is checked, the shape
 // of top_logprobs included (one list per turn, one entry per generated token), and the speed
 // fields (wall_time, new_tokens, decoding_steps, drafted_tokens, accepted_drafts: one number
 // per turn; accept_lengths: flat as Spec-Bench writes it, or one list per turn); with

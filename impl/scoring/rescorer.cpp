@@ -12,20 +12,27 @@ namespace specgate {
 struct Rescorer::Model {
   Transformer transformer;
   std::unique_ptr<Tokenizer> tokenizer;
+  ChatTemplate chat_template;
 };
 
-Rescorer::Rescorer(const std::filesystem::path& dir, c10::ScalarType dtype, c10::Device device)
-    : model_(std::make_unique<Model>(Model{load_transformer(dir, dtype, device), load_tokenizer(dir)})) {}
+Rescorer::Rescorer(const std::filesystem::path& dir, c10::ScalarType dtype, c10::Device device, ChatTemplate chat_template)
+    : model_(std::make_unique<Model>(Model{load_transformer(dir, dtype, device), load_tokenizer(dir), chat_template})) {}
 
 Rescorer::~Rescorer() = default;
 
 int64_t Rescorer::vocab_size() const { return model_->transformer.config().vocab_size; }
 
-std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(const Question& question, size_t turn,
-                                                              std::span<const std::vector<int64_t>> earlier_answers,
+ChatTemplate Rescorer::chat_template() const { return model_->chat_template; }
+
+std::vector<int64_t> Rescorer::turn_prompt(const Question& question, size_t turn,
+                                           std::span<const std::vector<int64_t>> earlier_answers) const {
+  return specgate::turn_prompt({model_->tokenizer.get(), model_->chat_template}, question, turn, earlier_answers);
+}
+
+std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(std::span<const int64_t> prompt,
                                                               std::span<const int64_t> prefix, int64_t reference_token,
                                                               int64_t candidate_token, std::string& why_not) const {
-  std::vector<int64_t> tokens = turn_prompt(*model_->tokenizer, question, turn, earlier_answers);
+  std::vector<int64_t> tokens(prompt.begin(), prompt.end());
   tokens.insert(tokens.end(), prefix.begin(), prefix.end());
   const int64_t length = static_cast<int64_t>(tokens.size());
   const int64_t positions_available = model_->transformer.config().max_position_embeddings;

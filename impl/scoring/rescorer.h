@@ -11,32 +11,37 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include "impl/bench/chat_template.h"
 #include "impl/bench/question.h"
 #include "impl/scoring/attribution.h"
 
 namespace specgate {
 
 // The target checkpoint that re-scores divergences of answers from any engine: one forward
-// pass over prompt + common prefix, log-softmax in float64. Prompts are built as `conformance
-// generate` builds them: turn_prompt() with the checkpoint's tokenizer.
+// pass over prompt + common prefix, log-softmax in float64.
 class Rescorer {
  public:
   // Loads weights and tokenizer; InputError naming the folder when either is unusable.
-  Rescorer(const std::filesystem::path& dir, c10::ScalarType dtype, c10::Device device);
+  Rescorer(const std::filesystem::path& dir, c10::ScalarType dtype, c10::Device device, ChatTemplate chat_template);
   ~Rescorer();
   Rescorer(const Rescorer&) = delete;
   Rescorer& operator=(const Rescorer&) = delete;
 
   int64_t vocab_size() const;
+  ChatTemplate chat_template() const;
+
+  // The prompt of `turn` as `conformance generate` builds it (turn_prompt()) with the
+  // checkpoint's tokenizer and this template; `earlier_answers` are the generated ids of the
+  // turns before it.
+  std::vector<int64_t> turn_prompt(const Question& question, size_t turn,
+                                   std::span<const std::vector<int64_t>> earlier_answers) const;
 
   // The log-probabilities of `reference_token` and `candidate_token` as the next token after
-  // the prompt of `turn` (which follows `earlier_answers`, the generated ids of the turns
-  // before it) and `prefix`; nullopt with `why_not` set when that does not fit the model's
+  // `prompt` and `prefix`; nullopt with `why_not` set when that does not fit the model's
   // positions. Token ids must be below vocab_size().
-  std::optional<RescoredLogprobs> next_token_logprobs(const Question& question, size_t turn,
-                                                      std::span<const std::vector<int64_t>> earlier_answers,
-                                                      std::span<const int64_t> prefix, int64_t reference_token,
-                                                      int64_t candidate_token, std::string& why_not) const;
+  std::optional<RescoredLogprobs> next_token_logprobs(std::span<const int64_t> prompt, std::span<const int64_t> prefix,
+                                                      int64_t reference_token, int64_t candidate_token,
+                                                      std::string& why_not) const;
 
  private:
   struct Model;

@@ -33,7 +33,10 @@ struct ScoreSettings {
   double near_tie_threshold = 0.1;  // nats
   GateSettings gate;
   std::optional<std::filesystem::path> rescore_with;
-  std::string rescore_dtype, rescore_device;  // meaningful with rescore_with
+  std::string rescore_dtype, rescore_device, rescore_chat_template;  // meaningful with rescore_with
+  // A turn's trailing id among these is not compared (engines differ on keeping it); empty
+  // when the EOS ids are not known.
+  std::vector<int64_t> eos_ids;
 };
 
 struct InputFile {
@@ -49,6 +52,11 @@ struct ItemDivergence {
   // Up to a few symbols each: the common ones just before the divergence, then each side's
   // from the divergence on.
   std::vector<int64_t> before, reference_after, candidate_after;
+  // The same decoded by the tokenizer, when scoring has one and the unit is token ids.
+  struct Text {
+    std::string before, reference_after, candidate_after;
+  };
+  std::optional<Text> text;
 };
 
 // One reference question.
@@ -108,6 +116,11 @@ struct ScoreReport {
   std::vector<ItemResult> items;                                                // in reference order
   std::vector<int64_t> missing_ids;     // in the reference, not in the candidate
   std::vector<int64_t> unexpected_ids;  // in the candidate, not in the reference
+  // Answers whose last turn's token ids end with one of settings.eos_ids, on each side.
+  int64_t reference_ended_with_eos = 0, candidate_ended_with_eos = 0;
+  // Where re-scored prompts came from: the reference answer's prompt_token_ids, or the bench
+  // question through the re-scoring checkpoint's tokenizer and template.
+  int64_t rescored_from_answer_prompts = 0, rescored_from_template = 0;
   GateResult gate;
 };
 

@@ -12,6 +12,7 @@
 #include "impl/common/sha256.h"
 #include "impl/common/utf8.h"
 #include "impl/scoring/rescorer.h"
+#include "impl/tokenizer/tokenizer.h"
 
 namespace specgate {
 namespace {
@@ -34,6 +35,11 @@ std::string where(const std::filesystem::path& path, int64_t line) { return path
 std::string token_field(const AnswerRecord& answer, int64_t turn, int64_t index) {
   if (answer.plain_form) return "token_ids[" + std::to_string(index) + "]";
   return "choices[0].token_ids[" + std::to_string(turn) + "][" + std::to_string(index) + "]";
+}
+
+std::string prompt_field(const AnswerRecord& answer, int64_t turn, size_t index) {
+  if (answer.plain_form) return "prompt_token_ids[" + std::to_string(index) + "]";
+  return "choices[0].prompt_token_ids[" + std::to_string(turn) + "][" + std::to_string(index) + "]";
 }
 
 std::string text_field(const AnswerRecord& answer, size_t turn) {
@@ -60,6 +66,21 @@ std::string length_note(const Divergence& d, int64_t reference_turns, int64_t ca
     return "the reference has " + std::to_string(reference_turns) + " turn(s), the candidate " + std::to_string(candidate_turns);
   if (!d.candidate_symbol) return "the candidate's " + turn + " ends here, the reference's goes on";
   return "the reference's " + turn + " ends here, the candidate's goes on";
+}
+
+bool ends_with_eos(const std::vector<int64_t>& turn, const std::vector<int64_t>& eos_ids) {
+  return !turn.empty() && std::find(eos_ids.begin(), eos_ids.end(), turn.back()) != eos_ids.end();
+}
+
+// Engines differ on keeping the EOS id that stopped a turn: where one side's turn is the
+// other's plus a trailing EOS id, that id is dropped.
+void drop_unmatched_eos(TurnSequences& reference, TurnSequences& candidate, const std::vector<int64_t>& eos_ids) {
+  for (size_t t = 0; t < std::min(reference.size(), candidate.size()); ++t) {
+    std::vector<int64_t>& r = reference[t];
+    std::vector<int64_t>& c = candidate[t];
+    if (r.size() == c.size() + 1 && ends_with_eos(r, eos_ids) && std::equal(c.begin(), c.end(), r.begin())) r.pop_back();
+    if (c.size() == r.size() + 1 && ends_with_eos(c, eos_ids) && std::equal(r.begin(), r.end(), c.begin())) c.pop_back();
+  }
 }
 
 class Scorer {
@@ -193,6 +214,11 @@ class Scorer {
       item.unit = Unit::kTokenIds;
       reference_symbols = *reference.token_ids;
       candidate_symbols = *candidate.token_ids;
+      if (const std::vector<int64_t>& eos_ids = request_.settings.eos_ids; !eos_ids.empty()) {
+        report_.reference_ended_with_eos += ends_with_eos(reference_symbols.back(), eos_ids) ? 1 : 0;
+        report_.candidate_ended_with_eos += ends_with_eos(candidate_symbols.back(), eos_ids) ? 1 : 0;
+        drop_unmatched_eos(reference_symbols, candidate_symbols, eos_ids);
+      }
     } else if (reference.texts && candidate.texts) {
       item.unit = Unit::kCodePoints;
       reference_symbols = code_points(reference, request_.reference);
@@ -212,12 +238,17 @@ class Scorer {
     divergence.before = slice(reference_symbols, d.turn, d.index_in_turn - context, d.index_in_turn);
     divergence.reference_after = slice(reference_symbols, d.turn, d.index_in_turn, d.index_in_turn + context);
     divergence.candidate_after = slice(candidate_symbols, d.turn, d.index_in_turn, d.index_in_turn + context);
+    if (request_.tokenizer != nullptr && item.unit == Unit::kTokenIds) {
+      divergence.text = ItemDivergence::Text{request_.tokenizer->decode(divergence.before),
+                                             request_.tokenizer->decode(divergence.reference_after),
+                                             request_.tokenizer->decode(divergence.candidate_after)};
+    }
     divergence.attribution = attribute(item, reference, candidate, d);
     item.divergence = std::move(divergence);
   }
 
   AttributionResult attribute(const ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate,
-                              const Divergence& d) const {
+                              const Divergence& d) {
     AttributionResult result;
     if (!d.reference_symbol || !d.candidate_symbol) {
       result.kind = Attribution::kLength;
@@ -242,36 +273,45 @@ class Scorer {
   }
 
   std::optional<RescoredLogprobs> rescore_divergence(const AnswerRecord& reference, const AnswerRecord& candidate,
-                                                     const Divergence& d, std::string& why_not) const {
-    const auto question = bench_.find(reference.question_id);
-    if (question == bench_.end()) {
-      why_not = "no --bench question to take the prompt from";
-      return std::nullopt;
-    }
-    if (d.turn >= static_cast<int64_t>(question->second.turns.size())) {
-      why_not = "question " + std::to_string(reference.question_id) + " has " +
-                std::to_string(question->second.turns.size()) + " turn(s) in " + request_.bench->string();
-      return std::nullopt;
-    }
+                                                     const Divergence& d, std::string& why_not) {
     const TurnSequences& tokens = *reference.token_ids;
     const int64_t vocab = request_.rescorer->vocab_size();
-    const auto check = [&](const AnswerRecord& answer, const std::filesystem::path& file, int64_t turn, int64_t index,
+    const auto check = [&](const AnswerRecord& answer, const std::filesystem::path& file, const std::string& field,
                            int64_t token) {
       if (token < vocab) return;
-      throw InputError(where(file, answer.line) + ": field '" + token_field(answer, turn, index) + "': token " +
-                       std::to_string(token) + " is outside the vocabulary of " +
+      throw InputError(where(file, answer.line) + ": field '" + field + "': token " + std::to_string(token) +
+                       " is outside the vocabulary of " +
                        request_.settings.rescore_with.value_or("--rescore-with").string() + " (" + std::to_string(vocab) +
                        " tokens)");
     };
     for (int64_t t = 0; t <= d.turn; ++t) {
       const int64_t end = t < d.turn ? static_cast<int64_t>(tokens[t].size()) : d.index_in_turn + 1;
-      for (int64_t i = 0; i < end; ++i) check(reference, request_.reference, t, i, tokens[t][i]);
+      for (int64_t i = 0; i < end; ++i) check(reference, request_.reference, token_field(reference, t, i), tokens[t][i]);
     }
-    check(candidate, request_.candidate, d.turn, d.index_in_turn, *d.candidate_symbol);
+    check(candidate, request_.candidate, token_field(candidate, d.turn, d.index_in_turn), *d.candidate_symbol);
+
+    std::vector<int64_t> prompt;
+    if (reference.prompt_token_ids) {
+      prompt = (*reference.prompt_token_ids)[d.turn];
+      for (size_t i = 0; i < prompt.size(); ++i) check(reference, request_.reference, prompt_field(reference, d.turn, i), prompt[i]);
+      ++report_.rescored_from_answer_prompts;
+    } else {
+      const auto question = bench_.find(reference.question_id);
+      if (question == bench_.end()) {
+        why_not = "no prompt_token_ids in the reference answer and no --bench question to build the prompt from";
+        return std::nullopt;
+      }
+      if (d.turn >= static_cast<int64_t>(question->second.turns.size())) {
+        why_not = "question " + std::to_string(reference.question_id) + " has " +
+                  std::to_string(question->second.turns.size()) + " turn(s) in " + request_.bench->string();
+        return std::nullopt;
+      }
+      prompt = request_.rescorer->turn_prompt(question->second, static_cast<size_t>(d.turn),
+                                              std::span(tokens).first(static_cast<size_t>(d.turn)));
+      ++report_.rescored_from_template;
+    }
     const std::span<const int64_t> prefix(tokens[d.turn].data(), static_cast<size_t>(d.index_in_turn));
-    return request_.rescorer->next_token_logprobs(question->second, static_cast<size_t>(d.turn),
-                                                  std::span(tokens).first(static_cast<size_t>(d.turn)), prefix,
-                                                  *d.reference_symbol, *d.candidate_symbol, why_not);
+    return request_.rescorer->next_token_logprobs(prompt, prefix, *d.reference_symbol, *d.candidate_symbol, why_not);
   }
 
   void finish_unmatched() {

@@ -8,12 +8,14 @@
 namespace specgate {
 
 class Rescorer;
+class Tokenizer;
 
 struct ScoreRequest {
   std::filesystem::path reference, candidate;
   std::optional<std::filesystem::path> bench;  // prompts for re-scoring, categories for plain answers
   ScoreSettings settings;
-  const Rescorer* rescorer = nullptr;  // re-scores divergences when set; needs `bench`
+  const Rescorer* rescorer = nullptr;    // re-scores divergences when set
+  const Tokenizer* tokenizer = nullptr;  // decodes the tokens around divergences when set
 };
 
 // Scores the candidate answers against the reference answers question by question (DESIGN.md

@@ -277,5 +277,28 @@ TEST_F(BenchQuestionFileTest, ADuplicateIdNamesBothLines) {
             at(4) + "field 'question_id': 1 is already used on line 1");
 }
 
+TEST_F(BenchQuestionFileTest, PromptTokenIdsGiveOneListPerTurn) {
+  const std::vector<Question> questions = read_questions(
+      write(R"({"question_id": 1, "category": "qa", "turns": ["a", "b"], "prompt_token_ids": [[1, 2], [1, 2, 3]]})"));
+  ASSERT_EQ(questions.size(), 1u);
+  EXPECT_EQ(questions[0].prompt_token_ids, (std::vector<std::vector<int64_t>>{{1, 2}, {1, 2, 3}}));
+  EXPECT_TRUE(read_questions(write(kGood))[0].prompt_token_ids.empty());
+}
+
+TEST_F(BenchQuestionFileTest, PromptTokenIdsMustMatchTheTurnsAndHoldTokenIds) {
+  const auto line = [](const std::string& ids) {
+    return R"({"question_id": 1, "category": "qa", "turns": ["a", "b"], "prompt_token_ids": )" + ids + "}";
+  };
+  EXPECT_EQ(error_for(line("[[1]]")), at(1) + "field 'prompt_token_ids': has 1 lists for 2 turns");
+  EXPECT_EQ(error_for(line("[[1], []]")), at(1) + "field 'prompt_token_ids[1]': expected at least one token, got an empty list");
+  EXPECT_EQ(error_for(line("[[1], [2, -3]]")),
+            at(1) + "field 'prompt_token_ids[1][1]': expected a token id (a non-negative integer), got number -3");
+  EXPECT_EQ(error_for(line("[[1], [2.5]]")),
+            at(1) + "field 'prompt_token_ids[1][0]': expected a token id (a non-negative integer), got number 2.5");
+  EXPECT_EQ(error_for(line("[[1], \"x\"]")), at(1) + "field 'prompt_token_ids[1]': expected a list of token ids, got string");
+  EXPECT_EQ(error_for(line("{}")),
+            at(1) + "field 'prompt_token_ids': expected a list with one list of token ids per turn, got object");
+}
+
 }  // namespace
 }  // namespace specgate

@@ -149,6 +149,27 @@ TEST_F(CheckpointFolder, ConfigErrorsNameTheField) {
   EXPECT_NE(load_error().find("config.json: cannot open"), std::string::npos);
 }
 
+TEST_F(CheckpointFolder, GenerationConfigEosIdsOverrideConfigJsons) {
+  ModelConfig config = tiny_config("llama");
+  config.eos_token_ids = {5};
+  save(config);
+  EXPECT_EQ(load_transformer(dir_, at::kDouble, at::kCPU).config().eos_token_ids, std::vector<int64_t>{5});
+  std::ofstream(dir_ / "generation_config.json") << R"({"bos_token_id": 1, "eos_token_id": [7, 8]})";
+  EXPECT_EQ(load_transformer(dir_, at::kDouble, at::kCPU).config().eos_token_ids, (std::vector<int64_t>{7, 8}));
+  std::ofstream(dir_ / "generation_config.json") << R"({"eos_token_id": 9})";
+  EXPECT_EQ(load_transformer(dir_, at::kDouble, at::kCPU).config().eos_token_ids, std::vector<int64_t>{9});
+  std::ofstream(dir_ / "generation_config.json") << R"({"do_sample": true})";
+  EXPECT_EQ(load_transformer(dir_, at::kDouble, at::kCPU).config().eos_token_ids, std::vector<int64_t>{5});
+  std::ofstream(dir_ / "generation_config.json") << R"({"eos_token_id": [7, 100000]})";
+  EXPECT_NE(load_error().find("generation_config.json: field 'eos_token_id': 100000 is outside the vocabulary"),
+            std::string::npos);
+  std::ofstream(dir_ / "generation_config.json") << R"({"eos_token_id": "7"})";
+  EXPECT_NE(load_error().find("generation_config.json: field 'eos_token_id': expected a token id or a list"),
+            std::string::npos);
+  std::ofstream(dir_ / "generation_config.json") << "[1]";
+  EXPECT_NE(load_error().find("generation_config.json: not a JSON object"), std::string::npos);
+}
+
 TEST_F(CheckpointFolder, TruncatedWeightsAreAnInputError) {
   save(tiny_config("llama"));
   const auto file = dir_ / "model.safetensors";

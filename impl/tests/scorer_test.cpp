@@ -8,6 +8,7 @@
 #include "impl/common/error.h"
 #include "impl/scoring/scorer.h"
 #include "impl/tests/temp_folder.h"
+#include "impl/tokenizer/byte_tokenizer.h"
 
 namespace specgate {
 namespace {
@@ -298,6 +299,39 @@ TEST_F(ScorerTest, TheBenchGivesCategoriesToPlainAnswers) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), in_dir("reference.jsonl") + ":1: field 'question_id': question 3 is not in " + bench.string());
   }
+}
+
+TEST_F(ScorerTest, AnEosIdKeptByOneSideOnlyIsNotADivergenceWhenTheEosIdsAreKnown) {
+  const std::vector<std::string> reference = {tokens(1, "qa", "1, 2, 9"), tokens(2, "qa", "1, 2"), tokens(3, "qa", "4, 9")};
+  const std::vector<std::string> candidate = {tokens(1, "qa", "1, 2"), tokens(2, "qa", "1, 2, 8"), tokens(3, "qa", "4, 9, 5")};
+  const ScoreReport unknown = score(reference, candidate);
+  EXPECT_EQ(unknown.overall.exact, 0);
+  EXPECT_EQ(unknown.reference_ended_with_eos, 0);
+
+  ScoreSettings settings;
+  settings.eos_ids = {8, 9};
+  const ScoreReport known = score(reference, candidate, settings);
+  EXPECT_TRUE(item_for(known, 1).comparison.exact);
+  EXPECT_EQ(item_for(known, 1).comparison.reference_length, 2);
+  EXPECT_TRUE(item_for(known, 2).comparison.exact);
+  // Generating past an EOS is still a divergence, at the EOS.
+  ASSERT_FALSE(item_for(known, 3).comparison.exact);
+  EXPECT_EQ(item_for(known, 3).divergence->where.index, 2);
+  EXPECT_EQ(known.reference_ended_with_eos, 2);
+  EXPECT_EQ(known.candidate_ended_with_eos, 1);
+}
+
+TEST_F(ScorerTest, ATokenizerDecodesTheTextAroundEachDivergence) {
+  const ByteTokenizer tokenizer;
+  const std::filesystem::path reference = write("reference.jsonl", {tokens(1, "qa", "104, 105, 33, 10")});
+  const std::filesystem::path candidate = write("candidate.jsonl", {tokens(1, "qa", "104, 105, 63")});
+  const ScoreReport report = score_answers({.reference = reference, .candidate = candidate, .tokenizer = &tokenizer});
+  const ItemDivergence& d = *item_for(report, 1).divergence;
+  ASSERT_TRUE(d.text.has_value());
+  EXPECT_EQ(d.text->before, "hi");
+  EXPECT_EQ(d.text->reference_after, "!\n");
+  EXPECT_EQ(d.text->candidate_after, "?");
+  EXPECT_FALSE(score({tokens(1, "qa", "1")}, {tokens(1, "qa", "2")}).items[0].divergence->text.has_value());
 }
 
 }  // namespace
