@@ -7,6 +7,7 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
 #include "impl/common/allocator_tuning.h"
+#include "impl/common/cpu_threads.h"
 #include "impl/common/error.h"
 
 namespace {
@@ -18,6 +19,7 @@ constexpr int kUsageOrInputError = 2;
 
 int main(int argc, char** argv) {
   specgate::keep_freed_memory_for_reuse();
+  specgate::configure_cpu_threads();
   CLI::App app{"specgate conformance: batch speculative decoding against a non-speculative reference"};
   app.require_subcommand(1);
   specgate::cli::add_fixtures_command(app);
