@@ -19,12 +19,13 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + (at - static_cast<double>(below)) * (values[above] - values[below]);
 }
 
+// One run over every request; `flag`, when given, is switched on in the decode options.
 EngineTally run_once(const BenchSetup& setup, Engine engine, int64_t batch_size, const ExspecOptions& exspec,
-                     bool time_phases) {
+                     bool DecodeOptions::*flag = nullptr) {
   EngineSpec spec{.engine = engine, .target = setup.target, .draft = setup.draft,
                   .script = setup.script ? &*setup.script : nullptr, .decode = setup.decode,
                   .batch_size = batch_size, .exspec = exspec};
-  spec.decode.time_phases = time_phases;
+  if (flag != nullptr) spec.decode.*flag = true;
   EngineTally tally;
   decode_requests(spec, setup.requests, tally, [](FinishedSequence) {});
   return tally;
@@ -53,13 +54,13 @@ std::vector<Measurement> measure(const BenchSetup& setup, const std::vector<Benc
     validate(m.exspec);
   }
   const c10::Device device = setup.target->options().device();
-  // Throughput runs never wait for the device between phases.
+  // Throughput runs neither wait for the device between phases nor count what they dispatch.
   std::vector<std::vector<EngineTally>> runs(cases.size());
   for (const ScheduledRun& run : interleaved_schedule(cases.size(), repeat)) {
     on_run(run);
     Measurement& m = measurements[run.case_index];
     reset_peak_memory(device);
-    runs[run.case_index].push_back(run_once(setup, m.engine, m.batch_size, m.exspec, /*time_phases=*/false));
+    runs[run.case_index].push_back(run_once(setup, m.engine, m.batch_size, m.exspec));
     m.run_seconds.push_back(runs[run.case_index].back().seconds);
     const PeakMemory peak = peak_memory(device);
     m.peak_memory_bytes = std::max(m.peak_memory_bytes, peak.bytes);
@@ -78,12 +79,16 @@ std::vector<Measurement> measure(const BenchSetup& setup, const std::vector<Benc
     m.exspec_stats = median.exspec_stats;
     // Where charging a phase means waiting for the device, the phases come from a run of their own.
     if (PhaseTimer::waits_for(device)) {
-      const DecodeStats phased = run_once(setup, m.engine, m.batch_size, m.exspec, /*time_phases=*/true).stats;
+      const DecodeStats phased = run_once(setup, m.engine, m.batch_size, m.exspec, &DecodeOptions::time_phases).stats;
       m.stats.draft_seconds = phased.draft_seconds;
       m.stats.verify_seconds = phased.verify_seconds;
       m.stats.realign_seconds = phased.realign_seconds;
       m.stats.other_seconds = phased.other_seconds;
     }
+    // Counting slows a run down; the counts, deterministic, come from a run of their own.
+    const DecodeStats counted = run_once(setup, m.engine, m.batch_size, m.exspec, &DecodeOptions::count_dispatches).stats;
+    m.operators_per_round = counted.operators_per_round();
+    m.host_syncs_per_round = counted.host_syncs_per_round();
     std::vector<double> latencies;
     for (const SequenceLatency& latency : m.stats.latencies) latencies.push_back(latency.seconds);
     m.latency_p50_s = quantile(latencies, 0.50);

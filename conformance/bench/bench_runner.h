@@ -59,6 +59,8 @@ struct Measurement {
   DecodeStats stats;                 // the median run's
   ExspecStats exspec_stats;          // the median run's
   double latency_p50_s = 0.0, latency_p99_s = 0.0;
+  double operators_per_round = 0.0;  // ATen operators dispatched per round, nested ones included
+  double host_syncs_per_round = 0.0;  // device-to-host synchronisations per round
   int64_t peak_memory_bytes = 0;     // peak during the runs, read from peak_memory_source
   std::string peak_memory_source;
   double tokens_per_s() const { return seconds > 0 ? tokens / seconds : 0.0; }

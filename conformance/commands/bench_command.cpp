@@ -88,12 +88,13 @@ std::string speedup_text(const nlohmann::ordered_json& value, const nlohmann::or
 
 void print_table(const std::vector<Measurement>& measurements) {
   const nlohmann::ordered_json results = results_json(measurements);
-  std::printf("%-14s %5s %9s %17s %17s %6s %6s %7s %6s %6s %6s %6s %8s %8s\n", "engine", "batch", "tok/s",
-              "x same [min-max]", "x B=1 [min-max]", "draft", "verify", "realign", "other", "accept", "tok/rd", "group",
+  std::printf("%-14s %5s %9s %17s %17s %6s %6s %7s %6s %6s %6s %7s %7s %6s %8s %8s\n", "engine", "batch", "tok/s",
+              "x same [min-max]", "x B=1 [min-max]", "draft", "verify", "realign", "other", "accept", "tok/rd", "ops/rd",
+              "sync/rd", "group",
               "p50 s", "p99 s");
   for (const nlohmann::ordered_json& r : results) {
     const nlohmann::ordered_json& phase = r["phase_fraction"];
-    std::printf("%-14s %5lld %9.1f %17s %17s %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %6s %8.3f %8.3f\n",
+    std::printf("%-14s %5lld %9.1f %17s %17s %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %7.1f %7.2f %6s %8.3f %8.3f\n",
                 r["engine"].get<std::string>().c_str(), static_cast<long long>(r["batch_size"].get<int64_t>()),
                 r["tokens_per_s"].get<double>(),
                 speedup_text(r["speedup_vs_nonspec_same_batch"], r["speedup_vs_nonspec_same_batch_spread"]).c_str(),
@@ -101,6 +102,7 @@ void print_table(const std::vector<Measurement>& measurements) {
                 100 * phase["draft"].get<double>(), 100 * phase["verify"].get<double>(),
                 100 * phase["realign"].get<double>(), 100 * phase["other"].get<double>(),
                 r["acceptance_rate"].get<double>(), r["tokens_per_round"].get<double>(),
+                r["operators_per_round"].get<double>(), r["host_syncs_per_round"].get<double>(),
                 r["grouping_rate"].is_null() ? "-" : std::to_string(r["grouping_rate"].get<double>()).substr(0, 5).c_str(),
                 r["latency_p50_s"].get<double>(), r["latency_p99_s"].get<double>());
   }

@@ -181,7 +181,8 @@ void add_demo_command(CLI::App& app) {
   command->add_option("--draft-tokens", options->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
   command->add_option("--fault", options->fault, "The fault seeded into EQSPEC to show that it is caught")->capture_default_str();
   command->callback([options] {
-    require_committable(FaultSet().add(fault_from_name(options->fault)), /*exspec=*/false, /*greedy=*/true);
+    const FaultSet fault = FaultSet().add(fault_from_name(options->fault));
+    require_committable(fault, "eqspec", /*exspec_engine=*/false, /*greedy=*/true);
     run_demo(*options);
   });
 }

@@ -126,7 +126,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   validate(decode.sampling);
   decode.check_invariants = options.check_invariants;
   for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
-  require_committable(decode.faults, is_exspec(engine), decode.sampling.greedy());
+  require_committable(decode.faults, options.engine, is_exspec(engine), decode.sampling.greedy());
 
   const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
   const c10::Device device = device_from_name(options.device, "--device");

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 
 #include "impl/decoding/eqspec.h"
 #include "impl/decoding/invariant_checker.h"
@@ -23,23 +22,17 @@ DecodeOptions decoder_options(const EngineSpec& spec) {
   return decode;
 }
 
-// Runs one decoder call over `requests`; a violated invariant becomes a verdict located at
-// the call's round.
-template <typename Decode>
-std::vector<SequenceResult> located(const Decode& decode, std::span<const SequenceRequest> requests,
-                                    const EngineTally& tally) {
-  const int64_t rounds_before = tally.stats.rounds;
-  try {
-    return decode();
-  } catch (const InvariantViolation& violation) {
-    std::vector<int64_t> sequences;
-    if (violation.sequence_index) {
-      sequences.push_back(*violation.sequence_index);
-    } else {
-      for (const SequenceRequest& request : requests) sequences.push_back(request.sequence_index);
-    }
-    throw InvariantVerdict(violation.what(), tally.stats.rounds - rounds_before, std::move(sequences));
+// A violation found in `round` of a decoder run over `requests`: the sequence it names, or
+// else every sequence of the run.
+InvariantVerdict located_verdict(const InvariantViolation& violation, int64_t round,
+                                 std::span<const SequenceRequest> requests) {
+  std::vector<int64_t> sequences;
+  if (violation.sequence_index) {
+    sequences.push_back(*violation.sequence_index);
+  } else {
+    for (const SequenceRequest& request : requests) sequences.push_back(request.sequence_index);
   }
+  return InvariantVerdict(violation.what(), round, std::move(sequences));
 }
 
 void hand_over(SequenceResult result, double seconds, EngineTally& tally,
@@ -68,26 +61,69 @@ void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> 
   }
 }
 
-// Each answer is charged its own time from admission to its last token.
+// What one EXSPEC pool counted, added to the totals of earlier calls.
+void add(DecodeStats& total, const DecodeStats& pool) {
+  total.draft_seconds += pool.draft_seconds;
+  total.verify_seconds += pool.verify_seconds;
+  total.realign_seconds += pool.realign_seconds;
+  total.other_seconds += pool.other_seconds;
+  total.rounds += pool.rounds;
+  total.operators += pool.operators;
+  total.host_syncs += pool.host_syncs;
+  total.counted_rounds += pool.counted_rounds;
+  total.drafted += pool.drafted;
+  total.accepted += pool.accepted;
+  total.generated += pool.generated;
+  total.row_rounds += pool.row_rounds;
+  total.round_tokens += pool.round_tokens;
+  total.latencies.insert(total.latencies.end(), pool.latencies.begin(), pool.latencies.end());
+}
+
+void add(ExspecStats& total, const ExspecStats& pool) {
+  total.steps += pool.steps;
+  total.grouped_steps += pool.grouped_steps;
+  total.fallback_steps += pool.fallback_steps;
+  total.longest_wait = std::max(total.longest_wait, pool.longest_wait);
+}
+
+// Requests join the window in order (shortest prompt first with sort_by_prompt_length) as
+// places free up; each sequence is handed over at the step it finishes, charged its own time
+// from admission to its last token.
 void decode_as_pool(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
                     const std::function<void(FinishedSequence)>& finished) {
+  if (requests.empty()) return;
   const DecodeOptions decode = decoder_options(spec);
   ExspecOptions exspec = spec.exspec;
   exspec.batch_size = spec.batch_size;
-  const size_t first_latency = tally.stats.latencies.size();
+  int64_t capacity = 0;
+  std::vector<const SequenceRequest*> order;
+  for (const SequenceRequest& request : requests) {
+    capacity = std::max(capacity, cache_capacity(request, decode));
+    order.push_back(&request);
+  }
+  if (exspec.sort_by_prompt_length) {
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto* a, const auto* b) { return a->prompt.size() < b->prompt.size(); });
+  }
   const auto start = Clock::now();
   ModelDrafter drafter(*spec.draft, spec.script);
-  std::vector<SequenceResult> results = located(
-      [&] { return exspec_generate(*spec.target, drafter, requests, decode, exspec, &tally.stats, &tally.exspec_stats); },
-      requests, tally);
-  tally.seconds += seconds_since(start);
-  std::map<int64_t, double> latency;
-  for (size_t i = first_latency; i < tally.stats.latencies.size(); ++i)
-    latency[tally.stats.latencies[i].sequence_index] = tally.stats.latencies[i].seconds;
-  for (SequenceResult& result : results) {
-    const double seconds = latency[result.sequence_index];
-    hand_over(std::move(result), seconds, tally, finished);
+  ExspecDecoder decoder(*spec.target, drafter, decode, exspec, capacity);
+  try {
+    for (size_t next = 0; next < order.size() || decoder.has_work();) {
+      while (next < order.size() && decoder.free_places() > 0) decoder.admit(*order[next++]);
+      std::vector<SequenceResult> results = decoder.step();
+      const std::vector<SequenceLatency>& latencies = decoder.stats().latencies;  // the step's finishers last
+      for (size_t i = 0; i < results.size(); ++i) {
+        const double seconds = latencies[latencies.size() - results.size() + i].seconds;
+        hand_over(std::move(results[i]), seconds, tally, finished);
+      }
+    }
+  } catch (const InvariantViolation& violation) {
+    throw located_verdict(violation, decoder.stats().rounds, requests);
   }
+  tally.seconds += seconds_since(start);
+  add(tally.stats, decoder.stats());
+  add(tally.exspec_stats, decoder.exspec_stats());
 }
 
 // Each row of a batch is charged the batch's wall time.
@@ -98,13 +134,18 @@ void decode_in_batches(const EngineSpec& spec, std::span<const SequenceRequest> 
   for (size_t first = 0; first < requests.size(); first += batch_size) {
     const std::span<const SequenceRequest> batch = requests.subspan(first, std::min(requests.size() - first, batch_size));
     const auto start = Clock::now();
-    std::vector<SequenceResult> results = located(
-        [&] {
-          if (spec.engine == Engine::kNonspecBatch) return nonspec_batch_generate(*spec.target, batch, decode, &tally.stats);
-          ModelDrafter drafter(*spec.draft, spec.script);
-          return eqspec_generate(*spec.target, drafter, batch, decode, &tally.stats);
-        },
-        batch, tally);
+    const int64_t rounds_before = tally.stats.rounds;
+    std::vector<SequenceResult> results;
+    try {
+      if (spec.engine == Engine::kNonspecBatch) {
+        results = nonspec_batch_generate(*spec.target, batch, decode, &tally.stats);
+      } else {
+        ModelDrafter drafter(*spec.draft, spec.script);
+        results = eqspec_generate(*spec.target, drafter, batch, decode, &tally.stats);
+      }
+    } catch (const InvariantViolation& violation) {
+      throw located_verdict(violation, tally.stats.rounds - rounds_before, batch);
+    }
     const double seconds = seconds_since(start);
     tally.seconds += seconds;
     for (SequenceResult& result : results) hand_over(std::move(result), seconds, tally, finished);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of `conformance bench` on the fixture pair: every engine and batch size is
-# measured over every request, runs are interleaved round-robin, every speedup has its spread
-# over the repeats, the thread configuration is recorded, peak memory says where it was read,
-# and bad input exits 2.
+# measured over every request, with operators and host syncs counted per round; runs are
+# interleaved round-robin; every speedup has its spread over the repeats; the thread
+# configuration is recorded; peak memory says where it was read; bad input exits 2.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -32,6 +32,8 @@ for r in results:
     if r["tokens"] != 3 * 8: problems.append(f'{where}: {r["tokens"]} tokens, expected 24')
     if r["peak_memory_source"] != "vmhwm" or r["peak_memory_bytes"] <= 0:
         problems.append(f'{where}: peak memory {r["peak_memory_bytes"]} from {r["peak_memory_source"]!r}')
+    if not r["operators_per_round"] > r["host_syncs_per_round"] > 0:
+        problems.append(f'{where}: {r["operators_per_round"]} operators and {r["host_syncs_per_round"]} host syncs per round')
 for p in problems: print("  " + p)
 sys.exit(1 if problems else 0)
 PY

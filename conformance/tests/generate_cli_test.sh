@@ -47,9 +47,9 @@ grep -qF "the 2 answers finished before it are in $work/violated.jsonl" "$work/s
   fail "a kept answer differs from the oracle's"
 
 out=(--out "$work/x.jsonl")
-expect_usage_error "'group-mixed-lengths' is a fault of EXSPEC" generate --engine eqspec --draft "$fixtures/draft" \
+expect_usage_error "group-mixed-lengths: an EXSPEC fault, which engine eqspec cannot commit" generate --engine eqspec --draft "$fixtures/draft" \
   --target "$fixtures/target" --bench "$bench" --inject-fault group-mixed-lengths "${out[@]}"
-expect_usage_error "greedy decoding (--temperature 0) cannot commit it" generate --engine exspec --draft "$fixtures/draft" \
+expect_usage_error "always-accept: a sampling fault, which greedy decoding cannot commit" generate --engine exspec --draft "$fixtures/draft" \
   --target "$fixtures/target" --bench "$bench" --inject-fault always-accept "${out[@]}"
 expect_usage_error "needs --draft" generate --engine eqspec --target "$fixtures/target" --bench "$bench" "${out[@]}"
 expect_usage_error "unknown engine 'exspecc'" generate --engine exspecc --target "$fixtures/target" --bench "$bench" "${out[@]}"

@@ -1,6 +1,6 @@
 // EXSPEC's batch formation: choosing B sequences of a window, and copying their caches from
-// the pool into the batch (one contiguous copy per row and layer), in bytes moved per second
-// against a plain copy of the same bytes.
+// the pool into the batch (one batched gather per layer), in bytes moved per second against a
+// plain copy of the same bytes.
 #include <random>
 
 #include <benchmark/benchmark.h>
@@ -31,14 +31,13 @@ void BM_PoolToBatch(benchmark::State& state) {
   const int64_t batch = state.range(0), length = state.range(1);
   const KVCache pool = filled_cache(4 * batch, length);
   KVCache batch_cache = filled_cache(batch, length);
-  std::vector<RowMove> moves;
-  std::vector<RowRun> runs;
+  Relayout relayout;
   for (int64_t row = 0; row < batch; ++row) {
-    moves.push_back({0, row % 4, length - row % 4});
-    runs.push_back({4 * row, row, {0, row % 4, length - row % 4}});
+    relayout.runs.push_back({4 * row, 0, length - row % 4});
+    relayout.to_first.push_back(row % 4);
   }
-  for (auto _ : state) batch_cache.copy_rows_from(pool, runs);
-  state.SetBytesProcessed(state.iterations() * moved_bytes(moves));
+  for (auto _ : state) batch_cache.gather(pool, relayout.runs, relayout.to_first);
+  state.SetBytesProcessed(state.iterations() * moved_bytes(relayout.runs));
 }
 
 BENCHMARK(BM_ChooseBatch)

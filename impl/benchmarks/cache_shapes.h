@@ -7,7 +7,6 @@
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
-#include "impl/decoding/batch_tensors.h"
 #include "impl/model/kv_cache.h"
 
 namespace specgate::benchmarks {
@@ -27,24 +26,31 @@ inline KVCache filled_cache(int64_t batch, int64_t length) {
   return cache;
 }
 
+// A re-layout: row i of the new layout takes runs[i] at slot to_first[i].
+struct Relayout {
+  std::vector<SlotRun> runs;
+  std::vector<int64_t> to_first;
+};
+
 // An EQSPEC round's re-layout: every row accepted between 1 and K + 1 tokens, so rows move
 // by up to K slots; the cache keeps its length.
-inline std::vector<RowMove> round_moves(int64_t batch, int64_t length, int64_t k, uint64_t seed) {
+inline Relayout round_relayout(int64_t batch, int64_t length, int64_t k, uint64_t seed) {
   std::mt19937_64 random(seed);
   std::uniform_int_distribution<int64_t> padding(0, k);
-  std::vector<RowMove> moves;
+  Relayout relayout;
   for (int64_t row = 0; row < batch; ++row) {
     const int64_t old_padding = padding(random), new_padding = padding(random);
-    moves.push_back({old_padding, new_padding, length - std::max(old_padding, new_padding)});
+    relayout.runs.push_back({row, old_padding, length - std::max(old_padding, new_padding)});
+    relayout.to_first.push_back(new_padding);
   }
-  return moves;
+  return relayout;
 }
 
 // Bytes a re-layout must at least move: one read and one write of every kept entry, keys and
 // values, every layer.
-inline int64_t moved_bytes(const std::vector<RowMove>& moves) {
+inline int64_t moved_bytes(const std::vector<SlotRun>& runs) {
   int64_t entries = 0;
-  for (const RowMove& move : moves) entries += move.kept;
+  for (const SlotRun& run : runs) entries += run.count;
   return 2 * 2 * kLayers * entries * kKvHeads * kHeadDim * kElementBytes;
 }
 

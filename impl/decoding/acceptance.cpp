@@ -4,44 +4,137 @@
 
 #include <ATen/ATen.h>
 
+#include "impl/common/host_transfer.h"
+#include "impl/sampling/inverse_cdf.h"
+
 namespace specgate {
 namespace {
 
-// The residual bug: inverse-CDF sampling that assumes a distribution summing to one.
-int64_t sample_without_normalising(const at::Tensor& weights, SequenceRng& rng) {
-  const at::Tensor cpu = weights.contiguous();
-  const double* w = cpu.data_ptr<double>();
-  const double target = rng.uniform();
-  double cumulative = 0.0;
-  int64_t last = 0;
-  for (int64_t i = 0; i < cpu.numel(); ++i) {
-    if (w[i] <= 0.0) continue;
-    cumulative += w[i];
-    last = i;
-    if (target < cumulative) return i;
-  }
-  return last;
+// Verification's tensors on the device, per row: drafts kept, the first draft rejected (K
+// when none), [kept drafts, bonus, ...] (K + 1 wide) and, greedy, the target's choices.
+struct DeviceVerdict {
+  at::Tensor accepted, first_rejection, tokens, choices;
+};
+
+// t [B, N] at a per-row column index [B] -> [B].
+at::Tensor at_column(const at::Tensor& t, const at::Tensor& index) { return t.gather(1, index.unsqueeze(1)).squeeze(1); }
+
+// t [B, N, V] at a per-row index [B] along N -> [B, V].
+at::Tensor at_position(const at::Tensor& t, const at::Tensor& index) {
+  return t.gather(1, index.view({-1, 1, 1}).expand({-1, 1, t.size(2)})).squeeze(1);
 }
 
-RowVerdict verify_greedy_row(const at::Tensor& choices, const std::vector<int64_t>& drafts, const FaultSet& faults) {
-  const int64_t k = static_cast<int64_t>(drafts.size());
-  RowVerdict verdict;
-  for (int64_t t = 0; t <= k; ++t) verdict.target_choice.push_back(choices[t].item<int64_t>());
-  int64_t accepted = 0;
-  if (faults.has(Fault::kCountAfterMismatch)) {
-    for (int64_t t = 0; t < k; ++t) accepted += drafts[t] == verdict.target_choice[t];
-  } else {
-    while (accepted < k && drafts[accepted] == verdict.target_choice[accepted]) ++accepted;
-  }
-  verdict.accepted = accepted;
-  return verdict;
+// How many leading entries of each row of `accepted` (bool [B, K]) are true; under the fault,
+// how many are true at all.
+at::Tensor leading_accepts(const at::Tensor& accepted, const FaultSet& faults) {
+  if (faults.has(Fault::kCountAfterMismatch)) return accepted.sum(1);
+  return accepted.to(at::kLong).cumprod(1).sum(1);
 }
 
-int64_t greedy_bonus(const RowVerdict& verdict, const std::vector<int64_t>& drafts, const FaultSet& faults) {
-  const int64_t k = static_cast<int64_t>(drafts.size()), a = verdict.accepted;
-  if (faults.has(Fault::kBonusFromDraft) && a < k) return drafts[a];
-  if (faults.has(Fault::kBonusLogitOffByOne)) return verdict.target_choice[std::min(a + 1, k)];
-  return verdict.target_choice[a];
+// Rollback keeps the batch's smallest number of drafts in every row.
+at::Tensor kept_drafts(const at::Tensor& first_rejection, const DecodeOptions& options) {
+  return options.rollback ? first_rejection.amin().expand_as(first_rejection) : first_rejection;
+}
+
+// [d_1 .. d_a, bonus, bonus ...]: K + 1 tokens per row, of which the first a + 1 are the row's.
+at::Tensor kept_then_bonus(const at::Tensor& drafts, const at::Tensor& accepted, const at::Tensor& bonus) {
+  const at::Tensor slots = at::arange(drafts.size(1) + 1, accepted.options()).unsqueeze(0);
+  const at::Tensor column = bonus.unsqueeze(1);
+  return at::where(slots.lt(accepted.unsqueeze(1)), at::cat({drafts, column}, 1), column);
+}
+
+// The greedy bonus: the target's choice after the kept drafts; under the faults the draft
+// itself, or the choice one position further.
+at::Tensor greedy_bonus(const at::Tensor& choices, const at::Tensor& drafts, const at::Tensor& accepted,
+                        const FaultSet& faults) {
+  const int64_t k = drafts.size(1);
+  const at::Tensor index = faults.has(Fault::kBonusLogitOffByOne) ? (accepted + 1).clamp_max(k) : accepted;
+  at::Tensor bonus = at_column(choices, index);
+  if (faults.has(Fault::kBonusFromDraft) && k > 0)
+    bonus = at::where(accepted.lt(k), at_column(drafts, accepted.clamp_max(k - 1)), bonus);
+  return bonus;
+}
+
+DeviceVerdict verify_greedy(const at::Tensor& logits, const at::Tensor& drafts, const DecodeOptions& options) {
+  const at::Tensor choices = logits.argmax(-1);  // [B, K+1]
+  const at::Tensor first_rejection = leading_accepts(drafts.eq(choices.narrow(1, 0, drafts.size(1))), options.faults);
+  const at::Tensor accepted = kept_drafts(first_rejection, options);
+  const at::Tensor bonus = greedy_bonus(choices, drafts, accepted, options.faults);
+  return {accepted, first_rejection, kept_then_bonus(drafts, accepted, bonus), choices};
+}
+
+// The stream row i draws from: its own, or under the fault the first row's.
+SequenceRng& stream(BatchState& state, size_t i, const FaultSet& faults) {
+  return state.rows[faults.has(Fault::kSharedRandomStream) ? 0 : i].rng;
+}
+
+// float64 [B, K+1] on the host: the next K + 1 uniforms of each row's stream, drawn from a
+// copy; consume() later takes from the stream itself the ones a sequential walk would use.
+at::Tensor verification_uniforms(BatchState& state, int64_t k, const FaultSet& faults) {
+  at::Tensor uniforms = at::empty({state.batch_size(), k + 1}, at::TensorOptions().dtype(at::kDouble));
+  double* out = uniforms.data_ptr<double>();
+  for (size_t i = 0; i < state.rows.size(); ++i) {
+    SequenceRng ahead = stream(state, i, faults);
+    for (int64_t j = 0; j <= k; ++j) *out++ = ahead.uniform();
+  }
+  return uniforms;
+}
+
+void consume(BatchState& state, const std::vector<int64_t>& first_rejection, int64_t k, const FaultSet& faults) {
+  for (size_t i = 0; i < state.rows.size(); ++i) {
+    const int64_t used = std::min(first_rejection[i] + 1, k) + 1;  // the drafts tested, the bonus
+    for (int64_t n = 0; n < used; ++n) stream(state, i, faults).uniform();
+  }
+}
+
+// Whether each draft passes u * q(d) < p(d); under the fault every draft does.
+at::Tensor acceptance_test(const at::Tensor& u, const at::Tensor& q_of_draft, const at::Tensor& p_of_draft,
+                           const FaultSet& faults) {
+  if (faults.has(Fault::kAlwaysAccept)) return at::ones_like(p_of_draft, p_of_draft.options().dtype(at::kBool));
+  return (u * q_of_draft).lt(p_of_draft);
+}
+
+// What a rejected row's bonus is drawn from: max(0, p - q), or under the fault q itself.
+at::Tensor residual(const at::Tensor& p, const at::Tensor& q, const FaultSet& faults) {
+  if (faults.has(Fault::kBonusFromDraft)) return q;
+  return (p - q).clamp_min(0.0);
+}
+
+// The residual's draw takes its mass for one under the fault: the uniform is not scaled to it.
+at::Tensor residual_uniform(const at::Tensor& u, const at::Tensor& weights, const at::Tensor& from_residual,
+                            const FaultSet& faults) {
+  if (!faults.has(Fault::kResidualNotNormalised)) return u;
+  return at::where(from_residual, u / weights.sum(-1), u);
+}
+
+DeviceVerdict verify_sampled(const at::Tensor& logits, const DraftProposal& proposal, const at::Tensor& drafts,
+                             const at::Tensor& uniforms, const DecodeOptions& options) {
+  const FaultSet& faults = options.faults;
+  const int64_t k = drafts.size(1);
+  const at::Tensor p = sampling_distribution(logits, options.sampling);  // [B, K+1, V]
+  at::Tensor first_rejection = at::zeros({drafts.size(0)}, drafts.options());
+  if (k > 0) {
+    const at::Tensor at_drafts = drafts.unsqueeze(2);
+    const at::Tensor p_of_draft = p.narrow(1, 0, k).gather(2, at_drafts).squeeze(2);
+    const at::Tensor q_of_draft = proposal.distributions.gather(2, at_drafts).squeeze(2);
+    first_rejection = leading_accepts(acceptance_test(uniforms.narrow(1, 0, k), q_of_draft, p_of_draft, faults), faults);
+  }
+  const at::Tensor accepted = kept_drafts(first_rejection, options);
+  // The bonus's uniform follows the ones the drafts tested.
+  at::Tensor u = at_column(uniforms, (first_rejection + 1).clamp_max(k));
+  const at::Tensor p_next = at_position(p, accepted);
+  at::Tensor weights = p_next;
+  if (k > 0) {
+    // A row that stopped at a rejection draws from the residual (from p when it is empty); a
+    // row that kept every draft, or that rollback cut short, draws afresh from p.
+    const at::Tensor r = residual(p_next, at_position(proposal.distributions, accepted.clamp_max(k - 1)), faults);
+    const bool any_mass_needed = !faults.has(Fault::kBonusFromDraft);
+    at::Tensor from_residual = accepted.eq(first_rejection).logical_and(accepted.lt(k));
+    if (any_mass_needed) from_residual = from_residual.logical_and(r.gt(0).any(-1));
+    weights = at::where(from_residual.unsqueeze(1), r, p_next);
+    u = residual_uniform(u, weights, from_residual, faults);
+  }
+  return {accepted, first_rejection, kept_then_bonus(drafts, accepted, sample_tokens(weights, u)), at::Tensor()};
 }
 
 }  // namespace
@@ -49,68 +142,32 @@ int64_t greedy_bonus(const RowVerdict& verdict, const std::vector<int64_t>& draf
 std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftProposal& proposal, BatchState& state,
                                       const DecodeOptions& options) {
   const int64_t batch = state.batch_size();
-  const FaultSet& faults = options.faults;
+  const c10::Device device = logits.device();
+  const at::Tensor& drafts = proposal.tokens;
+  const int64_t k = drafts.size(1);
+  const bool greedy = options.sampling.greedy();
+  const DeviceVerdict verdict =
+      greedy ? verify_greedy(logits, drafts, options)
+             : verify_sampled(logits, proposal, drafts, upload(verification_uniforms(state, k, options.faults), device),
+                              options);
+
+  std::vector<at::Tensor> parts = {verdict.accepted.unsqueeze(1), verdict.first_rejection.unsqueeze(1), verdict.tokens,
+                                   drafts};
+  if (greedy) parts.push_back(verdict.choices);
+  const at::Tensor host = download(at::cat(parts, 1));
+  const int64_t* row = host.data_ptr<int64_t>();
+  const int64_t stride = host.size(1);
   std::vector<RowVerdict> verdicts(batch);
-
-  if (options.sampling.greedy()) {
-    const at::Tensor choices = logits.argmax(-1).cpu();
-    for (int64_t i = 0; i < batch; ++i) verdicts[i] = verify_greedy_row(choices[i], proposal.tokens[i], faults);
-    if (options.rollback) {
-      int64_t fewest = INT64_MAX;
-      for (const RowVerdict& v : verdicts) fewest = std::min(fewest, v.accepted);
-      for (RowVerdict& v : verdicts) v.accepted = fewest;
-    }
-    for (int64_t i = 0; i < batch; ++i) {
-      const std::vector<int64_t>& drafts = proposal.tokens[i];
-      verdicts[i].new_tokens.assign(drafts.begin(), drafts.begin() + verdicts[i].accepted);
-      verdicts[i].new_tokens.push_back(greedy_bonus(verdicts[i], drafts, faults));
-    }
-    return verdicts;
-  }
-
-  const at::Tensor p = sampling_distribution(logits, options.sampling).cpu();  // [B, K+1, V]
-  const at::Tensor& q = faults.has(Fault::kRawDraftDistribution) ? proposal.raw_distributions : proposal.distributions;
-  // Each row draws from its own stream; under the fault every row draws from the first row's.
-  auto stream = [&](int64_t i) -> SequenceRng& { return state.rows[faults.has(Fault::kSharedRandomStream) ? 0 : i].rng; };
   std::vector<int64_t> first_rejection(batch);
-  for (int64_t i = 0; i < batch; ++i) {
-    const std::vector<int64_t>& drafts = proposal.tokens[i];
-    const int64_t k = static_cast<int64_t>(drafts.size());
-    int64_t a = 0;
-    for (; a < k; ++a) {
-      const double target = p[i][a][drafts[a]].item<double>(), draft = q[i][a][drafts[a]].item<double>();
-      const double u = stream(i).uniform();
-      if (!faults.has(Fault::kAlwaysAccept) && !(u * draft < target)) break;
-    }
-    first_rejection[i] = a;
+  for (int64_t i = 0; i < batch; ++i, row += stride) {
+    RowVerdict& v = verdicts[i];
+    v.accepted = row[0];
+    first_rejection[i] = row[1];
+    v.new_tokens.assign(row + 2, row + 2 + v.accepted + 1);
+    v.drafted.assign(row + 3 + k, row + 3 + 2 * k);
+    if (greedy) v.target_choice.assign(row + 3 + 2 * k, row + 4 + 3 * k);
   }
-  int64_t fewest = *std::min_element(first_rejection.begin(), first_rejection.end());
-  for (int64_t i = 0; i < batch; ++i) {
-    const std::vector<int64_t>& drafts = proposal.tokens[i];
-    const int64_t k = static_cast<int64_t>(drafts.size());
-    SequenceRng& rng = stream(i);
-    RowVerdict& verdict = verdicts[i];
-    verdict.accepted = options.rollback ? fewest : first_rejection[i];
-    const int64_t a = verdict.accepted;
-    verdict.new_tokens.assign(drafts.begin(), drafts.begin() + a);
-    int64_t bonus;
-    if (a == k || a < first_rejection[i]) {
-      // Every draft kept, or (rollback) a kept draft discarded: a fresh draw from p.
-      bonus = sample_token(p[i][a], rng);
-    } else if (faults.has(Fault::kBonusFromDraft)) {
-      bonus = sample_token(q[i][a], rng);
-    } else {
-      const at::Tensor residual = (p[i][a] - q[i][a]).clamp_min(0.0);
-      if (residual.sum().item<double>() <= 0.0) {
-        bonus = sample_token(p[i][a], rng);
-      } else if (faults.has(Fault::kResidualNotNormalised)) {
-        bonus = sample_without_normalising(residual, rng);
-      } else {
-        bonus = sample_token(residual, rng);
-      }
-    }
-    verdict.new_tokens.push_back(bonus);
-  }
+  if (!greedy) consume(state, first_rejection, k, options.faults);
   return verdicts;
 }
 

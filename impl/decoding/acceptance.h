@@ -12,17 +12,22 @@ namespace specgate {
 
 // What verification decided for one row.
 struct RowVerdict {
-  int64_t accepted = 0;                 // drafts kept
-  std::vector<int64_t> new_tokens;      // the kept drafts, then the bonus
-  std::vector<int64_t> target_choice;   // greedy: the target's argmax at each of the K+1 positions
+  int64_t accepted = 0;                // drafts kept
+  std::vector<int64_t> drafted;        // the K drafts
+  std::vector<int64_t> new_tokens;     // the kept drafts, then the bonus
+  std::vector<int64_t> target_choice;  // greedy: the target's argmax at each of the K+1 positions
 };
 
-// Decides every row from the target's logits [B, K+1, V] over [pending, d_1 .. d_K].
+// Decides every row from the target's logits [B, K+1, V] over [pending, d_1 .. d_K] (the
+// proposal's tokens on the logits' device), as
+// batched tensor ops on the logits' device, and brings the verdicts to the host in one copy.
 // Greedy: the longest agreeing prefix, then the target's own token at the first disagreement
 // (its (K+1)-th prediction when all K agree). Sampling: accept d with probability
-// min(1, p(d)/q(d)); on rejection the bonus is drawn from normalised max(0, p - q); p and q
-// are both shaped by temperature / top-k / top-p, and draws use each row's own stream.
-// With options.rollback every row keeps only the batch's smallest number of drafts.
+// min(1, p(d)/q(d)), i.e. when u * q(d) < p(d); on rejection the bonus is drawn from
+// normalised max(0, p - q). p and q are both shaped by temperature / top-k / top-p. Each row
+// draws its uniforms from its own stream, as many as a sequential walk would: one per draft
+// tested, then one for the bonus. With options.rollback every row keeps only the batch's
+// smallest number of drafts.
 std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftProposal& proposal, BatchState& state,
                                       const DecodeOptions& options);
 

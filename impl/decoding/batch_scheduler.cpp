@@ -8,15 +8,6 @@
 namespace specgate {
 namespace {
 
-// Longest waiting first, then earliest admitted.
-std::vector<size_t> by_priority(std::span<const WindowEntry> window) {
-  std::vector<size_t> order(window.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return window[a].waited > window[b].waited; });
-  return order;
-}
-
 // How many of the `by_slack`-ordered sequences must go now so that every later deadline can
 // still be met with `batch_size` sequences a step.
 size_t forced_now(std::span<const WindowEntry> window, const std::vector<size_t>& by_slack, int64_t batch_size,
@@ -33,16 +24,18 @@ size_t forced_now(std::span<const WindowEntry> window, const std::vector<size_t>
 
 }  // namespace
 
-BatchChoice choose_batch(std::span<const WindowEntry> window, int64_t batch_size, int64_t max_wait,
-                         bool ignore_lengths) {
+std::vector<size_t> by_priority(std::span<const WindowEntry> window) {
+  std::vector<size_t> order(window.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return window[a].waited > window[b].waited; });
+  return order;
+}
+
+BatchChoice choose_batch(std::span<const WindowEntry> window, int64_t batch_size, int64_t max_wait) {
   const size_t size = std::min(static_cast<size_t>(batch_size), window.size());
   const std::vector<size_t> priority = by_priority(window);
   BatchChoice choice;
-  if (ignore_lengths) {
-    choice.members.assign(priority.begin(), priority.begin() + static_cast<std::ptrdiff_t>(size));
-    choice.grouped = true;
-    return choice;
-  }
 
   std::vector<bool> taken(window.size(), false);
   auto take = [&](size_t i) {

@@ -22,10 +22,11 @@ struct BatchChoice {
 // longest, and fills a batch no group can fill with the lengths nearest the group's. With
 // `max_wait` > 0 it plans ahead, earliest deadline first, so that no sequence is left out
 // more than `max_wait` steps in a row; that holds whenever max_wait >= ceil(W / B) - 1 for a
-// window of W. With `ignore_lengths` it takes the longest waiting sequences and calls them a
-// group whatever their lengths (an injected fault).
-BatchChoice choose_batch(std::span<const WindowEntry> window, int64_t batch_size, int64_t max_wait,
-                         bool ignore_lengths = false);
+// window of W.
+BatchChoice choose_batch(std::span<const WindowEntry> window, int64_t batch_size, int64_t max_wait);
+
+// Indices into `window`, longest waiting first, then earliest admitted.
+std::vector<size_t> by_priority(std::span<const WindowEntry> window);
 
 // The smallest max_wait that choose_batch can honour for a window of `window` sequences.
 int64_t smallest_feasible_wait(int64_t window, int64_t batch_size);

@@ -11,15 +11,17 @@ namespace specgate {
 
 // One live sequence of a rectangular, left-padded batch.
 struct Row {
-  Row(const SequenceRequest& request, uint64_t seed)
+  Row(const SequenceRequest& request, const DecodeOptions& options)
       : sequence_index(request.sequence_index),
         tokens(request.prompt),
         prompt_length(static_cast<int64_t>(request.prompt.size())),
-        rng(seed, static_cast<uint64_t>(request.sequence_index)) {}
+        max_new_tokens(request.max_new_tokens.value_or(options.max_new_tokens)),
+        rng(options.sampling.seed, static_cast<uint64_t>(request.sequence_index)) {}
 
   int64_t sequence_index;
   std::vector<int64_t> tokens;  // content: the prompt, then what was generated
   int64_t prompt_length;
+  int64_t max_new_tokens;
   int64_t position_padding = 0;  // the padding position ids are computed with (I2: equals the padding)
   int64_t target_cached = 0;     // leading content tokens whose K/V the target cache holds
   int64_t draft_cached = 0;      // likewise for the draft cache
@@ -34,6 +36,10 @@ struct Row {
   int64_t generated() const { return content() - prompt_length; }
 };
 
+// The caches of a batch `width` slots wide hold every slot but the last: each row's last
+// token is pending, the first input of the next pass, and gets its K/V there.
+inline int64_t cached_slots(int64_t width) { return width - 1; }
+
 // The rows of a batch laid out in `width` slots: row i's content token j sits at slot
 // padding(i) + j, where padding(i) = width - content. DESIGN.md's I1 asks width = the
 // largest content, so that some row has no padding.
@@ -43,6 +49,7 @@ struct BatchState {
 
   int64_t batch_size() const { return static_cast<int64_t>(rows.size()); }
   int64_t padding(size_t row) const { return width - rows[row].content(); }
+  int64_t cache_length() const { return cached_slots(width); }
 };
 
 }  // namespace specgate

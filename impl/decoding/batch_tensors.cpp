@@ -2,11 +2,13 @@
 
 #include <ATen/ATen.h>
 
+#include "impl/common/host_transfer.h"
+
 namespace specgate {
 namespace {
 
 at::Tensor to_device(std::vector<int64_t> values, int64_t rows, int64_t columns, c10::Device device) {
-  return at::tensor(values, at::TensorOptions().dtype(at::kLong)).view({rows, columns}).to(device);
+  return upload(at::tensor(values, at::TensorOptions().dtype(at::kLong)).view({rows, columns}), device);
 }
 
 }  // namespace
@@ -32,20 +34,11 @@ at::Tensor positions_at(const BatchState& state, int64_t first_slot, int64_t cou
   return to_device(std::move(values), state.batch_size(), count, device);
 }
 
-at::Tensor key_valid(const BatchState& state, int64_t num_slots, c10::Device device, bool let_padding_through,
-                     int64_t hidden_slot) {
+at::Tensor key_valid(const BatchState& state, int64_t num_slots, c10::Device device) {
   std::vector<int64_t> padding;
-  for (size_t i = 0; i < state.rows.size(); ++i) padding.push_back(let_padding_through ? 0 : state.padding(i));
+  for (size_t i = 0; i < state.rows.size(); ++i) padding.push_back(state.padding(i));
   const at::Tensor first_content = to_device(std::move(padding), state.batch_size(), 1, device);
-  at::Tensor valid = at::arange(num_slots, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(0).ge(first_content);
-  if (hidden_slot >= 0 && hidden_slot < num_slots) valid.select(1, hidden_slot).fill_(false);
-  return valid;
-}
-
-std::vector<SlotRun> slot_runs(const std::vector<RowMove>& moves) {
-  std::vector<SlotRun> runs;
-  for (const RowMove& move : moves) runs.push_back({move.old_padding + move.offset, move.new_padding, move.kept});
-  return runs;
+  return at::arange(num_slots, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(0).ge(first_content);
 }
 
 }  // namespace specgate

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "impl/common/finish_reason.h"
@@ -14,6 +15,7 @@ namespace specgate {
 struct SequenceRequest {
   int64_t sequence_index = 0;
   std::vector<int64_t> prompt;
+  std::optional<int64_t> max_new_tokens;  // the options' when unset
 };
 
 struct SequenceResult {
@@ -33,8 +35,15 @@ struct DecodeOptions {
   bool check_invariants = false;   // run the InvariantChecker after every round (slow)
   bool time_phases = false;        // synchronise the device around phases to time them
   bool naive_realign = false;      // EQSPEC re-lays out its caches as published decoders do (bench)
+  bool count_dispatches = false;   // count ATen operators and host syncs per round (slower; invariant checks count too)
   FaultSet faults;
 };
+
+// Cache slots one sequence needs: its prompt, every new token and a round's drafts.
+inline int64_t cache_capacity(const SequenceRequest& request, const DecodeOptions& options) {
+  return static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens.value_or(options.max_new_tokens) +
+         options.draft_tokens + 2;
+}
 
 // How long one sequence took from admission (its prompt pass) to its last token.
 struct SequenceLatency {
@@ -43,10 +52,14 @@ struct SequenceLatency {
   double seconds = 0;
 };
 
-// Wall-clock seconds per phase of speculative decoding, and acceptance counters.
+// Wall-clock seconds per phase of speculative decoding, acceptance counters and, with
+// options.count_dispatches, what the rounds (draft, verify, accept, realign) dispatched.
 struct DecodeStats {
   double draft_seconds = 0, verify_seconds = 0, realign_seconds = 0, other_seconds = 0;
   int64_t rounds = 0;
+  int64_t operators = 0;   // ATen operators dispatched by the rounds, nested ones included
+  int64_t host_syncs = 0;  // of which waited for the device: scalar reads, copies to the host
+  int64_t counted_rounds = 0;
   int64_t drafted = 0;
   int64_t accepted = 0;
   int64_t generated = 0;     // every token, the first (from the prompt pass) included
@@ -57,6 +70,8 @@ struct DecodeStats {
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
   // Mean tokens a row gains per round it takes part in (at most K + 1).
   double tokens_per_round() const { return row_rounds ? static_cast<double>(round_tokens) / row_rounds : 0.0; }
+  double operators_per_round() const { return counted_rounds ? static_cast<double>(operators) / counted_rounds : 0.0; }
+  double host_syncs_per_round() const { return counted_rounds ? static_cast<double>(host_syncs) / counted_rounds : 0.0; }
 };
 
 }  // namespace specgate

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -13,9 +12,8 @@ class KVCache;
 class Transformer;
 
 struct DraftProposal {
-  std::vector<std::vector<int64_t>> tokens;  // [B][K]
-  at::Tensor distributions;                  // sampling: float64 [B, K, V], what each token was drawn from
-  at::Tensor raw_distributions;              // sampling: float64 [B, K, V], the unshaped draft softmax
+  at::Tensor tokens;         // int64 [B, K], on the draft model's device (the host without one)
+  at::Tensor distributions;  // sampling: float64 [B, K, V], what each token was drawn from
 };
 
 // Proposes K tokens per row each round. A drafter with a model drafts through a KV cache

@@ -6,11 +6,9 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
-#include "impl/decoding/batch_tensors.h"
 #include "impl/decoding/invariant_checker.h"
-#include "impl/decoding/naive_realign.h"
 #include "impl/decoding/phase_timer.h"
-#include "impl/decoding/speculative_step.h"
+#include "impl/decoding/round.h"
 #include "impl/model/kv_cache.h"
 
 namespace specgate {
@@ -34,11 +32,12 @@ class Eqspec {
         stats_(stats),
         device_(target.options().device()),
         timer_(device_, options.time_phases),
-        step_(target, drafter, options, stats, timer_),
+        round_(target, drafter, options, stats, timer_),
         checker_(target, options) {
     for (const SequenceRequest& request : requests) {
       TORCH_CHECK(!request.prompt.empty(), "eqspec: sequence ", request.sequence_index, " has an empty prompt");
-      state_.rows.emplace_back(request, options.sampling.seed);
+      state_.rows.emplace_back(request, options);
+      capacity_ = std::max(capacity_, cache_capacity(request, options));
       state_.width = std::max(state_.width, state_.rows.back().content());
       order_.push_back(request.sequence_index);
     }
@@ -47,22 +46,23 @@ class Eqspec {
   }
 
   std::vector<SequenceResult> run() {
-    const int64_t capacity = cache_capacity(state_.width, options_);
-    target_cache_.emplace(target_.make_cache(state_.batch_size(), capacity));
-    if (drafter_.model() != nullptr) draft_cache_.emplace(drafter_.model()->make_cache(state_.batch_size(), capacity));
+    target_cache_.emplace(target_.make_cache(state_.batch_size(), capacity_));
+    if (drafter_.model() != nullptr) draft_cache_.emplace(drafter_.model()->make_cache(state_.batch_size(), capacity_));
     const auto now = std::chrono::steady_clock::now();
     for (Row& row : state_.rows) row.admitted_at = now;
 
-    relayout(step_.prefill(state_, *target_cache_, draft_cache()), std::nullopt);
+    const RoundOutcome prompts = round_.prefill(state_, *target_cache_, draft_cache());
+    relayout(prompts);
     timer_.charge(stats_.realign_seconds);
     check_layout();
     while (!state_.rows.empty()) {
-      const int64_t width = state_.width, k = options_.draft_tokens;
-      const StepOutcome outcome = step_.round(state_, *target_cache_, draft_cache());
-      ++steps_;
-      const std::optional<int64_t> inflated =
-          faults().has(Fault::kPaddingNeverRemoved) ? std::optional<int64_t>(width + k + 1) : std::nullopt;
-      relayout(outcome, inflated);
+      RoundOutcome outcome;
+      {
+        const RoundCounter counter(options_, stats_);
+        outcome = round_.run(state_, *target_cache_, draft_cache());
+        ++steps_;
+        relayout(outcome);
+      }
       timer_.charge(stats_.realign_seconds);
       if (options_.check_invariants) checker_.check_round(outcome.records);
       check_layout();
@@ -71,7 +71,6 @@ class Eqspec {
   }
 
  private:
-  const FaultSet& faults() const { return options_.faults; }
   KVCache* draft_cache() { return draft_cache_ ? &*draft_cache_ : nullptr; }
 
   void check_layout() const {
@@ -79,66 +78,23 @@ class Eqspec {
       checker_.check_layout(state_, *target_cache_, drafter_.model(), draft_cache_ ? &*draft_cache_ : nullptr);
   }
 
-  // Unpad-append-repad: finished rows leave, the rest are re-padded to the new minimal width
-  // (or `inflated_width`), and both caches follow with one contiguous copy per row and layer.
-  void relayout(const StepOutcome& outcome, std::optional<int64_t> inflated_width) {
-    const std::vector<int64_t>& old_padding = outcome.old_padding;
-    const std::vector<CacheKeep>& target_keep = outcome.target_keep;
-    const std::vector<CacheKeep>& draft_keep = outcome.draft_keep;
-    std::vector<int64_t> kept_rows;
-    int64_t new_width = 0;
+  // Finished rows leave with their results; the others are realigned.
+  void relayout(const RoundOutcome& outcome) {
+    std::vector<int64_t> going_on;
     for (size_t i = 0; i < state_.rows.size(); ++i) {
       Row& row = state_.rows[i];
-      if (row.finished) {
-        const auto position = std::find(order_.begin(), order_.end(), row.sequence_index) - order_.begin();
-        results_[position] = finish_row(row, steps_, stats_);
+      if (!row.finished) {
+        going_on.push_back(static_cast<int64_t>(i));
         continue;
       }
-      kept_rows.push_back(static_cast<int64_t>(i));
-      new_width = std::max(new_width, row.content());
+      const auto position = std::find(order_.begin(), order_.end(), row.sequence_index) - order_.begin();
+      results_[position] = finish_row(row, steps_, stats_);
     }
-    if (kept_rows.empty()) {
+    if (going_on.empty()) {
       state_.rows.clear();
       return;
     }
-    if (inflated_width) new_width = std::max(new_width, *inflated_width);
-
-    const bool shift_target = !faults().has(Fault::kKvNotShifted);
-    std::vector<RowMove> target_moves, draft_moves;
-    std::vector<Row> rows;
-    for (int64_t i : kept_rows) {
-      Row& row = state_.rows[i];
-      const int64_t new_padding = new_width - row.content();
-      target_moves.push_back({shift_target ? old_padding[i] : new_padding, new_padding, target_keep[i].kept,
-                              shift_target ? target_keep[i].offset : 0});
-      draft_moves.push_back({old_padding[i], new_padding, draft_keep[i].kept, draft_keep[i].offset});
-      row.target_cached = target_keep[i].claimed;
-      row.draft_cached = draft_keep[i].claimed;
-      row.position_padding = faults().has(Fault::kStalePositionIds) ? old_padding[i] : new_padding;
-      rows.push_back(std::move(row));
-    }
-    if (kept_rows.size() < state_.rows.size()) {
-      const at::Tensor index = at::tensor(kept_rows, at::TensorOptions().dtype(at::kLong)).to(device_);
-      target_cache_->select_rows(index);
-      if (draft_cache_) draft_cache_->select_rows(index);
-    }
-    move_cache(target_moves, new_width, *target_cache_);
-    if (draft_cache_) move_cache(draft_moves, new_width, *draft_cache_);
-    state_.rows = std::move(rows);
-    state_.width = new_width;
-  }
-
-  // Rows that stay where they are (every row grew by the same amount) need no copy at all.
-  void move_cache(const std::vector<RowMove>& moves, int64_t new_width, KVCache& cache) const {
-    if (options_.naive_realign) return naive_realign(cache, moves, new_width - 1);
-    const bool in_place = new_width - 1 <= cache.length() && std::all_of(moves.begin(), moves.end(), [](const RowMove& m) {
-                            return m.old_padding + m.offset == m.new_padding;
-                          });
-    if (in_place) {
-      cache.truncate(new_width - 1);
-    } else {
-      cache.shift_rows(slot_runs(moves), new_width - 1);
-    }
+    realign(state_, outcome, going_on, *target_cache_, draft_cache(), options_);
   }
 
   const Transformer& target_;
@@ -147,10 +103,11 @@ class Eqspec {
   DecodeStats& stats_;
   c10::Device device_;
   PhaseTimer timer_;
-  SpeculativeStep step_;
+  SpeculativeRound round_;
   InvariantChecker checker_;
   BatchState state_;
   std::optional<KVCache> target_cache_, draft_cache_;
+  int64_t capacity_ = 0;  // slots the longest sequence needs
   int64_t steps_ = 0;
   std::vector<int64_t> order_;
   std::vector<SequenceResult> results_;

@@ -1,6 +1,7 @@
 #include "impl/decoding/exspec.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -9,159 +10,156 @@
 
 #include "impl/common/error.h"
 #include "impl/decoding/batch_scheduler.h"
-#include "impl/decoding/batch_tensors.h"
+#include "impl/decoding/fault_sites.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
-#include "impl/decoding/speculative_step.h"
+#include "impl/decoding/round.h"
 #include "impl/model/kv_cache.h"
 
 namespace specgate {
 namespace {
 
-// Where a sequence's cached tokens sit in the cache that holds it: slots start .. start + kept.
-struct CacheSpan {
-  int64_t start = 0;
-  int64_t kept = 0;
-};
-
 // A sequence of the window. Between steps its row lives here; its K/V live in the pool
-// (batch_row < 0) or, when it took part in the last step, still in the batch caches.
+// (batch_row < 0: runs of its pool slot from slot 0) or, when it took part in the last step,
+// still in the batch caches (runs of its batch row).
 struct Member {
-  Member(size_t request, Row row) : request(request), row(std::move(row)) {}
+  explicit Member(Row row) : row(std::move(row)) {}
 
-  size_t request;  // index into the requests, for the output order
   Row row;
   int64_t pool_slot = -1;
   int64_t batch_row = -1;
   int64_t waited = 0;
-  CacheSpan target, draft;
+  SlotRun target, draft;
 };
 
-at::Tensor long_tensor(const std::vector<int64_t>& values, c10::Device device) {
-  return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(device);
+// Throws InputError for options that cannot run.
+void validate_options(const DecodeOptions& options, const ExspecOptions& exspec) {
+  if (options.draft_tokens < 1 || options.max_new_tokens < 1)
+    throw InputError("exspec: --draft-tokens and --max-new-tokens must be at least 1");
+  validate(exspec);
 }
 
-// Where each span's K/V land in a cache whose rows are padded as given.
-std::vector<RowMove> span_moves(const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding) {
-  std::vector<RowMove> moves;
-  for (size_t i = 0; i < spans.size(); ++i) moves.push_back({spans[i].start, padding[i], spans[i].kept, 0});
-  return moves;
-}
+}  // namespace
 
-// Runs copying span i of row rows[i] to slot padding[i] of row targets[i].
-std::vector<RowRun> row_runs(const std::vector<int64_t>& rows, const std::vector<int64_t>& targets,
-                             const std::vector<CacheSpan>& spans, const std::vector<int64_t>& padding) {
-  std::vector<RowRun> runs;
-  for (size_t i = 0; i < spans.size(); ++i) runs.push_back({rows[i], targets[i], {spans[i].start, padding[i], spans[i].kept}});
-  return runs;
-}
-
-class Exspec {
+class ExspecDecoder::Impl {
  public:
-  Exspec(const Transformer& target, Drafter& drafter, std::span<const SequenceRequest> requests,
-         const DecodeOptions& options, const ExspecOptions& exspec, DecodeStats& stats, ExspecStats& exspec_stats)
+  Impl(const Transformer& target, Drafter& drafter, const DecodeOptions& options, const ExspecOptions& exspec,
+       int64_t sequence_capacity)
       : target_(target),
         drafter_(drafter),
-        requests_(requests),
         options_(options),
         exspec_(exspec),
-        stats_(stats),
-        exspec_stats_(exspec_stats),
+        sequence_capacity_(sequence_capacity),
         device_(target.options().device()),
         timer_(device_, options.time_phases),
-        step_(target, drafter, options, stats, timer_),
-        checker_(target, options) {
-    int64_t longest = 0;
-    for (const SequenceRequest& request : requests) {
-      TORCH_CHECK(!request.prompt.empty(), "exspec: sequence ", request.sequence_index, " has an empty prompt");
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(request.prompt.size()));
-    }
-    admission_order_.resize(requests.size());
-    std::iota(admission_order_.begin(), admission_order_.end(), 0);
-    if (exspec.sort_by_prompt_length) {
-      std::stable_sort(admission_order_.begin(), admission_order_.end(),
-                       [&](size_t a, size_t b) { return requests[a].prompt.size() < requests[b].prompt.size(); });
-    }
-    const int64_t capacity = cache_capacity(longest, options);
-    pool_target_.emplace(target.make_cache(exspec.window, capacity));
-    batch_target_.emplace(target.make_cache(exspec.batch_size, capacity));
+        round_(target, drafter, options_, stats_, timer_),
+        checker_(target, options_) {
+    validate_options(options, exspec);
+    TORCH_CHECK(sequence_capacity > 0, "exspec: the pool needs a positive sequence capacity");
+    pool_target_.emplace(target.make_cache(exspec.window, sequence_capacity));
+    batch_target_.emplace(target.make_cache(exspec.batch_size, sequence_capacity));
     if (const Transformer* draft = drafter.model()) {
-      pool_draft_.emplace(draft->make_cache(exspec.window, capacity));
-      batch_draft_.emplace(draft->make_cache(exspec.batch_size, capacity));
+      pool_draft_.emplace(draft->make_cache(exspec.window, sequence_capacity));
+      batch_draft_.emplace(draft->make_cache(exspec.batch_size, sequence_capacity));
     }
     for (int64_t slot = exspec.window - 1; slot >= 0; --slot) free_slots_.push_back(slot);
   }
 
-  std::vector<SequenceResult> run() {
-    admit();
-    while (!window_.empty()) {
-      std::vector<WindowEntry> entries;
-      for (const Member& member : window_) entries.push_back({member.row.content(), member.waited});
-      const BatchChoice choice =
-          choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps, faults().has(Fault::kGroupMixedLengths));
-      timer_.charge(stats_.other_seconds);
-      const std::vector<size_t> batch = compose(choice.members, choice.grouped);
-      timer_.charge(stats_.realign_seconds);
-      if (options_.check_invariants) checker_.check_layout(state_, *batch_target_, drafter_.model(), batch_draft());
-
-      const StepOutcome outcome = step_.round(state_, *batch_target_, batch_draft());
-      ++steps_;
-      ++exspec_stats_.steps;
-      (choice.grouped ? exspec_stats_.grouped_steps : exspec_stats_.fallback_steps) += 1;
-      if (options_.check_invariants) checker_.check_round(outcome.records);
-      settle(batch, outcome);
-      admit();
-    }
-    std::stable_sort(results_.begin(), results_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<SequenceResult> results;
-    for (auto& [request, result] : results_) results.push_back(std::move(result));
-    return results;
+  int64_t free_places() const {
+    return exspec_.window - static_cast<int64_t>(window_.size() + queue_.size());
   }
+
+  bool fits(const SequenceRequest& request) const { return cache_capacity(request, options_) <= sequence_capacity_; }
+
+  void admit(SequenceRequest request) {
+    if (request.prompt.empty())
+      throw InputError("exspec: sequence " + std::to_string(request.sequence_index) + " has an empty prompt");
+    if (!fits(request))
+      throw InputError("exspec: sequence " + std::to_string(request.sequence_index) + " needs " +
+                       std::to_string(cache_capacity(request, options_)) + " cache slots, the pool holds " +
+                       std::to_string(sequence_capacity_) + " per sequence");
+    TORCH_CHECK(free_places() > 0, "exspec: admit() with a full window");
+    if (refilling_ && faults().has(Fault::kRefillLosesSequence) && !fault_done_) {
+      fault_done_ = true;
+      return;
+    }
+    const bool duplicate = refilling_ && faults().has(Fault::kRefillDuplicatesSequence) && !fault_done_ && free_places() > 1;
+    if (duplicate) {
+      fault_done_ = true;
+      queue_.emplace_back(Row(request, options_));
+    }
+    queue_.emplace_back(Row(request, options_));
+  }
+
+  bool has_work() const { return !window_.empty() || !queue_.empty(); }
+
+  std::vector<SequenceResult> step() {
+    std::vector<SequenceResult> finished;
+    if (!queue_.empty()) prefill_queue(finished);
+    refilling_ = true;
+    if (window_.empty()) return finished;
+
+    const RoundCounter counter(options_, stats_);
+    std::vector<WindowEntry> entries;
+    for (const Member& member : window_) entries.push_back({member.row.content(), member.waited});
+    const BatchChoice choice = next_batch(entries);
+    timer_.charge(stats_.other_seconds);
+    const std::vector<size_t> batch = compose(choice.members, choice.grouped);
+    timer_.charge(stats_.realign_seconds);
+    if (options_.check_invariants) checker_.check_layout(state_, *batch_target_, drafter_.model(), batch_draft());
+
+    const RoundOutcome outcome = round_.run(state_, *batch_target_, batch_draft());
+    ++steps_;
+    ++exspec_stats_.steps;
+    (choice.grouped ? exspec_stats_.grouped_steps : exspec_stats_.fallback_steps) += 1;
+    if (options_.check_invariants) checker_.check_round(outcome.records);
+    settle(batch, outcome, finished);
+    return finished;
+  }
+
+  const DecodeStats& stats() const { return stats_; }
+  const ExspecStats& exspec_stats() const { return exspec_stats_; }
 
  private:
   const FaultSet& faults() const { return options_.faults; }
-  KVCache* batch_draft() { return batch_draft_ ? &*batch_draft_ : nullptr; }
 
-  // Refills the window in admission order and runs the newcomers' prompt passes, at most B
-  // prompts at a time, storing their K/V unpadded in the pool. Newcomers that finish in their
-  // prompt pass leave room for more.
-  void admit() {
-    while (static_cast<int64_t>(window_.size()) < exspec_.window && next_admission_ < admission_order_.size())
-      admit_some();
+  // The scheduler's choice (fault: the longest waiting sequences, called a group whatever
+  // their lengths).
+  BatchChoice next_batch(std::span<const WindowEntry> entries) const {
+    if (!faults().has(Fault::kGroupMixedLengths))
+      return choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps);
+    std::vector<size_t> longest_waiting = by_priority(entries);
+    longest_waiting.resize(std::min(longest_waiting.size(), static_cast<size_t>(exspec_.batch_size)));
+    return {longest_waiting, true};
   }
 
-  void admit_some() {
-    std::vector<Member> newcomers;
-    while (static_cast<int64_t>(window_.size() + newcomers.size()) < exspec_.window &&
-           next_admission_ < admission_order_.size()) {
-      const size_t request = admission_order_[next_admission_++];
-      if (refilling_ && faults().has(Fault::kRefillLosesSequence) && !fault_done_) {
-        fault_done_ = true;
-        continue;
-      }
-      newcomers.push_back(member_for(request));
-      const bool room = static_cast<int64_t>(window_.size() + newcomers.size()) < exspec_.window;
-      if (refilling_ && faults().has(Fault::kRefillDuplicatesSequence) && !fault_done_ && room) {
-        fault_done_ = true;
-        newcomers.push_back(member_for(request));
-      }
+  KVCache* batch_draft() { return batch_draft_ ? &*batch_draft_ : nullptr; }
+
+  // Runs the queued prompt passes, at most B prompts at a time, through the batch caches
+  // (whose rows go back to the pool first) and stores their K/V unpadded in the pool.
+  // Newcomers that finish in their prompt pass leave at once.
+  void prefill_queue(std::vector<SequenceResult>& finished) {
+    std::vector<size_t> in_batch;
+    for (size_t i = 0; i < window_.size(); ++i) {
+      if (window_[i].batch_row >= 0) in_batch.push_back(i);
     }
-    refilling_ = true;
+    release(in_batch);
+    std::vector<Member> newcomers;
+    for (Row& row : queue_) newcomers.emplace_back(std::move(row));
+    queue_.clear();
     for (size_t first = 0; first < newcomers.size(); first += exspec_.batch_size) {
       const size_t last = std::min(newcomers.size(), first + static_cast<size_t>(exspec_.batch_size));
       prefill(std::span<Member>(newcomers).subspan(first, last - first));
     }
     for (Member& member : newcomers) {
       if (member.row.finished) {
-        results_.emplace_back(member.request, finish_row(member.row, steps_, stats_));
+        finished.push_back(finish_row(member.row, steps_, stats_));
       } else {
         window_.push_back(std::move(member));
       }
     }
     timer_.charge(stats_.other_seconds);
   }
-
-  Member member_for(size_t request) const { return {request, Row(requests_[request], options_.sampling.seed)}; }
 
   void prefill(std::span<Member> members) {
     BatchState prompts;
@@ -176,40 +174,35 @@ class Exspec {
       prompts.rows[i].admitted_at = now;
     }
     const int64_t n = prompts.batch_size();
-    KVCache target_cache = target_.make_cache(n, prompts.width);
-    std::optional<KVCache> draft_cache;
-    if (drafter_.model() != nullptr) draft_cache.emplace(drafter_.model()->make_cache(n, prompts.width));
-    const StepOutcome outcome = step_.prefill(prompts, target_cache, draft_cache ? &*draft_cache : nullptr);
+    batch_target_->reshape(n, 0);
+    if (batch_draft_) batch_draft_->reshape(n, 0);
+    const RoundOutcome outcome = round_.prefill(prompts, *batch_target_, batch_draft());
 
-    std::vector<int64_t> rows, slots;
-    std::vector<CacheSpan> target_spans, draft_spans;
+    std::vector<SlotRun> target_runs, draft_runs;
+    std::vector<int64_t> slots;
     for (int64_t i = 0; i < n; ++i) {
       Member& member = members[i];
       member.row = std::move(prompts.rows[i]);
       if (member.row.finished) continue;
       member.pool_slot = free_slots_.back();
       free_slots_.pop_back();
-      member.row.target_cached = outcome.target_keep[i].claimed;
-      member.row.draft_cached = outcome.draft_keep[i].claimed;
-      rows.push_back(i);
       slots.push_back(member.pool_slot);
-      target_spans.push_back({outcome.old_padding[i] + outcome.target_keep[i].offset, outcome.target_keep[i].kept});
-      draft_spans.push_back({outcome.old_padding[i] + outcome.draft_keep[i].offset, outcome.draft_keep[i].kept});
-      member.target = {0, outcome.target_keep[i].kept};
-      member.draft = {0, outcome.draft_keep[i].kept};
+      target_runs.push_back(outcome.target_kept[i]);
+      draft_runs.push_back(outcome.draft_kept[i]);
+      member.target = {member.pool_slot, 0, outcome.target_kept[i].count};
+      member.draft = {member.pool_slot, 0, outcome.draft_kept[i].count};
     }
     timer_.charge(stats_.verify_seconds);
-    store(*pool_target_, target_cache, rows, target_spans, slots);
-    if (draft_cache) store(*pool_draft_, *draft_cache, rows, draft_spans, slots);
+    store(*pool_target_, *batch_target_, target_runs, slots);
+    if (batch_draft_) store(*pool_draft_, *batch_draft_, draft_runs, slots);
     timer_.charge(stats_.realign_seconds);
   }
 
-  // Writes rows of a batch cache, unpadded, into pool slots.
-  void store(KVCache& pool, const KVCache& cache, const std::vector<int64_t>& rows, const std::vector<CacheSpan>& spans,
-             std::vector<int64_t> slots) {
-    if (rows.empty()) return;
+  // Writes runs of a batch cache, unpadded, into pool slots (fault: each into the next one's).
+  void store(KVCache& pool, const KVCache& cache, const std::vector<SlotRun>& runs, std::vector<int64_t> slots) {
+    if (runs.empty()) return;
     if (faults().has(Fault::kWrongSequenceKv)) std::rotate(slots.begin(), slots.begin() + 1, slots.end());
-    pool.copy_rows_from(cache, row_runs(rows, slots, spans, std::vector<int64_t>(spans.size(), 0)));
+    pool.scatter(cache, runs, slots);
   }
 
   // Lays out the chosen members as the batch: members that leave the batch go back to the
@@ -244,10 +237,9 @@ class Exspec {
       position_padding.push_back(stale ? member.row.position_padding : width - member.row.content());
     }
 
-    layout(*batch_target_, *pool_target_, staying, incoming, stay_padding, in_padding, width, &Member::target,
-           !faults().has(Fault::kKvNotShifted));
+    layout(*batch_target_, *pool_target_, staying, incoming, stay_padding, in_padding, width, &Member::target, true);
     if (batch_draft_) {
-      layout(*batch_draft_, *pool_draft_, staying, incoming, stay_padding, in_padding, width, &Member::draft, true);
+      layout(*batch_draft_, *pool_draft_, staying, incoming, stay_padding, in_padding, width, &Member::draft, false);
     }
 
     state_.rows.clear();
@@ -264,70 +256,62 @@ class Exspec {
   // Writes the K/V of members leaving the batch back to their pool slots.
   void release(const std::vector<size_t>& leaving) {
     if (leaving.empty()) return;
-    std::vector<int64_t> rows, slots;
-    std::vector<CacheSpan> target_spans, draft_spans;
+    std::vector<SlotRun> target_runs, draft_runs;
+    std::vector<int64_t> slots;
     for (size_t i : leaving) {
       Member& member = window_[i];
-      rows.push_back(member.batch_row);
       slots.push_back(member.pool_slot);
-      target_spans.push_back(member.target);
-      draft_spans.push_back(member.draft);
-      member.target.start = member.draft.start = 0;
+      target_runs.push_back(member.target);
+      draft_runs.push_back(member.draft);
+      member.target = {member.pool_slot, 0, member.target.count};
+      member.draft = {member.pool_slot, 0, member.draft.count};
       member.batch_row = -1;
     }
-    store(*pool_target_, *batch_target_, rows, target_spans, slots);
-    if (batch_draft_) store(*pool_draft_, *batch_draft_, rows, draft_spans, slots);
+    store(*pool_target_, *batch_target_, target_runs, slots);
+    if (batch_draft_) store(*pool_draft_, *batch_draft_, draft_runs, slots);
   }
 
-  // One cache's part of compose(): staying rows first, in their batch order, then newcomers.
+  // One cache's part of compose(): staying rows first, in their batch order (not moved at all
+  // when none changes place), then newcomers from the pool.
   void layout(KVCache& cache, const KVCache& pool, const std::vector<size_t>& staying,
               const std::vector<size_t>& incoming, const std::vector<int64_t>& stay_padding,
-              const std::vector<int64_t>& in_padding, int64_t width, CacheSpan Member::*span, bool shift) {
-    const int64_t length = width - 1;
+              const std::vector<int64_t>& in_padding, int64_t width, SlotRun Member::*run, bool target) {
+    const int64_t length = cached_slots(width);
     const int64_t stay = static_cast<int64_t>(staying.size());
     if (stay > 0) {
-      std::vector<int64_t> rows;
-      std::vector<CacheSpan> spans;
+      std::vector<SlotRun> runs;
       bool in_place = length <= cache.length();
       for (size_t b = 0; b < staying.size(); ++b) {
-        const Member& member = window_[staying[b]];
-        rows.push_back(member.batch_row);
-        spans.push_back(shift ? member.*span : CacheSpan{stay_padding[b], (member.*span).kept});
-        in_place = in_place && member.batch_row == static_cast<int64_t>(b) && spans.back().start == stay_padding[b];
+        const SlotRun& held = window_[staying[b]].*run;
+        runs.push_back(target ? source_under_faults(held, stay_padding[b], faults()) : held);
+        in_place = in_place && runs.back().row == static_cast<int64_t>(b) && runs.back().first == stay_padding[b];
       }
-      if (in_place) {
-        cache.reshape(stay, length);
-      } else {
-        if (rows.back() != stay - 1) cache.select_rows(long_tensor(rows, device_));
-        cache.reshape(stay, cache.length());
-        cache.shift_rows(slot_runs(span_moves(spans, stay_padding)), length);
-      }
+      cache.reshape(stay, length);
+      if (!in_place) cache.gather(cache, runs, stay_padding);
     }
     if (!incoming.empty()) {
-      std::vector<int64_t> slots, rows;
-      std::vector<CacheSpan> spans;
-      for (size_t b = 0; b < incoming.size(); ++b) {
-        const Member& member = window_[incoming[b]];
-        slots.push_back(member.pool_slot);
-        rows.push_back(stay + static_cast<int64_t>(b));
-        spans.push_back(member.*span);
-      }
+      std::vector<SlotRun> runs;
+      for (size_t i : incoming) runs.push_back(window_[i].*run);
       cache.reshape(stay + static_cast<int64_t>(incoming.size()), length);
-      cache.copy_rows_from(pool, row_runs(slots, rows, spans, in_padding));
+      cache.gather(pool, runs, in_padding, stay);
     }
-    for (size_t b = 0; b < staying.size(); ++b) window_[staying[b]].*span = {stay_padding[b], (window_[staying[b]].*span).kept};
-    for (size_t b = 0; b < incoming.size(); ++b) window_[incoming[b]].*span = {in_padding[b], (window_[incoming[b]].*span).kept};
+    for (size_t b = 0; b < staying.size(); ++b) {
+      SlotRun& held = window_[staying[b]].*run;
+      held = {static_cast<int64_t>(b), stay_padding[b], held.count};
+    }
+    for (size_t b = 0; b < incoming.size(); ++b) {
+      SlotRun& held = window_[incoming[b]].*run;
+      held = {stay + static_cast<int64_t>(b), in_padding[b], held.count};
+    }
   }
 
   // Takes the rows back after a round: where each member's K/V now sit, who finished, who waited.
-  void settle(const std::vector<size_t>& batch, const StepOutcome& outcome) {
+  void settle(const std::vector<size_t>& batch, const RoundOutcome& outcome, std::vector<SequenceResult>& finished) {
     for (size_t b = 0; b < batch.size(); ++b) {
       Member& member = window_[batch[b]];
       member.row = std::move(state_.rows[b]);
-      member.target = {outcome.old_padding[b] + outcome.target_keep[b].offset, outcome.target_keep[b].kept};
-      member.draft = {outcome.old_padding[b] + outcome.draft_keep[b].offset, outcome.draft_keep[b].kept};
-      member.row.target_cached = outcome.target_keep[b].claimed;
-      member.row.draft_cached = outcome.draft_keep[b].claimed;
+      member.target = outcome.target_kept[b];
+      member.draft = outcome.draft_kept[b];
     }
     std::vector<bool> in_batch(window_.size(), false);
     for (size_t i : batch) in_batch[i] = true;
@@ -336,7 +320,7 @@ class Exspec {
       member.waited = in_batch[i] ? 0 : member.waited + 1;
       exspec_stats_.longest_wait = std::max(exspec_stats_.longest_wait, member.waited);
       if (member.row.finished) {
-        results_.emplace_back(member.request, finish_row(member.row, steps_, stats_));
+        finished.push_back(finish_row(member.row, steps_, stats_));
         free_slots_.push_back(member.pool_slot);
       }
     }
@@ -347,29 +331,25 @@ class Exspec {
 
   const Transformer& target_;
   Drafter& drafter_;
-  std::span<const SequenceRequest> requests_;
-  const DecodeOptions& options_;
-  const ExspecOptions& exspec_;
-  DecodeStats& stats_;
-  ExspecStats& exspec_stats_;
+  const DecodeOptions options_;
+  const ExspecOptions exspec_;
+  const int64_t sequence_capacity_;
+  DecodeStats stats_;
+  ExspecStats exspec_stats_;
   c10::Device device_;
   PhaseTimer timer_;
-  SpeculativeStep step_;
+  SpeculativeRound round_;
   InvariantChecker checker_;
 
-  std::vector<size_t> admission_order_;
-  size_t next_admission_ = 0;
   bool refilling_ = false;
   bool fault_done_ = false;
+  std::vector<Row> queue_;
   std::vector<Member> window_;
   std::vector<int64_t> free_slots_;
   std::optional<KVCache> pool_target_, pool_draft_, batch_target_, batch_draft_;
   BatchState state_;
   int64_t steps_ = 0;
-  std::vector<std::pair<size_t, SequenceResult>> results_;
 };
-
-}  // namespace
 
 void validate(const ExspecOptions& exspec) {
   if (exspec.batch_size < 1 || exspec.window < exspec.batch_size)
@@ -382,19 +362,49 @@ void validate(const ExspecOptions& exspec) {
                      " (at least " + std::to_string(feasible) + ")");
 }
 
+ExspecDecoder::ExspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options,
+                             const ExspecOptions& exspec, int64_t sequence_capacity)
+    : impl_(std::make_unique<Impl>(target, drafter, options, exspec, sequence_capacity)) {}
+ExspecDecoder::~ExspecDecoder() = default;
+int64_t ExspecDecoder::free_places() const { return impl_->free_places(); }
+bool ExspecDecoder::fits(const SequenceRequest& request) const { return impl_->fits(request); }
+void ExspecDecoder::admit(SequenceRequest request) { impl_->admit(std::move(request)); }
+bool ExspecDecoder::has_work() const { return impl_->has_work(); }
+std::vector<SequenceResult> ExspecDecoder::step() { return impl_->step(); }
+const DecodeStats& ExspecDecoder::stats() const { return impl_->stats(); }
+const ExspecStats& ExspecDecoder::exspec_stats() const { return impl_->exspec_stats(); }
+
 std::vector<SequenceResult> exspec_generate(const Transformer& target, Drafter& drafter,
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                             const ExspecOptions& exspec, DecodeStats* stats,
                                             ExspecStats* exspec_stats) {
-  if (options.draft_tokens < 1 || options.max_new_tokens < 1)
-    throw InputError("exspec: --draft-tokens and --max-new-tokens must be at least 1");
-  validate(exspec);
+  validate_options(options, exspec);
   if (requests.empty()) return {};
-  DecodeStats local;
-  ExspecStats local_exspec;
-  return Exspec(target, drafter, requests, options, exspec, stats != nullptr ? *stats : local,
-                exspec_stats != nullptr ? *exspec_stats : local_exspec)
-      .run();
+  int64_t capacity = 0;
+  std::map<int64_t, size_t> position;  // of each sequence in `requests`
+  for (size_t i = 0; i < requests.size(); ++i) {
+    capacity = std::max(capacity, cache_capacity(requests[i], options));
+    position.emplace(requests[i].sequence_index, i);
+  }
+  std::vector<size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (exspec.sort_by_prompt_length) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return requests[a].prompt.size() < requests[b].prompt.size(); });
+  }
+
+  ExspecDecoder decoder(target, drafter, options, exspec, capacity);
+  std::vector<std::pair<size_t, SequenceResult>> finished;
+  for (size_t next = 0; next < order.size() || decoder.has_work();) {
+    while (next < order.size() && decoder.free_places() > 0) decoder.admit(requests[order[next++]]);
+    for (SequenceResult& result : decoder.step()) finished.emplace_back(position.at(result.sequence_index), std::move(result));
+  }
+  std::stable_sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<SequenceResult> results;
+  for (auto& [request, result] : finished) results.push_back(std::move(result));
+  if (stats != nullptr) *stats = decoder.stats();
+  if (exspec_stats != nullptr) *exspec_stats = decoder.exspec_stats();
+  return results;
 }
 
 }  // namespace specgate

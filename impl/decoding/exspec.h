@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -12,7 +14,7 @@ namespace specgate {
 struct ExspecOptions {
   int64_t batch_size = 8;              // B: rows per step
   int64_t window = 16;                 // W >= B: sequences active at once
-  bool sort_by_prompt_length = false;  // admit the pool shortest prompt first
+  bool sort_by_prompt_length = false;  // exspec_generate admits the requests shortest prompt first
   int64_t max_wait_steps = 0;          // aging: a sequence left out this many steps in a row goes next; 0 = off
 };
 
@@ -29,12 +31,47 @@ struct ExspecStats {
 // schedule can honour with this window and batch size.
 void validate(const ExspecOptions& exspec);
 
-// EXSPEC (DESIGN.md section 3): sequences live unpadded in per-sequence slots of a
-// preallocated pool; a window of W of them is active and refilled in order as sequences
-// finish. Each step runs one speculative round on B sequences of the window, preferring B of
-// identical length (no padding, no realignment) and otherwise re-padding like EQSPEC. Rows
-// that stay in the batch from one step to the next stay in place. Results come back in the
-// order of `requests`; stats.latencies has one entry per sequence.
+// EXSPEC (DESIGN.md section 3), fed one request at a time: sequences live unpadded in
+// per-sequence slots of a pool allocated once, for W sequences of at most `sequence_capacity`
+// tokens each (prompt, new tokens and a round's drafts: see cache_capacity()). A request
+// admitted between steps takes a free place of the window and has its prompt pass at the
+// start of the next step, with the other newcomers, B prompts at a time. Each step then runs
+// one speculative round on B sequences of the window, preferring B of identical length (no
+// padding, no realignment) and otherwise re-padding like EQSPEC; rows that stay in the batch
+// from one step to the next stay in place. A sequence's output does not depend on when it was
+// admitted nor on which others share its steps.
+class ExspecDecoder {
+ public:
+  // Throws InputError for options that cannot run (see validate()).
+  ExspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options, const ExspecOptions& exspec,
+                int64_t sequence_capacity);
+  ~ExspecDecoder();
+  ExspecDecoder(const ExspecDecoder&) = delete;
+  ExspecDecoder& operator=(const ExspecDecoder&) = delete;
+
+  // Places of the window admit() may still fill before the next step.
+  int64_t free_places() const;
+  // Whether the request's prompt, its new tokens and a round's drafts fit a pool slot.
+  bool fits(const SequenceRequest& request) const;
+  // Queues a request for the next step. Throws InputError for an empty prompt or one that
+  // does not fit; admitting with no free place is a caller's error (c10::Error).
+  void admit(SequenceRequest request);
+  // Whether a sequence is queued or active.
+  bool has_work() const;
+  // Runs the queued prompt passes and one round; returns the sequences that finished in it.
+  std::vector<SequenceResult> step();
+
+  const DecodeStats& stats() const;
+  const ExspecStats& exspec_stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Every request through one ExspecDecoder, admitted in order (shortest prompt first with
+// exspec.sort_by_prompt_length) as places free up. Results come back in the order of
+// `requests`; stats.latencies has one entry per sequence.
 std::vector<SequenceResult> exspec_generate(const Transformer& target, Drafter& drafter,
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                             const ExspecOptions& exspec, DecodeStats* stats = nullptr,

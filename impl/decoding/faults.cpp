@@ -34,24 +34,25 @@ bool is_sampling_only(Fault fault) {
          fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream;
 }
 
-void require_committable(const FaultSet& faults, bool exspec, bool greedy) {
-  for (Fault fault : all_faults()) {
-    if (!faults.has(fault)) continue;
-    const std::string name(fault_name(fault));
-    if (is_exspec_only(fault) && !exspec)
-      throw InputError("--inject-fault: '" + name + "' is a fault of EXSPEC's pool and scheduling; only --engine exspec can commit it");
-    if (is_sampling_only(fault) && greedy)
-      throw InputError("--inject-fault: '" + name + "' is a fault of sampling verification; greedy decoding (--temperature 0) cannot commit it");
-  }
-}
-
 Fault fault_from_name(std::string_view name) {
+  if (!SPECGATE_FAULTS) throw InputError("--inject-fault: this build has no seeded faults (SPECGATE_FAULTS=OFF)");
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (kNames[i] == name) return static_cast<Fault>(i);
   }
   std::string known;
   for (std::string_view n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
   throw InputError("--inject-fault: unknown fault '" + std::string(name) + "' (known: " + known + ")");
+}
+
+void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy) {
+  for (Fault fault : all_faults()) {
+    if (!faults.has(fault)) continue;
+    const std::string prefix = "--inject-fault " + std::string(fault_name(fault)) + ": ";
+    if (is_exspec_only(fault) && !exspec_engine)
+      throw InputError(prefix + "an EXSPEC fault, which engine " + std::string(engine) + " cannot commit");
+    if (is_sampling_only(fault) && greedy)
+      throw InputError(prefix + "a sampling fault, which greedy decoding cannot commit (give --temperature > 0)");
+  }
 }
 
 }  // namespace specgate

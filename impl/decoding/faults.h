@@ -36,9 +36,15 @@ enum class Fault {
   kCount,
 };
 
+// A build with SPECGATE_FAULTS=0 (CMake option SPECGATE_FAULTS=OFF) commits none: every
+// check below is false at compile time, and the code of each fault is dead.
+#ifndef SPECGATE_FAULTS
+#define SPECGATE_FAULTS 1
+#endif
+
 class FaultSet {
  public:
-  bool has(Fault fault) const { return bits_.test(static_cast<size_t>(fault)); }
+  bool has(Fault fault) const { return SPECGATE_FAULTS && bits_.test(static_cast<size_t>(fault)); }
   FaultSet& add(Fault fault) {
     bits_.set(static_cast<size_t>(fault));
     return *this;
@@ -54,12 +60,12 @@ std::string_view fault_name(Fault fault);
 std::vector<Fault> all_faults();
 // Faults of EXSPEC's pool and scheduling, which EQSPEC cannot commit.
 bool is_exspec_only(Fault fault);
-// Faults of sampling verification, which greedy decoding cannot commit.
+// Faults of sampled verification, which greedy decoding cannot commit.
 bool is_sampling_only(Fault fault);
-// Throws InputError naming the first fault in `faults` that the decoder described cannot
-// commit, so that a fault never passes as caught-nothing by being a no-op.
-void require_committable(const FaultSet& faults, bool exspec, bool greedy);
-// Throws InputError listing the known names.
+// Throws InputError listing the known names (or saying that this build has none).
 Fault fault_from_name(std::string_view name);
+// Throws InputError when a fault cannot be committed by `engine` (its name, for the message):
+// an EXSPEC fault on an engine that is not EXSPEC, a sampling fault with greedy decoding.
+void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy);
 
 }  // namespace specgate

@@ -49,7 +49,7 @@ void InvariantChecker::check_layout(const BatchState& state, const KVCache& targ
 
 void InvariantChecker::check_cache(const char* which, const Transformer& model, const KVCache& cache,
                                    const BatchState& state, bool draft) const {
-  const int64_t expected_length = state.width - 1;
+  const int64_t expected_length = state.cache_length();
   if (cache.length() != expected_length)
     violated(std::string("I3: ") + which + " cache holds " + std::to_string(cache.length()) + " slots, expected " +
              std::to_string(expected_length));
@@ -113,7 +113,7 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
     // The round's tokens end at the first EOS and at max_new_tokens, exactly there.
     std::vector<int64_t> expected;
     for (int64_t token : proposed) {
-      if (r.generated_before + static_cast<int64_t>(expected.size()) == options_.max_new_tokens) break;
+      if (r.generated_before + static_cast<int64_t>(expected.size()) == r.max_new_tokens) break;
       expected.push_back(token);
       if (std::find(eos.begin(), eos.end(), token) != eos.end()) break;
     }

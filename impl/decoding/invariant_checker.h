@@ -26,6 +26,7 @@ class InvariantViolation : public std::runtime_error {
 struct RoundRecord {
   int64_t sequence_index = 0;
   int64_t generated_before = 0;
+  int64_t max_new_tokens = 0;
   std::vector<int64_t> drafted;
   std::vector<int64_t> target_choice;  // greedy only
   int64_t accepted = 0;

@@ -3,20 +3,43 @@
 #include <ATen/ATen.h>
 
 #include "impl/decoding/batch_tensors.h"
+#include "impl/decoding/fault_sites.h"
+#include "impl/common/host_transfer.h"
 #include "impl/model/kv_cache.h"
+#include "impl/sampling/inverse_cdf.h"
 
 namespace specgate {
+namespace {
+
+// float64 [B, K] on the host: the uniforms of the K draws of every row, from its own stream.
+at::Tensor draft_uniforms(BatchState& state, int64_t k) {
+  at::Tensor uniforms = at::empty({state.batch_size(), k}, at::TensorOptions().dtype(at::kDouble));
+  double* out = uniforms.data_ptr<double>();
+  for (Row& row : state.rows) {
+    for (int64_t step = 0; step < k; ++step) *out++ = row.rng.uniform();
+  }
+  return uniforms;
+}
+
+// The draft distribution verification will take as q: the one the token was drawn from, or
+// under the fault the unshaped softmax.
+at::Tensor recorded_distribution(const at::Tensor& shaped, const at::Tensor& logits, const FaultSet& faults) {
+  if (faults.has(Fault::kRawDraftDistribution)) return logits.to(at::kDouble).softmax(-1);
+  return shaped;
+}
+
+}  // namespace
 
 void ModelDrafter::start(BatchState& state, const DecodeOptions& options, KVCache* cache) {
   TORCH_CHECK(cache != nullptr && cache->length() == 0, "ModelDrafter::start: needs an empty draft cache");
   const c10::Device device = model_.options().device();
   const int64_t width = state.width;
-  const bool let_padding = options.faults.has(Fault::kMaskLetsPaddingThrough);
   model_.forward(tokens_at(state, 0, width, device), positions_at(state, 0, width, device),
-                 key_valid(state, width, device, let_padding), cache);
+                 mask_under_faults(key_valid(state, width, device), options.faults), cache);
   for (Row& row : state.rows) row.draft_cached = row.content();
 }
 
+// Every step runs on the device: the chosen tokens feed the next step without visiting the host.
 DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) {
   const c10::Device device = model_.options().device();
   const int64_t batch = state.batch_size(), width = state.width;
@@ -26,42 +49,31 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
   cache->truncate(width - uncached);
 
   const bool sampling = !options.sampling.greedy();
-  DraftProposal proposal;
-  proposal.tokens.assign(batch, {});
-  if (sampling) {
-    const auto options64 = at::TensorOptions().dtype(at::kDouble);
-    proposal.distributions = at::empty({batch, k, model_.config().vocab_size}, options64);
-    proposal.raw_distributions = at::empty_like(proposal.distributions);
-  }
-
-  const bool let_padding = options.faults.has(Fault::kMaskLetsPaddingThrough);
-  const int64_t hidden_slot = options.faults.has(Fault::kBonusNotFed) ? width - 1 : -1;
+  const at::Tensor uniforms = sampling ? upload(draft_uniforms(state, k), device) : at::Tensor();
+  const at::Tensor scripted = script_ != nullptr ? upload(script_->tokens(state, k), device) : at::Tensor();
+  std::vector<at::Tensor> tokens, distributions;
   at::Tensor input = tokens_at(state, width - uncached, uncached, device);
   at::Tensor positions = positions_at(state, width - uncached, uncached, device);
-  at::Tensor valid = key_valid(state, width, device, let_padding, hidden_slot);
+  at::Tensor valid = mask_under_faults(key_valid(state, width, device), options.faults, /*fed_slot=*/width - 1);
   for (int64_t step = 0; step < k; ++step) {
     const at::Tensor hidden = model_.forward(input, positions, valid, cache);
     const at::Tensor logits = model_.logits(hidden.select(1, hidden.size(1) - 1));  // [B, V]
-    std::vector<int64_t> chosen(batch);
+    at::Tensor chosen;
     if (sampling) {
-      const at::Tensor q = sampling_distribution(logits, options.sampling).cpu();
-      proposal.distributions.select(1, step).copy_(q);
-      proposal.raw_distributions.select(1, step).copy_(logits.to(at::kDouble).softmax(-1).cpu());
-      for (int64_t i = 0; i < batch; ++i) chosen[i] = sample_token(q[i], state.rows[i].rng);
+      const at::Tensor q = sampling_distribution(logits, options.sampling);
+      distributions.push_back(recorded_distribution(q, logits, options.faults));
+      chosen = sample_tokens(q, uniforms.select(1, step));
     } else {
-      const at::Tensor argmax = logits.argmax(-1).cpu();
-      for (int64_t i = 0; i < batch; ++i) chosen[i] = argmax[i].item<int64_t>();
+      chosen = logits.argmax(-1);
     }
-    for (int64_t i = 0; i < batch; ++i) {
-      if (script_ != nullptr) chosen[i] = script_->token(state.rows[i], step);
-      proposal.tokens[i].push_back(chosen[i]);
-    }
+    if (scripted.defined()) chosen = scripted.select(1, step);
+    tokens.push_back(chosen);
     if (step + 1 == k) break;  // the last draft is fed next round if it is accepted
-    input = at::tensor(chosen, at::TensorOptions().dtype(at::kLong)).view({batch, 1}).to(device);
-    positions = positions_at(state, width + step, 1, device);
+    input = chosen.unsqueeze(1);
+    positions = positions.narrow(1, positions.size(1) - 1, 1) + 1;
     valid = at::cat({valid, at::ones({batch, 1}, valid.options())}, 1);
   }
-  return proposal;
+  return {at::stack(tokens, 1), sampling ? at::stack(distributions, 1) : at::Tensor()};
 }
 
 }  // namespace specgate

@@ -20,8 +20,8 @@ struct ScriptedDrafts {
   AcceptanceScript script;
   int64_t vocab_size = 0;
 
-  // Token `step` (0-based) of `row`'s proposal this round.
-  int64_t token(const Row& row, int64_t step) const;
+  // The K tokens every row of `state` proposes this round: int64 [B, K] on the host.
+  at::Tensor tokens(const BatchState& state, int64_t k) const;
 };
 
 // Drafts from a script alone, without a draft model (ModelDrafter runs a model under a script).

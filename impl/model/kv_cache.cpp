@@ -1,30 +1,68 @@
 #include "impl/model/kv_cache.h"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
+#include "impl/common/host_transfer.h"
+
 namespace specgate {
+namespace {
+
+at::Tensor index_tensor(const std::vector<int64_t>& values, c10::Device device) {
+  return upload(at::tensor(values, at::TensorOptions().dtype(at::kLong)), device);
+}
+
+}  // namespace
 
 KVCache::KVCache(int64_t num_layers, int64_t batch_size, int64_t num_kv_heads, int64_t slot_capacity,
                  int64_t head_dim, const at::TensorOptions& options)
-    : batch_size_(batch_size) {
+    : batch_capacity_(batch_size), heads_(num_kv_heads), slots_(slot_capacity), head_dim_(head_dim),
+      batch_size_(batch_size) {
   TORCH_CHECK(num_layers > 0 && batch_size > 0 && slot_capacity > 0, "KVCache: empty shape");
-  for (int64_t layer = 0; layer < num_layers; ++layer) {
-    for (auto* buffers : {&keys_, &values_, &spare_keys_, &spare_values_})
-      buffers->push_back(at::zeros({batch_size, num_kv_heads, slot_capacity, head_dim}, options));
+  for (int64_t layer = 0; layer < num_layers; ++layer)
+    layers_.push_back(at::zeros({2, batch_capacity_, heads_, slots_, head_dim_}, options));
+}
+
+int64_t KVCache::bytes() const {
+  int64_t total = spare_.defined() ? static_cast<int64_t>(spare_.nbytes()) : 0;
+  for (const at::Tensor& layer : layers_) total += static_cast<int64_t>(layer.nbytes());
+  return total;
+}
+
+at::Tensor KVCache::by_row_head(const at::Tensor& buffer) const {
+  return buffer.view({2, batch_capacity_ * heads_, slots_, head_dim_});
+}
+
+std::pair<at::Tensor, at::Tensor> KVCache::window_index(std::span<const SlotRun> runs,
+                                                        std::span<const int64_t> offsets, int64_t window) const {
+  std::vector<int64_t> row_heads, starts;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SlotRun& run = runs[i];
+    TORCH_CHECK(run.row >= 0 && run.row < batch_capacity_ && run.first >= 0 && run.count >= 0 &&
+                    run.first + run.count <= slots_,
+                "KVCache: slot run out of range");
+    for (int64_t head = 0; head < heads_; ++head) {
+      row_heads.push_back(run.row * heads_ + head);
+      starts.push_back(run.first - offsets[i]);
+    }
   }
+  const c10::Device device = layers_.front().device();
+  const at::Tensor slots = index_tensor(starts, device).unsqueeze(1) + at::arange(window, at::TensorOptions().dtype(at::kLong).device(device));
+  // Slots before a run (padding) and after it read other slots of the same row: finite.
+  return {index_tensor(row_heads, device).unsqueeze(1), slots.clamp(0, slots_ - 1)};
 }
 
 void KVCache::reserve_slots(int64_t needed) {
-  const int64_t capacity = slot_capacity();
-  if (needed <= capacity) return;
-  const int64_t grown = std::max(needed, 2 * capacity);
-  for (auto* buffers : {&keys_, &values_, &spare_keys_, &spare_values_}) {
-    for (at::Tensor& buffer : *buffers) {
-      at::Tensor bigger = at::zeros({buffer.size(0), buffer.size(1), grown, buffer.size(3)}, buffer.options());
-      bigger.narrow(2, 0, capacity).copy_(buffer);
-      buffer = bigger;
-    }
+  if (needed <= slots_) return;
+  const int64_t old_slots = slots_;
+  slots_ = std::max(needed, 2 * old_slots);
+  spare_ = at::Tensor();
+  for (at::Tensor& layer : layers_) {
+    at::Tensor grown = at::zeros({2, batch_capacity_, heads_, slots_, head_dim_}, layer.options());
+    grown.narrow(3, 0, old_slots).copy_(layer);
+    layer = grown;
   }
 }
 
@@ -32,50 +70,16 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(int64_t layer, const at::Tenso
   TORCH_CHECK(k.size(0) == batch_size_ && v.sizes() == k.sizes(), "KVCache::append: shape mismatch");
   const int64_t new_slots = k.size(2);
   reserve_slots(length_ + new_slots);
-  at::Tensor keys = keys_[layer].narrow(0, 0, batch_size_);
-  at::Tensor values = values_[layer].narrow(0, 0, batch_size_);
-  keys.narrow(2, length_, new_slots).copy_(k);
-  values.narrow(2, length_, new_slots).copy_(v);
-  return {keys.narrow(2, 0, length_ + new_slots), values.narrow(2, 0, length_ + new_slots)};
+  const at::Tensor rows = layers_[layer].narrow(1, 0, batch_size_).narrow(3, 0, length_ + new_slots);
+  const at::Tensor key_slots = rows.select(0, 0), value_slots = rows.select(0, 1);
+  key_slots.narrow(2, length_, new_slots).copy_(k);
+  value_slots.narrow(2, length_, new_slots).copy_(v);
+  return {key_slots, value_slots};
 }
 
 void KVCache::advance(int64_t num_slots) {
-  TORCH_CHECK(length_ + num_slots <= slot_capacity(), "KVCache::advance past the written slots");
+  TORCH_CHECK(length_ + num_slots <= slots_, "KVCache::advance past the written slots");
   length_ += num_slots;
-}
-
-void KVCache::shift_rows(std::span<const SlotRun> runs, int64_t new_length) {
-  TORCH_CHECK(static_cast<int64_t>(runs.size()) == batch_size_, "KVCache::shift_rows: one run per row");
-  for (const SlotRun& run : runs) {
-    TORCH_CHECK(run.count >= 0 && run.source >= 0 && run.source + run.count <= length_ && run.target >= 0 &&
-                    run.target + run.count <= new_length,
-                "KVCache::shift_rows: run out of range");
-  }
-  reserve_slots(new_length);
-  for (int64_t layer = 0; layer < num_layers(); ++layer) {
-    for (auto [live, spare] : {std::pair{&keys_, &spare_keys_}, std::pair{&values_, &spare_values_}}) {
-      for (int64_t row = 0; row < batch_size_; ++row) {
-        const SlotRun& run = runs[row];
-        if (run.count == 0) continue;
-        (*spare)[layer][row].narrow(1, run.target, run.count).copy_((*live)[layer][row].narrow(1, run.source, run.count));
-      }
-      std::swap((*live)[layer], (*spare)[layer]);
-    }
-  }
-  length_ = new_length;
-}
-
-void KVCache::select_rows(const at::Tensor& rows) {
-  const int64_t kept = rows.size(0);
-  TORCH_CHECK(kept > 0 && kept <= batch_size_, "KVCache::select_rows: bad row count");
-  for (int64_t layer = 0; layer < num_layers(); ++layer) {
-    for (auto [live, spare] : {std::pair{&keys_, &spare_keys_}, std::pair{&values_, &spare_values_}}) {
-      at::Tensor out = (*spare)[layer].narrow(0, 0, kept).narrow(2, 0, length_);
-      at::index_select_out(out, (*live)[layer].narrow(2, 0, length_), 0, rows);
-      std::swap((*live)[layer], (*spare)[layer]);
-    }
-  }
-  batch_size_ = kept;
 }
 
 void KVCache::truncate(int64_t new_length) {
@@ -84,51 +88,77 @@ void KVCache::truncate(int64_t new_length) {
 }
 
 void KVCache::reshape(int64_t batch_size, int64_t length) {
-  TORCH_CHECK(batch_size > 0 && batch_size <= keys_.front().size(0) && length >= 0, "KVCache::reshape: bad shape");
+  TORCH_CHECK(batch_size > 0 && batch_size <= batch_capacity_ && length >= 0, "KVCache::reshape: bad shape");
   reserve_slots(length);
   batch_size_ = batch_size;
   length_ = length;
 }
 
-void KVCache::copy_rows_from(const KVCache& source, std::span<const RowRun> runs) {
-  TORCH_CHECK(source.num_layers() == num_layers(), "KVCache::copy_rows_from: layer counts differ");
-  int64_t needed = 0;
-  for (const RowRun& run : runs) {
-    const SlotRun& slots = run.slots;
-    TORCH_CHECK(run.source_row >= 0 && run.source_row < source.keys_.front().size(0) && run.target_row >= 0 &&
-                    run.target_row < keys_.front().size(0) && slots.count >= 0 && slots.source >= 0 &&
-                    slots.source + slots.count <= source.slot_capacity() && slots.target >= 0,
-                "KVCache::copy_rows_from: run out of range");
-    needed = std::max(needed, slots.target + slots.count);
-  }
-  reserve_slots(needed);
+void KVCache::gather(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> to_first,
+                     int64_t first_row) {
+  const int64_t rows = static_cast<int64_t>(runs.size());
+  TORCH_CHECK(to_first.size() == runs.size() && first_row >= 0 && first_row + rows <= batch_size_,
+              "KVCache::gather: rows out of range");
+  TORCH_CHECK(source.num_layers() == num_layers() && source.heads_ == heads_ && source.head_dim_ == head_dim_,
+              "KVCache::gather: caches of different models");
+  const bool in_place = &source == this;
+  TORCH_CHECK(!in_place || (first_row == 0 && rows == batch_size_), "KVCache::gather: a re-layout covers every row");
+  for (size_t i = 0; i < runs.size(); ++i)
+    TORCH_CHECK(to_first[i] >= 0 && to_first[i] + runs[i].count <= length_, "KVCache::gather: run past the length");
+  if (rows == 0 || length_ == 0) return;
+  // Destination (row, head) i reads the slots [first - to_first, ... + length) of its source
+  // (row, head), so that its run lands at to_first.
+  const auto [row_heads, slots] = source.window_index(runs, to_first, length_);
+  const c10::List<c10::optional<at::Tensor>> index({c10::nullopt, row_heads, slots});
   for (int64_t layer = 0; layer < num_layers(); ++layer) {
-    for (auto [to, from] : {std::pair{&keys_, &source.keys_}, std::pair{&values_, &source.values_}}) {
-      for (const RowRun& run : runs) {
-        if (run.slots.count == 0) continue;
-        (*to)[layer][run.target_row].narrow(1, run.slots.target, run.slots.count)
-            .copy_((*from)[layer][run.source_row].narrow(1, run.slots.source, run.slots.count));
-      }
-    }
+    if (in_place && !spare_.defined()) spare_ = at::empty_like(layers_.front());
+    at::Tensor into = by_row_head(in_place ? spare_ : layers_[layer])
+                          .narrow(1, first_row * heads_, rows * heads_)
+                          .narrow(2, 0, length_);
+    at::index_out(into, source.by_row_head(source.layers_[layer]), index);
+    if (in_place) std::swap(layers_[layer], spare_);
   }
+}
+
+void KVCache::scatter(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> rows) {
+  TORCH_CHECK(&source != this && rows.size() == runs.size(), "KVCache::scatter: needs another cache, a row per run");
+  TORCH_CHECK(source.num_layers() == num_layers() && source.heads_ == heads_ && source.head_dim_ == head_dim_,
+              "KVCache::scatter: caches of different models");
+  int64_t window = 0;
+  for (const SlotRun& run : runs) window = std::max(window, run.count);
+  if (window == 0) return;
+  reserve_slots(window);
+  std::vector<int64_t> targets;
+  for (int64_t row : rows) {
+    TORCH_CHECK(row >= 0 && row < batch_capacity_, "KVCache::scatter: row out of range");
+    for (int64_t head = 0; head < heads_; ++head) targets.push_back(row * heads_ + head);
+  }
+  const c10::Device device = layers_.front().device();
+  const auto [row_heads, slots] = source.window_index(runs, std::vector<int64_t>(runs.size(), 0), window);
+  const c10::List<c10::optional<at::Tensor>> from({c10::nullopt, row_heads, slots});
+  const c10::List<c10::optional<at::Tensor>> to(
+      {c10::nullopt, index_tensor(targets, device).unsqueeze(1),
+       at::arange(window, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(0)});
+  for (int64_t layer = 0; layer < num_layers(); ++layer)
+    by_row_head(layers_[layer]).index_put_(to, at::index(source.by_row_head(source.layers_[layer]), from));
 }
 
 at::Tensor KVCache::key_at(int64_t layer, int64_t row, int64_t slot) const {
   TORCH_CHECK(row < batch_size_ && slot < length_, "KVCache::key_at out of range");
-  return keys_[layer][row].select(1, slot);
+  return layers_[layer][0][row].select(1, slot);
 }
 
 at::Tensor KVCache::value_at(int64_t layer, int64_t row, int64_t slot) const {
   TORCH_CHECK(row < batch_size_ && slot < length_, "KVCache::value_at out of range");
-  return values_[layer][row].select(1, slot);
+  return layers_[layer][1][row].select(1, slot);
 }
 
 at::Tensor KVCache::keys(int64_t layer) const {
-  return keys_[layer].narrow(0, 0, batch_size_).narrow(2, 0, length_);
+  return layers_[layer].select(0, 0).narrow(0, 0, batch_size_).narrow(2, 0, length_);
 }
 
 at::Tensor KVCache::values(int64_t layer) const {
-  return values_[layer].narrow(0, 0, batch_size_).narrow(2, 0, length_);
+  return layers_[layer].select(0, 1).narrow(0, 0, batch_size_).narrow(2, 0, length_);
 }
 
 }  // namespace specgate

@@ -8,58 +8,55 @@
 
 namespace specgate {
 
-// One row's kept slots when a cache is re-laid out.
+// A run of one row's cache slots: `count` slots of row `row`, from slot `first`.
 struct SlotRun {
-  int64_t source = 0;
-  int64_t target = 0;
+  int64_t row = 0;
+  int64_t first = 0;
   int64_t count = 0;
 };
 
-// One row's run of slots copied from one cache into another.
-struct RowRun {
-  int64_t source_row = 0;
-  int64_t target_row = 0;
-  SlotRun slots;
-};
-
-// Keys and values of one model for a rectangular batch: per layer a preallocated
-// [batch capacity, H_kv, slot capacity, head_dim] buffer of which rows [0, batch_size())
-// and slots [0, length()) are in use. All rows share the slot count: a row that holds
-// fewer tokens than the widest is left-padded, and the attention mask hides its padding.
-// Reorganising operations write into a second buffer of the same size and swap, so no
-// step of decoding allocates.
+// Keys and values of one model for a rectangular batch: per layer one buffer holding K and V
+// as [2, batch capacity, H_kv, slot capacity, head_dim], of which rows [0, batch_size()) and
+// slots [0, length()) are in use. All rows share the slot count: a row that holds fewer
+// tokens than the widest is left-padded, and the attention mask hides its padding. Every slot
+// in use holds finite values, padding included, so that masked keys weigh exactly nothing.
+//
+// Re-layout is one batched indexing op per layer: each destination (row, head) reads its
+// `length` slots from its own source (row, head) at its own offset (gather). A gather from the
+// cache into itself writes into one spare layer buffer, made on first need, that then takes
+// the layer's place, the layer's old buffer becoming the spare for the next layer.
 class KVCache {
  public:
-  KVCache(int64_t num_layers, int64_t batch_size, int64_t num_kv_heads, int64_t slot_capacity,
-          int64_t head_dim, const at::TensorOptions& options);
+  KVCache(int64_t num_layers, int64_t batch_size, int64_t num_kv_heads, int64_t slot_capacity, int64_t head_dim,
+          const at::TensorOptions& options);
 
-  int64_t num_layers() const { return static_cast<int64_t>(keys_.size()); }
+  int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
   int64_t batch_size() const { return batch_size_; }
   int64_t length() const { return length_; }
-  int64_t slot_capacity() const { return keys_.front().size(2); }
+  int64_t slot_capacity() const { return slots_; }
+  // Bytes held, the spare layer buffer included.
+  int64_t bytes() const;
 
   // Writes k, v [batch_size, H_kv, T, D] of `layer` at slots [length, length + T) and returns
   // the layer's keys and values over slots [0, length + T). The length itself moves on with
   // advance(T) once every layer has written.
   std::pair<at::Tensor, at::Tensor> append(int64_t layer, const at::Tensor& k, const at::Tensor& v);
   void advance(int64_t num_slots);
-
-  // Rebuilds every layer so that row b's slots [target, target + count) hold its old slots
-  // [source, source + count) (runs[b]); every other slot of the new length is left with
-  // unspecified content (padding). One contiguous copy per row and layer.
-  void shift_rows(std::span<const SlotRun> runs, int64_t new_length);
-  // Keeps the given rows (int64 indices, in the given order) and drops the others.
-  void select_rows(const at::Tensor& rows);
   // Forgets every slot from new_length on.
   void truncate(int64_t new_length);
-
   // Takes the shape of another batch: rows [0, batch_size) and slots [0, length) are in use,
   // with whatever they hold. Grows the slot capacity if needed.
   void reshape(int64_t batch_size, int64_t length);
-  // Copies runs of slots of rows of `source` into rows of this cache, growing the slot
-  // capacity if needed; the runs may read any allocated slot of `source`, in use or not.
-  // One contiguous copy per run and layer.
-  void copy_rows_from(const KVCache& source, std::span<const RowRun> runs);
+
+  // Rows first_row + i (i < runs.size()) take the run runs[i] of `source` (this cache, or
+  // another of the same model) at slots [to_first[i], to_first[i] + runs[i].count), and
+  // finite values in their other slots up to length(): call reshape() first. A gather from
+  // this cache itself must lay out every row in use (first_row 0, runs.size() == batch_size()).
+  void gather(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> to_first,
+              int64_t first_row = 0);
+  // Rows rows[i] take the run runs[i] of `source` (another cache) at slots [0, runs[i].count):
+  // sequences stored unpadded. The rows may lie past batch_size().
+  void scatter(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> rows);
 
   // Views of row `row`, slot `slot` of `layer`: [H_kv, head_dim].
   at::Tensor key_at(int64_t layer, int64_t row, int64_t slot) const;
@@ -69,10 +66,17 @@ class KVCache {
   at::Tensor values(int64_t layer) const;
 
  private:
+  // [2, batch capacity * H_kv, slot capacity, head_dim]: a layer buffer by (row, head).
+  at::Tensor by_row_head(const at::Tensor& buffer) const;
+  // The (row, head) and slot indices that read `window` slots of each run, from
+  // run.first - offsets[i] on: [runs * H_kv, 1] and [runs * H_kv, window], clamped to the cache.
+  std::pair<at::Tensor, at::Tensor> window_index(std::span<const SlotRun> runs, std::span<const int64_t> offsets,
+                                                 int64_t window) const;
   void reserve_slots(int64_t needed);
 
-  std::vector<at::Tensor> keys_, values_;
-  std::vector<at::Tensor> spare_keys_, spare_values_;
+  std::vector<at::Tensor> layers_;  // [2, batch capacity, H_kv, slot capacity, head_dim]: K and V
+  at::Tensor spare_;
+  int64_t batch_capacity_, heads_, slots_, head_dim_;
   int64_t batch_size_;
   int64_t length_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 
 #include "impl/common/error.h"
+#include "impl/sampling/inverse_cdf.h"
 
 namespace specgate {
 
@@ -49,21 +50,8 @@ double SequenceRng::uniform() { return std::generate_canonical<double, 53>(engin
 
 int64_t sample_token(const at::Tensor& probs, SequenceRng& rng) {
   TORCH_CHECK(probs.dim() == 1, "sample_token expects a 1-D distribution");
-  const at::Tensor cpu = probs.to(at::kCPU, at::kDouble).contiguous();
-  const double* p = cpu.data_ptr<double>();
-  const int64_t vocab = cpu.numel();
-  double total = 0.0;
-  for (int64_t i = 0; i < vocab; ++i) total += p[i];
-  const double target = rng.uniform() * total;
-  double cumulative = 0.0;
-  int64_t last_nonzero = 0;
-  for (int64_t i = 0; i < vocab; ++i) {
-    if (p[i] <= 0.0) continue;
-    cumulative += p[i];
-    last_nonzero = i;
-    if (target < cumulative) return i;
-  }
-  return last_nonzero;
+  const at::Tensor weights = probs.to(at::kCPU, at::kDouble);
+  return sample_tokens(weights, at::scalar_tensor(rng.uniform(), weights.options())).item<int64_t>();
 }
 
 }  // namespace specgate

@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include "impl/common/error.h"
 #include "impl/decoding/eqspec.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/tests/decoding_test_support.h"
@@ -97,11 +98,8 @@ TEST(Eqspec, NaiveRealignmentGivesTheSameOutputsAndLayouts) {
 // Every greedy fault is caught: either an invariant check throws or the output differs
 // from the oracle in at least one of a few small scenarios.
 TEST(EqspecFaults, EveryGreedyFaultIsCaught) {
-  const std::vector<Fault> sampling_only = {Fault::kAlwaysAccept, Fault::kResidualNotNormalised, Fault::kRawDraftDistribution,
-                                           Fault::kSharedRandomStream};
   for (Fault fault : all_faults()) {
-    if (is_exspec_only(fault) || std::find(sampling_only.begin(), sampling_only.end(), fault) != sampling_only.end())
-      continue;
+    if (is_exspec_only(fault) || is_sampling_only(fault)) continue;
     SCOPED_TRACE(std::string(fault_name(fault)));
     bool caught = false;
     std::string how;
@@ -221,6 +219,19 @@ TEST_F(EqspecSampling, SamplingFaultsAreRejected) {
     std::cout << "[sampling fault " << fault_name(fault) << "] chi-square " << statistic << "\n";
     EXPECT_GT(statistic, kCritical) << fault_name(fault);
   }
+}
+
+// A fault that the engine or the decoding mode cannot commit is refused, not silently off.
+TEST(EqspecFaults, FaultsTheRunCannotCommitAreInputErrors) {
+  FaultSet exspec_fault, sampling_fault, greedy_fault;
+  exspec_fault.add(Fault::kWrongSequenceKv);
+  sampling_fault.add(Fault::kAlwaysAccept);
+  greedy_fault.add(Fault::kBonusFromDraft);
+  EXPECT_THROW(require_committable(exspec_fault, "eqspec", /*exspec_engine=*/false, /*greedy=*/false), InputError);
+  EXPECT_NO_THROW(require_committable(exspec_fault, "exspec", true, true));
+  EXPECT_THROW(require_committable(sampling_fault, "exspec", true, /*greedy=*/true), InputError);
+  EXPECT_NO_THROW(require_committable(sampling_fault, "eqspec", false, false));
+  EXPECT_NO_THROW(require_committable(greedy_fault, "eqspec", false, true));
 }
 
 }  // namespace

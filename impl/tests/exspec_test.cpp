@@ -9,6 +9,7 @@
 #include "impl/decoding/exspec.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/tests/decoding_test_support.h"
+#include "oracle/oracle.h"
 
 namespace specgate {
 namespace {
@@ -154,6 +155,54 @@ TEST(Exspec, SampledOutputsDoNotDependOnBatchComposition) {
   for (auto [batch, window] : {std::pair{1, 1}, std::pair{2, 5}, std::pair{3, 7}}) {
     EXPECT_EQ(by_sequence(exspec_generate(models().target, drafter, requests, options, {batch, window})), reference);
   }
+}
+
+// Requests admitted one by one at different steps, some with their own max_new_tokens,
+// give what the oracle gives each alone; the window never takes more than its places.
+TEST(ExspecDecoder, StaggeredArrivalsEqualTheOracle) {
+  std::vector<SequenceRequest> requests = mixed_requests(11, 57);
+  const DecodeOptions options = greedy_options(3, 9);
+  for (size_t i = 0; i < requests.size(); i += 3) requests[i].max_new_tokens = 2 + static_cast<int64_t>(i);
+  std::map<int64_t, std::vector<int64_t>> expected;
+  int64_t capacity = 0;
+  for (const SequenceRequest& r : requests) {
+    const OracleOptions alone{.max_new_tokens = r.max_new_tokens.value_or(options.max_new_tokens), .top_logprobs = 0};
+    expected[r.sequence_index] = oracle_generate(models().target, r.prompt, alone, 0).tokens;
+    capacity = std::max(capacity, cache_capacity(r, options));
+  }
+  for (const DrafterKind kind : {DrafterKind::kModel, DrafterKind::kScriptedWithModel}) {
+    const ScriptedDrafts script = oracle_script(requests, options, "random");
+    const std::unique_ptr<Drafter> drafter = make_drafter(kind, script);
+    ExspecDecoder decoder(models().target, *drafter, options, {.batch_size = 2, .window = 4}, capacity);
+    std::map<int64_t, std::vector<int64_t>> outputs;
+    size_t next = 0;
+    for (int64_t step = 0; next < requests.size() || decoder.has_work(); ++step) {
+      // One arrival every other step, two at every fifth: the window fills and drains unevenly.
+      const int64_t arrivals = step % 5 == 0 ? 2 : step % 2;
+      for (int64_t a = 0; a < arrivals && next < requests.size() && decoder.free_places() > 0; ++a)
+        decoder.admit(requests[next++]);
+      for (const SequenceResult& result : decoder.step()) {
+        EXPECT_FALSE(outputs.contains(result.sequence_index));
+        outputs[result.sequence_index] = result.tokens;
+      }
+    }
+    EXPECT_EQ(outputs, expected);
+    EXPECT_EQ(static_cast<int64_t>(decoder.stats().latencies.size()), 11);
+    EXPECT_EQ(decoder.free_places(), 4);
+  }
+}
+
+TEST(ExspecDecoder, RefusesWhatItCannotHold) {
+  const DecodeOptions options = greedy_options(2, 5);
+  ModelDrafter drafter(models().draft);
+  ExspecDecoder decoder(models().target, drafter, options, {.batch_size = 1, .window = 1}, 20);
+  const SequenceRequest too_long{1, std::vector<int64_t>(14, 3)};  // 14 + 5 + 2 + 2 slots
+  EXPECT_FALSE(decoder.fits(too_long));
+  EXPECT_THROW(decoder.admit(too_long), InputError);
+  EXPECT_THROW(decoder.admit({2, {}}), InputError);
+  decoder.admit({3, {1, 2, 3}});
+  EXPECT_EQ(decoder.free_places(), 0);
+  EXPECT_THROW(decoder.admit({4, {1, 2}}), c10::Error);
 }
 
 // Each EXSPEC fault makes a check fail: an invariant, the oracle comparison, or the promise

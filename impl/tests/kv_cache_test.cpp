@@ -50,27 +50,58 @@ TEST(KVCache, GrowsWhenFull) {
   EXPECT_EQ(key_number(cache, 1, 0, 6), 9);
 }
 
-TEST(KVCache, ShiftRowsMovesEachRowByItsOwnRun) {
+TEST(KVCache, GatherMovesEachRowByItsOwnRunInOneBufferMore) {
   KVCache cache = numbered_cache(2, 4, 8);
+  const int64_t two_buffers = cache.bytes();
   // Row 0 shifts right by two (two padding slots in front); row 1 keeps slots 2-3 at 0-1.
-  const std::vector<SlotRun> runs = {{.source = 0, .target = 2, .count = 4}, {.source = 2, .target = 0, .count = 2}};
-  cache.shift_rows(runs, 6);
+  const std::vector<SlotRun> runs = {{.row = 0, .first = 0, .count = 4}, {.row = 1, .first = 2, .count = 2}};
+  cache.reshape(2, 6);
+  cache.gather(cache, runs, std::vector<int64_t>{2, 0});
   EXPECT_EQ(cache.length(), 6);
   for (int64_t layer = 0; layer < 2; ++layer) {
     EXPECT_EQ(key_number(cache, layer, 0, 2), 0);
     EXPECT_EQ(key_number(cache, layer, 0, 5), 3);
     EXPECT_EQ(key_number(cache, layer, 1, 0), 102);
     EXPECT_EQ(key_number(cache, layer, 1, 1), 103);
+    // Padding and tail slots hold finite values, so that masked keys weigh nothing.
+    EXPECT_TRUE(at::isfinite(cache.keys(layer)).all().item<bool>());
+    EXPECT_TRUE(at::isfinite(cache.values(layer)).all().item<bool>());
   }
+  // One spare layer buffer, against a spare for every layer before.
+  EXPECT_EQ(cache.bytes(), two_buffers * 3 / 2);
 }
 
-TEST(KVCache, SelectRowsKeepsTheChosenRowsInOrder) {
+TEST(KVCache, GatherSelectsAndReordersRows) {
   KVCache cache = numbered_cache(3, 2, 4);
-  cache.select_rows(at::tensor({2, 0}, kLong));
+  cache.reshape(2, 2);
+  cache.gather(cache, std::vector<SlotRun>{{2, 0, 2}, {0, 0, 2}}, std::vector<int64_t>{0, 0});
   EXPECT_EQ(cache.batch_size(), 2);
   EXPECT_EQ(key_number(cache, 0, 0, 1), 201);
   EXPECT_EQ(key_number(cache, 1, 1, 0), 0);
   EXPECT_EQ(cache.keys(0).sizes(), at::IntArrayRef({2, 2, 2, 3}));
+}
+
+TEST(KVCache, ScatterStoresRunsUnpaddedAndGatherBringsThemBack) {
+  const KVCache batch = numbered_cache(2, 5, 8);
+  KVCache pool = numbered_cache(4, 1, 8);
+  pool.scatter(batch, std::vector<SlotRun>{{0, 2, 3}, {1, 1, 2}}, std::vector<int64_t>{3, 1});
+  pool.reshape(4, 3);
+  EXPECT_EQ(key_number(pool, 0, 3, 0), 2);
+  EXPECT_EQ(key_number(pool, 1, 3, 2), 4);
+  EXPECT_EQ(key_number(pool, 0, 1, 1), 102);
+  EXPECT_EQ(key_number(pool, 0, 0, 0), 0);  // untouched
+  EXPECT_EQ(key_number(pool, 0, 2, 0), 200);
+
+  KVCache next = numbered_cache(3, 4, 8);
+  next.reshape(3, 4);
+  // Row 0 stays; rows 1 and 2 come from pool slots 3 and 1, padded by one and two.
+  next.gather(pool, std::vector<SlotRun>{{3, 0, 3}, {1, 0, 2}}, std::vector<int64_t>{1, 2}, /*first_row=*/1);
+  EXPECT_EQ(key_number(next, 1, 0, 3), 3);
+  EXPECT_EQ(key_number(next, 1, 1, 1), 2);
+  EXPECT_EQ(key_number(next, 0, 1, 3), 4);
+  EXPECT_EQ(key_number(next, 1, 2, 2), 101);
+  EXPECT_EQ(key_number(next, 0, 2, 3), 102);
+  EXPECT_EQ(next.bytes(), numbered_cache(3, 4, 8).bytes());  // no spare for a gather from another cache
 }
 
 TEST(KVCache, TruncateForgetsTrailingSlots) {

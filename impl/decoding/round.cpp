@@ -1,0 +1,234 @@
+// One speculative round, as EQSPEC and EXSPEC run it on a left-padded batch of B rows.
+//
+// The layout (batch_state.h): row i's c_i content tokens sit right-aligned in `width` slots,
+// and both caches hold the K/V of every slot but the last: the last token of each row is
+// pending, the first input of the next pass.
+//
+// 1. Draft: the drafter proposes K tokens per row. With a model it runs K passes through the
+//    draft cache, each choice feeding the next pass on the device.
+// 2. Verify: one target pass over [pending, d_1 .. d_K] appends K + 1 slots to the target
+//    cache; acceptance (acceptance.h) decides every row on the device and brings back, in one
+//    copy, how many drafts each row keeps and its new tokens.
+// 3. Accept: each row gains its kept drafts and the bonus, ending at EOS or at its
+//    max_new_tokens. What each cache still holds of the row is one run of slots: the old
+//    content and the kept drafts; the rejected drafts' slots are dropped, and the bonus is
+//    the new pending token.
+// 4. Realign (EQSPEC; EXSPEC instead lays out its next batch from these runs): finished rows
+//    leave, the others are re-padded to the new minimal width, and each cache moves every
+//    row's run with one gather per layer.
+//
+// Seeded faults (faults.h) bend this story only inside the small helpers marked "fault:";
+// a build without faults compiles them away.
+#include "impl/decoding/round.h"
+
+#include <algorithm>
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include "impl/common/host_transfer.h"
+#include "impl/decoding/acceptance.h"
+#include "impl/decoding/batch_tensors.h"
+#include "impl/decoding/fault_sites.h"
+#include "impl/decoding/naive_realign.h"
+#include "impl/model/transformer.h"
+#include "impl/sampling/inverse_cdf.h"
+
+namespace specgate {
+namespace {
+
+bool is_eos(const DecodeOptions& options, int64_t token) {
+  return std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end();
+}
+
+// Appends `tokens` to `row`, ending it at its first EOS or at max_new_tokens, exactly there
+// (fault: or keeping what follows).
+std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens, const DecodeOptions& options) {
+  const bool keep_all = options.faults.has(Fault::kTokensAfterEosKept);
+  std::vector<int64_t> appended;
+  for (int64_t token : tokens) {
+    if (!keep_all && row.generated() == row.max_new_tokens) break;
+    row.tokens.push_back(token);
+    appended.push_back(token);
+    if (is_eos(options, token) && !row.finished) {
+      row.finished = true;
+      row.finish_reason = FinishReason::kEos;
+      if (!keep_all) break;
+    }
+  }
+  if (!row.finished && row.generated() >= row.max_new_tokens) {
+    row.finished = true;
+    row.finish_reason = FinishReason::kLength;
+  }
+  return appended;
+}
+
+// fault: the pending token fed at the position after its own.
+at::Tensor verified_positions(at::Tensor positions, const FaultSet& faults) {
+  if (faults.has(Fault::kBonusKvWrongPosition)) positions.select(1, 0).add_(1);
+  return positions;
+}
+
+// The target cache holds the old content and every draft; the row keeps its content and the
+// `accepted` drafts (fault: the run ends on the last draft, rejected ones included).
+SlotRun target_run(int64_t row, int64_t padding, int64_t content, int64_t accepted, int64_t k, const FaultSet& faults) {
+  const int64_t skipped = faults.has(Fault::kRejectedKvVisible) ? k - accepted : 0;
+  return {row, padding + skipped, content + accepted};
+}
+
+// The draft cache holds the old content and drafts 1 .. K-1: the row keeps what of them it
+// accepted (fault: the run ends on the last draft fed).
+SlotRun draft_run(int64_t row, int64_t padding, int64_t content, int64_t accepted, int64_t k, const FaultSet& faults) {
+  const int64_t fed = k > 0 ? std::min(accepted, k - 1) : 0;
+  const int64_t skipped = faults.has(Fault::kCacheAdvancedByDrafted) ? k - 1 - fed : 0;
+  return {row, padding + skipped, content + fed};
+}
+
+// How many of its tokens the row takes the draft cache to hold (fault: one per kept draft,
+// as if the last draft had been fed).
+int64_t draft_cached(const SlotRun& run, int64_t content, int64_t accepted, const FaultSet& faults) {
+  if (faults.has(Fault::kCacheAdvancedByDrafted) || faults.has(Fault::kDraftCacheShort)) return content + accepted;
+  return run.count;
+}
+
+}  // namespace
+
+RoundOutcome SpeculativeRound::prefill(BatchState& state, KVCache& target_cache, KVCache* draft_cache) {
+  const int64_t width = state.width, batch = state.batch_size();
+  const c10::Device device = target_.options().device();
+  timer_.charge(stats_.other_seconds);
+  drafter_.start(state, options_, draft_cache);
+  timer_.charge(stats_.draft_seconds);
+
+  const at::Tensor hidden =
+      target_.forward(tokens_at(state, 0, width, device), positions_at(state, 0, width, device),
+                      mask_under_faults(key_valid(state, width, device), options_.faults), &target_cache);
+  const at::Tensor logits = target_.logits(hidden.select(1, width - 1));  // [B, V]
+  at::Tensor first;
+  if (options_.sampling.greedy()) {
+    first = logits.argmax(-1);
+  } else {
+    at::Tensor uniforms = at::empty({batch}, at::TensorOptions().dtype(at::kDouble));
+    for (int64_t i = 0; i < batch; ++i) uniforms.data_ptr<double>()[i] = state.rows[i].rng.uniform();
+    first = sample_tokens(sampling_distribution(logits, options_.sampling), upload(uniforms, device));
+  }
+  const at::Tensor first_tokens = download(first);
+  timer_.charge(stats_.verify_seconds);
+
+  RoundOutcome outcome;
+  for (int64_t i = 0; i < batch; ++i) {
+    Row& row = state.rows[i];
+    const int64_t padding = state.padding(i);
+    row.target_cached = row.content();
+    outcome.target_kept.push_back({i, padding, row.content()});
+    outcome.draft_kept.push_back({i, padding, row.draft_cached});
+    stats_.generated += static_cast<int64_t>(append_tokens(row, {first_tokens.data_ptr<int64_t>()[i]}, options_).size());
+  }
+  return outcome;
+}
+
+RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVCache* draft_cache) {
+  const int64_t k = options_.draft_tokens, width = state.width, batch = state.batch_size();
+  const c10::Device device = target_.options().device();
+  const FaultSet& faults = options_.faults;
+
+  // 1. Draft.
+  DraftProposal proposal = k > 0 ? drafter_.propose(state, k, options_, draft_cache) : DraftProposal{};
+  proposal.tokens = proposal.tokens.defined()
+                        ? upload(proposal.tokens, device)
+                        : at::empty({batch, 0}, at::TensorOptions().dtype(at::kLong).device(device));
+  timer_.charge(stats_.draft_seconds);
+
+  // 2. Verify.
+  TORCH_CHECK(target_cache.length() == state.cache_length(), "round: target cache out of step with the batch");
+  const int64_t pending = state.cache_length();
+  const at::Tensor input = at::cat({tokens_at(state, pending, 1, device), proposal.tokens}, 1);
+  const at::Tensor positions = verified_positions(positions_at(state, pending, k + 1, device), faults);
+  const at::Tensor valid = mask_under_faults(key_valid(state, width + k, device), faults, /*fed_slot=*/pending);
+  const at::Tensor logits = target_.logits(target_.forward(input, positions, valid, &target_cache));
+  const std::vector<RowVerdict> verdicts = verify_drafts(logits, proposal, state, options_);
+  timer_.charge(stats_.verify_seconds);
+
+  // 3. Accept.
+  RoundOutcome outcome;
+  for (int64_t i = 0; i < batch; ++i) {
+    Row& row = state.rows[i];
+    const RowVerdict& verdict = verdicts[i];
+    const int64_t content = row.content(), padding = state.padding(i), a = verdict.accepted;
+    RoundRecord& record = outcome.records.emplace_back(RoundRecord{
+        row.sequence_index, row.generated(), row.max_new_tokens, verdict.drafted, verdict.target_choice, a, {}});
+    record.appended = append_tokens(row, verdict.new_tokens, options_);
+    row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
+
+    outcome.target_kept.push_back(target_run(i, padding, content, a, k, faults));
+    outcome.draft_kept.push_back(draft_run(i, padding, content, a, k, faults));
+    row.target_cached = content + a;
+    row.draft_cached = draft_cached(outcome.draft_kept.back(), content, a, faults);
+    stats_.accepted += a;
+    stats_.generated += static_cast<int64_t>(record.appended.size());
+    stats_.round_tokens += static_cast<int64_t>(record.appended.size());
+  }
+  stats_.rounds += 1;
+  stats_.row_rounds += batch;
+  stats_.drafted += batch * k;
+  timer_.charge(stats_.other_seconds);
+  return outcome;
+}
+
+namespace {
+
+// The width the rows going on are re-padded to: the longest row's content (fault: K + 1
+// slots more than before, every round).
+int64_t realigned_width(const BatchState& state, const std::vector<int64_t>& going_on, int64_t old_width,
+                        const DecodeOptions& options) {
+  int64_t width = 0;
+  for (int64_t i : going_on) width = std::max(width, state.rows[i].content());
+  if (options.faults.has(Fault::kPaddingNeverRemoved)) width = std::max(width, old_width + options.draft_tokens + 1);
+  return width;
+}
+
+// Moves the runs to the rows [0, runs.size()) at `to_first`; nothing moves when every run
+// stays where it is.
+void move_runs(KVCache& cache, const std::vector<SlotRun>& runs, const std::vector<int64_t>& to_first, int64_t length,
+               const DecodeOptions& options) {
+  if (options.naive_realign) return naive_realign(cache, runs, to_first, length);
+  bool in_place = static_cast<int64_t>(runs.size()) == cache.batch_size();
+  for (size_t i = 0; i < runs.size(); ++i)
+    in_place = in_place && runs[i].row == static_cast<int64_t>(i) && runs[i].first == to_first[i];
+  const int64_t old_length = cache.length();
+  cache.reshape(static_cast<int64_t>(runs.size()), length);
+  if (!in_place || length > old_length) cache.gather(cache, runs, to_first);
+}
+
+}  // namespace
+
+// 4. Realign.
+void realign(BatchState& state, const RoundOutcome& outcome, const std::vector<int64_t>& going_on,
+             KVCache& target_cache, KVCache* draft_cache, const DecodeOptions& options) {
+  const int64_t width = realigned_width(state, going_on, state.width, options);
+  std::vector<SlotRun> target_runs, draft_runs;
+  std::vector<int64_t> to_first;
+  std::vector<Row> rows;
+  for (int64_t i : going_on) {
+    Row& row = state.rows[i];
+    const int64_t padding = width - row.content();
+    to_first.push_back(padding);
+    target_runs.push_back(source_under_faults(outcome.target_kept[i], padding, options.faults));
+    draft_runs.push_back(outcome.draft_kept[i]);
+    if (!options.faults.has(Fault::kStalePositionIds)) row.position_padding = padding;  // fault: positions go stale
+    rows.push_back(std::move(row));
+  }
+  state.rows = std::move(rows);
+  state.width = width;
+  move_runs(target_cache, target_runs, to_first, state.cache_length(), options);
+  if (draft_cache != nullptr) move_runs(*draft_cache, draft_runs, to_first, state.cache_length(), options);
+}
+
+SequenceResult finish_row(Row& row, int64_t step, DecodeStats& stats) {
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - row.admitted_at;
+  stats.latencies.push_back({row.sequence_index, step - row.admitted_step, elapsed.count()});
+  return {row.sequence_index, std::vector<int64_t>(row.tokens.begin() + row.prompt_length, row.tokens.end()),
+          row.finish_reason, static_cast<int64_t>(row.accept_lengths.size()), std::move(row.accept_lengths)};
+}
+
+}  // namespace specgate

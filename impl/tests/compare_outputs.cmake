@@ -1,0 +1,12 @@
+# Runs FIRST and SECOND and fails unless both succeed and print the same non-empty text.
+execute_process(COMMAND ${FIRST} OUTPUT_VARIABLE first RESULT_VARIABLE first_status)
+execute_process(COMMAND ${SECOND} OUTPUT_VARIABLE second RESULT_VARIABLE second_status)
+if(NOT first_status EQUAL 0 OR NOT second_status EQUAL 0)
+  message(FATAL_ERROR "exit codes ${first_status} and ${second_status}")
+endif()
+if(first STREQUAL "" OR NOT first STREQUAL second)
+  message(FATAL_ERROR "outputs differ:\n${first}\n---\n${second}")
+endif()
+string(REGEX MATCHALL "\n" lines "${first}")
+list(LENGTH lines count)
+message(STATUS "${count} sequences, identical")
