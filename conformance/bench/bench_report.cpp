@@ -25,6 +25,22 @@ nlohmann::ordered_json ratio(double numerator, const Measurement* baseline) {
   return numerator / baseline->tokens_per_s();
 }
 
+// The ratio's least and greatest value over the repeats, each repeat's run against the
+// baseline's run of the same round-robin pass.
+nlohmann::ordered_json ratio_spread(const Measurement& m, const Measurement* baseline) {
+  if (baseline == nullptr || baseline->tokens <= 0) return nullptr;
+  const size_t repeats = std::min(m.run_seconds.size(), baseline->run_seconds.size());
+  double low = INFINITY, high = 0.0;
+  for (size_t r = 0; r < repeats; ++r) {
+    if (m.run_seconds[r] <= 0 || baseline->run_seconds[r] <= 0) return nullptr;
+    const double value = (m.tokens / m.run_seconds[r]) / (baseline->tokens / baseline->run_seconds[r]);
+    low = std::min(low, value);
+    high = std::max(high, value);
+  }
+  if (repeats == 0) return nullptr;
+  return {{"min", low}, {"max", high}};
+}
+
 double realign_share(const Measurement& m) {
   const DecodeStats& s = m.stats;
   const double total = s.draft_seconds + s.verify_seconds + s.realign_seconds + s.other_seconds;
@@ -108,6 +124,8 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
     r["tokens_per_s"] = m.tokens_per_s();
     r["speedup_vs_nonspec_same_batch"] = ratio(m.tokens_per_s(), same_batch);
     r["speedup_vs_nonspec_batch1"] = ratio(m.tokens_per_s(), batch1);
+    r["speedup_vs_nonspec_same_batch_spread"] = ratio_spread(m, same_batch);
+    r["speedup_vs_nonspec_batch1_spread"] = ratio_spread(m, batch1);
     r["phase_fraction"] = phase_fraction(m.stats);
     r["acceptance_rate"] = m.stats.acceptance_rate();
     r["tokens_per_round"] = m.stats.tokens_per_round();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,12 +31,29 @@ struct BenchSetup {
   int64_t max_wait = 1;                  // exspec-aging's bound, raised to the smallest feasible
 };
 
+// One engine at one batch size.
+struct BenchCase {
+  Engine engine = Engine::kNonspecBatch;
+  int64_t batch_size = 0;
+};
+
+// One timed run: repeat `repeat` of cases[case_index].
+struct ScheduledRun {
+  size_t case_index = 0;
+  int64_t repeat = 0;
+};
+
+// Round-robin: the r-th run of every case before the (r+1)-th of any, so that a slow spell
+// of a shared machine falls on every engine and batch size alike instead of on one, and each
+// repeat's ratios compare runs made minutes apart at most.
+std::vector<ScheduledRun> interleaved_schedule(size_t cases, int64_t repeat);
+
 // One engine at one batch size: the median of `repeat` timed runs over every request.
 struct Measurement {
   Engine engine = Engine::kNonspecBatch;
   int64_t batch_size = 0;
   ExspecOptions exspec;              // exspec and exspec-aging
-  std::vector<double> run_seconds;   // every run, in order
+  std::vector<double> run_seconds;   // every run, by repeat
   double seconds = 0.0;              // the median run's
   int64_t tokens = 0;                // generated per run
   DecodeStats stats;                 // the median run's
@@ -48,7 +66,10 @@ struct Measurement {
   double tokens_per_s() const { return seconds > 0 ? tokens / seconds : 0.0; }
 };
 
-Measurement measure(const BenchSetup& setup, Engine engine, int64_t batch_size, int64_t repeat);
+// Measures every case `repeat` times in interleaved_schedule's order; `on_run` is told of
+// each run before it starts. Returns one Measurement per case, in the order of `cases`.
+std::vector<Measurement> measure(const BenchSetup& setup, const std::vector<BenchCase>& cases, int64_t repeat,
+                                 const std::function<void(const ScheduledRun&)>& on_run);
 
 // The target's greedy continuation of every request, `length` tokens long (or up to EOS):
 // what a scripted drafter proposes when it is right.

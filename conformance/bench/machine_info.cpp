@@ -7,9 +7,10 @@
 #include <thread>
 
 #include <ATen/Context.h>
-#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/api/include/torch/version.h>
+
+#include "impl/common/cpu_threads.h"
 
 namespace specgate::cli {
 namespace {
@@ -36,7 +37,10 @@ nlohmann::ordered_json machine_info(c10::Device device) {
   nlohmann::ordered_json machine;
   machine["cpu"] = proc_field("/proc/cpuinfo", "model name");
   machine["logical_cores"] = std::thread::hardware_concurrency();
-  machine["torch_threads"] = at::get_num_threads();
+  const CpuThreads threads = current_cpu_threads();
+  machine["torch_threads"] = threads.intra_op;
+  machine["openblas_threads"] = threads.blas ? nlohmann::ordered_json(*threads.blas) : nullptr;
+  machine["threads_set_by"] = "specgate: one libtorch intra-op thread, one OpenBLAS thread";
   const std::string memory = proc_field("/proc/meminfo", "MemTotal");  // "NNN kB"
   machine["memory_bytes"] = memory.empty() ? 0 : std::stoll(memory) * 1024;
   utsname system{};

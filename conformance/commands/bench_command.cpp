@@ -59,36 +59,50 @@ std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options
 
 // Every (engine, batch size) to measure, nonspec-batch first at each batch size, and
 // nonspec-batch at batch size 1 always: the speedups are against them.
-std::vector<std::pair<Engine, int64_t>> plan(const std::vector<Engine>& engines, std::vector<int64_t> batch_sizes) {
+std::vector<BenchCase> plan(const std::vector<Engine>& engines, std::vector<int64_t> batch_sizes) {
   batch_sizes.push_back(1);
   std::sort(batch_sizes.begin(), batch_sizes.end());
   batch_sizes.erase(std::unique(batch_sizes.begin(), batch_sizes.end()), batch_sizes.end());
-  std::vector<std::pair<Engine, int64_t>> cases;
+  std::vector<BenchCase> cases;
   for (int64_t batch : batch_sizes) {
-    cases.push_back({Engine::kNonspecBatch, batch});
+    cases.push_back({.engine = Engine::kNonspecBatch, .batch_size = batch});
     for (Engine engine : engines) {
-      if (engine != Engine::kNonspecBatch) cases.push_back({engine, batch});
+      if (engine != Engine::kNonspecBatch) cases.push_back({.engine = engine, .batch_size = batch});
     }
   }
   return cases;
 }
 
+// A speedup and, after it, its least and greatest value over the repeats.
+std::string speedup_text(const nlohmann::ordered_json& value, const nlohmann::ordered_json& spread) {
+  if (value.is_null()) return "-";
+  char text[48];
+  if (spread.is_null()) {
+    std::snprintf(text, sizeof text, "%.2f", value.get<double>());
+  } else {
+    std::snprintf(text, sizeof text, "%.2f [%.2f-%.2f]", value.get<double>(), spread["min"].get<double>(),
+                  spread["max"].get<double>());
+  }
+  return text;
+}
+
 void print_table(const std::vector<Measurement>& measurements) {
   const nlohmann::ordered_json results = results_json(measurements);
-  std::printf("%-14s %5s %9s %7s %7s %6s %6s %7s %6s %6s %6s %7s %7s %6s %8s %8s\n", "engine", "batch", "tok/s",
-              "x same", "x B=1", "draft", "verify", "realign", "other", "accept", "tok/rd", "ops/rd", "sync/rd", "group",
+  std::printf("%-14s %5s %9s %17s %17s %6s %6s %7s %6s %6s %6s %7s %7s %6s %8s %8s\n", "engine", "batch", "tok/s",
+              "x same [min-max]", "x B=1 [min-max]", "draft", "verify", "realign", "other", "accept", "tok/rd", "ops/rd",
+              "sync/rd", "group",
               "p50 s", "p99 s");
   for (const nlohmann::ordered_json& r : results) {
-    const auto value = [](const nlohmann::ordered_json& v) { return v.is_null() ? 0.0 : v.get<double>(); };
     const nlohmann::ordered_json& phase = r["phase_fraction"];
-    std::printf("%-14s %5lld %9.1f %7.2f %7.2f %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %7.1f %7.2f %6s %8.3f %8.3f\n",
+    std::printf("%-14s %5lld %9.1f %17s %17s %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %7.1f %7.2f %6s %8.3f %8.3f\n",
                 r["engine"].get<std::string>().c_str(), static_cast<long long>(r["batch_size"].get<int64_t>()),
-                r["tokens_per_s"].get<double>(), value(r["speedup_vs_nonspec_same_batch"]),
-                value(r["speedup_vs_nonspec_batch1"]), 100 * phase["draft"].get<double>(),
-                100 * phase["verify"].get<double>(), 100 * phase["realign"].get<double>(),
-                100 * phase["other"].get<double>(), r["acceptance_rate"].get<double>(),
-                r["tokens_per_round"].get<double>(), r["operators_per_round"].get<double>(),
-                r["host_syncs_per_round"].get<double>(),
+                r["tokens_per_s"].get<double>(),
+                speedup_text(r["speedup_vs_nonspec_same_batch"], r["speedup_vs_nonspec_same_batch_spread"]).c_str(),
+                speedup_text(r["speedup_vs_nonspec_batch1"], r["speedup_vs_nonspec_batch1_spread"]).c_str(),
+                100 * phase["draft"].get<double>(), 100 * phase["verify"].get<double>(),
+                100 * phase["realign"].get<double>(), 100 * phase["other"].get<double>(),
+                r["acceptance_rate"].get<double>(), r["tokens_per_round"].get<double>(),
+                r["operators_per_round"].get<double>(), r["host_syncs_per_round"].get<double>(),
                 r["grouping_rate"].is_null() ? "-" : std::to_string(r["grouping_rate"].get<double>()).substr(0, 5).c_str(),
                 r["latency_p50_s"].get<double>(), r["latency_p99_s"].get<double>());
   }
@@ -126,14 +140,17 @@ void run_bench(const BenchOptions& options) {
         models.target.config().vocab_size};
   }
 
-  const std::vector<std::pair<Engine, int64_t>> cases = plan(engines, options.batch_sizes);
+  const std::vector<BenchCase> cases = plan(engines, options.batch_sizes);
   std::vector<Measurement> measurements;
+  nlohmann::ordered_json run_order = nlohmann::ordered_json::array();
   {
-    ProgressBar progress("bench", static_cast<int64_t>(cases.size()));
-    for (const auto& [engine, batch] : cases) {
-      progress.update(static_cast<int64_t>(measurements.size()), engine_name(engine) + " B=" + std::to_string(batch));
-      measurements.push_back(measure(setup, engine, batch, options.repeat));
-    }
+    ProgressBar progress("bench", static_cast<int64_t>(cases.size()) * options.repeat);
+    measurements = measure(setup, cases, options.repeat, [&](const ScheduledRun& run) {
+      const BenchCase& c = cases[run.case_index];
+      progress.update(static_cast<int64_t>(run_order.size()), engine_name(c.engine) + " B=" + std::to_string(c.batch_size) +
+                                                                  " run " + std::to_string(run.repeat + 1));
+      run_order.push_back({{"engine", engine_name(c.engine)}, {"batch_size", c.batch_size}, {"repeat", run.repeat}});
+    });
   }
   print_table(measurements);
 
@@ -155,6 +172,7 @@ void run_bench(const BenchOptions& options) {
                         {"exspec_aging_max_wait", options.max_wait},
                         {"seed", options.seed}};
   report["results"] = results_json(measurements);
+  report["run_order"] = std::move(run_order);
   write_output_file(options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
   std::printf("wrote %s", options.json.string().c_str());
   if (!options.svg.empty()) {
@@ -188,7 +206,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
   c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
-  c->add_option("--repeat", o->repeat, "Timed runs per measurement; the median is reported")
+  c->add_option("--repeat", o->repeat, "Timed runs per measurement, interleaved round-robin across engines and batch sizes; the median is reported")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -61,28 +62,37 @@ void write_score_reports(const ScoreReport& report, const std::filesystem::path&
   write_output_file(stem.string() + ".html", [&](std::ostream& out) { write_html_report(report, out); });
 }
 
-// The table, as text for the terminal or as Markdown for summary.md.
+double tokens_per_s(const EngineTally& tally) { return tally.tokens / std::max(tally.seconds, 1e-9); }
+
+// The table, as text for the terminal or as Markdown for summary.md; the speedup is against
+// nonspec-batch at the same batch size.
 std::string results_table(const std::vector<DemoRow>& rows, bool markdown) {
   std::ostringstream table;
-  const char* format = markdown ? "| %s | %s | %s | %s | %s | %s | %s |\n" : "%-32s %8s %8s %9s %12s %10s  %s\n";
+  const char* format =
+      markdown ? "| %s | %s | %s | %s | %s | %s | %s | %s |\n" : "%-32s %8s %8s %9s %8s %12s %10s  %s\n";
   char line[256];
-  std::snprintf(line, sizeof line, format, "engine", "exact", "partial", "tokens/s", "tokens/round", "acceptance",
-                "verdict");
+  std::snprintf(line, sizeof line, format, "engine", "exact", "partial", "tokens/s", "speedup", "tokens/round",
+                "acceptance", "verdict");
   table << line;
-  if (markdown) table << "|---|---:|---:|---:|---:|---:|---|\n";
+  if (markdown) table << "|---|---:|---:|---:|---:|---:|---:|---|\n";
+  const auto nonspec = std::find_if(rows.begin(), rows.end(), [](const DemoRow& row) {
+    return row.label == engine_name(Engine::kNonspecBatch);
+  });
   for (const DemoRow& row : rows) {
     const GroupSummary& all = row.report.overall;
     const bool exact = all.exact == all.questions && row.report.gate.passed;
     const EngineTally& tally = row.output.tally;
     const bool speculative = tally.stats.drafted > 0;
-    char tokens_per_s[32], per_round[32], acceptance[32];
-    std::snprintf(tokens_per_s, sizeof tokens_per_s, "%.1f", tally.tokens / std::max(tally.seconds, 1e-9));
+    char throughput[32], speedup[32], per_round[32], acceptance[32];
+    std::snprintf(throughput, sizeof throughput, "%.1f", tokens_per_s(tally));
+    if (nonspec == rows.end()) std::snprintf(speedup, sizeof speedup, "-");
+    else std::snprintf(speedup, sizeof speedup, "%.2fx", tokens_per_s(tally) / tokens_per_s(nonspec->output.tally));
     std::snprintf(per_round, sizeof per_round, "%.2f", speculative ? tally.stats.tokens_per_round() : 1.0);
     std::snprintf(acceptance, sizeof acceptance, "%s", speculative ? percent(tally.stats.acceptance_rate()).c_str() : "-");
     const char* verdict = exact == row.expected_exact ? (exact ? "equivalent" : "caught, as expected")
                                                       : (exact ? "NOT CAUGHT" : "NOT EQUIVALENT");
     std::snprintf(line, sizeof line, format, row.label.c_str(), percent(all.exact_match).c_str(),
-                  percent(all.partial_match).c_str(), tokens_per_s, per_round, acceptance, verdict);
+                  percent(all.partial_match).c_str(), throughput, speedup, per_round, acceptance, verdict);
     table << line;
   }
   return table.str();

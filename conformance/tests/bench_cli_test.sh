@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
 # End-to-end checks of `conformance bench` on the fixture pair: every engine and batch size is
-# measured over every request, with operators and host syncs counted per round; peak memory
-# says where it was read; bad input exits 2.
+# measured over every request, with operators and host syncs counted per round; runs are
+# interleaved round-robin; every speedup has its spread over the repeats; the thread
+# configuration is recorded; peak memory says where it was read; bad input exits 2.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 "$conformance" bench --target "$fixtures/target" --draft "$fixtures/draft" --bench "$bench" --limit 3 \
-  --max-new-tokens 8 --batch-sizes 1,2 --repeat 1 --engines eqspec,exspec --json "$work/bench.json" >/dev/null ||
+  --max-new-tokens 8 --batch-sizes 1,2 --repeat 2 --engines eqspec,exspec --json "$work/bench.json" >/dev/null ||
   fail "bench run"
 python3 - "$work/bench.json" <<'PY' || fail "bench results"
 import json, sys
-results = json.load(open(sys.argv[1]))["results"]
+report = json.load(open(sys.argv[1]))
+results = report["results"]
 cases = [(r["engine"], r["batch_size"]) for r in results]
 expected = [(e, b) for b in (1, 2) for e in ("nonspec-batch", "eqspec", "exspec")]
 problems = [f"cases {cases}, expected {expected}"] if cases != expected else []
+order = [(r["engine"], r["batch_size"], r["repeat"]) for r in report["run_order"]]
+expected_order = [(e, b, repeat) for repeat in (0, 1) for (e, b) in expected]
+if order != expected_order: problems.append(f"run order {order}, expected {expected_order}")
+machine = report["machine"]
+if machine["openblas_threads"] != 1 or machine["torch_threads"] < 1:
+    problems.append(f'threads: torch {machine["torch_threads"]}, openblas {machine["openblas_threads"]}')
 for r in results:
     where = f'{r["engine"]} B={r["batch_size"]}'
+    if len(r["run_seconds"]) != 2: problems.append(f'{where}: {len(r["run_seconds"])} runs, expected 2')
+    for name in ("speedup_vs_nonspec_same_batch", "speedup_vs_nonspec_batch1"):
+        spread = r[name + "_spread"]
+        if not (spread["min"] <= r[name] <= spread["max"]): problems.append(f'{where}: {name} {r[name]} outside {spread}')
     if r["tokens"] != 3 * 8: problems.append(f'{where}: {r["tokens"]} tokens, expected 24')
     if r["peak_memory_source"] != "vmhwm" or r["peak_memory_bytes"] <= 0:
         problems.append(f'{where}: peak memory {r["peak_memory_bytes"]} from {r["peak_memory_source"]!r}')
