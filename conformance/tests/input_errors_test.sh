@@ -69,7 +69,7 @@ expect_input_error "$out" "t/specgate_tokenizer.json: field 'type'" "${generate[
 
 # --- output paths and flags ---
 touch "$work/file"
-expect_input_error "$work/file/out.jsonl" "$work/file: Not a directory" generate --engine oracle --limit 1 --max-new-tokens 2 \
+expect_input_error "$work/file/out.jsonl" "$work/file: cannot create the folder: Not a directory" generate --engine oracle --limit 1 --max-new-tokens 2 \
   --target "$fixtures/target" --bench "$bench" --out "$work/file/out.jsonl"
 expect_input_error "$work/file/r.json" "$work/file" score --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --json "$work/file/r.json"
 expect_input_error "$out" "--max-new-tokens" generate --engine oracle --target "$fixtures/target" --bench "$bench" --out "$out" \
