@@ -17,10 +17,11 @@ at::Tensor index_tensor(const std::vector<int64_t>& values, c10::Device device) 
 }  // namespace
 
 KVCache::KVCache(int64_t num_layers, int64_t batch_size, int64_t num_kv_heads, int64_t slot_capacity,
-                 int64_t head_dim, const at::TensorOptions& options)
+                 int64_t head_dim, const at::TensorOptions& options, std::optional<int64_t> attended_slots)
     : batch_capacity_(batch_size), heads_(num_kv_heads), slots_(slot_capacity), head_dim_(head_dim),
-      batch_size_(batch_size) {
+      attended_slots_(attended_slots), batch_size_(batch_size) {
   TORCH_CHECK(num_layers > 0 && batch_size > 0 && slot_capacity > 0, "KVCache: empty shape");
+  TORCH_CHECK(!attended_slots || *attended_slots >= 0, "KVCache: negative attended slots");
   for (int64_t layer = 0; layer < num_layers; ++layer)
     layers_.push_back(at::zeros({2, batch_capacity_, heads_, slots_, head_dim_}, options));
 }
@@ -29,6 +30,10 @@ int64_t KVCache::bytes() const {
   int64_t total = spare_.defined() ? static_cast<int64_t>(spare_.nbytes()) : 0;
   for (const at::Tensor& layer : layers_) total += static_cast<int64_t>(layer.nbytes());
   return total;
+}
+
+int64_t KVCache::first_attended_slot() const {
+  return attended_slots_ ? std::max<int64_t>(length_ - *attended_slots_, 0) : 0;
 }
 
 at::Tensor KVCache::by_row_head(const at::Tensor& buffer) const {
@@ -106,15 +111,19 @@ void KVCache::gather(const KVCache& source, std::span<const SlotRun> runs, std::
   for (size_t i = 0; i < runs.size(); ++i)
     TORCH_CHECK(to_first[i] >= 0 && to_first[i] + runs[i].count <= length_, "KVCache::gather: run past the length");
   if (rows == 0 || length_ == 0) return;
-  // Destination (row, head) i reads the slots [first - to_first, ... + length) of its source
-  // (row, head), so that its run lands at to_first.
-  const auto [row_heads, slots] = source.window_index(runs, to_first, length_);
+  // Destination (row, head) i reads the slots [first - to_first + from, ... + length - from)
+  // of its source (row, head), so that its run lands at to_first.
+  const int64_t from = first_attended_slot();
+  std::vector<int64_t> offsets(to_first.begin(), to_first.end());
+  for (int64_t& offset : offsets) offset -= from;
+  const auto [row_heads, slots] = source.window_index(runs, offsets, length_ - from);
   const c10::List<c10::optional<at::Tensor>> index({c10::nullopt, row_heads, slots});
   for (int64_t layer = 0; layer < num_layers(); ++layer) {
-    if (in_place && !spare_.defined()) spare_ = at::empty_like(layers_.front());
+    // Zeros: the slots before `from` are never written, and must stay finite.
+    if (in_place && !spare_.defined()) spare_ = at::zeros_like(layers_.front());
     at::Tensor into = by_row_head(in_place ? spare_ : layers_[layer])
                           .narrow(1, first_row * heads_, rows * heads_)
-                          .narrow(2, 0, length_);
+                          .narrow(2, from, length_ - from);
     at::index_out(into, source.by_row_head(source.layers_[layer]), index);
     if (in_place) std::swap(layers_[layer], spare_);
   }
@@ -124,21 +133,29 @@ void KVCache::scatter(const KVCache& source, std::span<const SlotRun> runs, std:
   TORCH_CHECK(&source != this && rows.size() == runs.size(), "KVCache::scatter: needs another cache, a row per run");
   TORCH_CHECK(source.num_layers() == num_layers() && source.heads_ == heads_ && source.head_dim_ == head_dim_,
               "KVCache::scatter: caches of different models");
-  int64_t window = 0;
-  for (const SlotRun& run : runs) window = std::max(window, run.count);
-  if (window == 0) return;
-  reserve_slots(window);
-  std::vector<int64_t> targets;
-  for (int64_t row : rows) {
-    TORCH_CHECK(row >= 0 && row < batch_capacity_, "KVCache::scatter: row out of range");
-    for (int64_t head = 0; head < heads_; ++head) targets.push_back(row * heads_ + head);
+  int64_t longest = 0;
+  for (const SlotRun& run : runs) longest = std::max(longest, run.count);
+  if (longest == 0) return;
+  reserve_slots(longest);
+  // Each run's last `window` slots (all of a shorter run, and slots past it, never read).
+  const int64_t window = attended_slots_ ? std::min(longest, *attended_slots_) : longest;
+  std::vector<int64_t> targets, target_slots, offsets;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    TORCH_CHECK(rows[i] >= 0 && rows[i] < batch_capacity_, "KVCache::scatter: row out of range");
+    const int64_t skipped = std::max<int64_t>(runs[i].count - window, 0);
+    offsets.push_back(-skipped);
+    for (int64_t head = 0; head < heads_; ++head) {
+      targets.push_back(rows[i] * heads_ + head);
+      target_slots.push_back(skipped);
+    }
   }
   const c10::Device device = layers_.front().device();
-  const auto [row_heads, slots] = source.window_index(runs, std::vector<int64_t>(runs.size(), 0), window);
+  const auto [row_heads, slots] = source.window_index(runs, offsets, window);
   const c10::List<c10::optional<at::Tensor>> from({c10::nullopt, row_heads, slots});
   const c10::List<c10::optional<at::Tensor>> to(
       {c10::nullopt, index_tensor(targets, device).unsqueeze(1),
-       at::arange(window, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(0)});
+       index_tensor(target_slots, device).unsqueeze(1) +
+           at::arange(window, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(0)});
   for (int64_t layer = 0; layer < num_layers(); ++layer)
     by_row_head(layers_[layer]).index_put_(to, at::index(source.by_row_head(source.layers_[layer]), from));
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,15 +26,22 @@ struct SlotRun {
 // `length` slots from its own source (row, head) at its own offset (gather). A gather from the
 // cache into itself writes into one spare layer buffer, made on first need, that then takes
 // the layer's place, the layer's old buffer becoming the spare for the next layer.
+//
+// A model whose every layer attends through a sliding window never reads a slot more than
+// `attended_slots` before the length again: re-layouts move only those last slots of each row,
+// so that their cost is bounded by the window, not by the sequence. The slots before hold
+// stale but finite values.
 class KVCache {
  public:
   KVCache(int64_t num_layers, int64_t batch_size, int64_t num_kv_heads, int64_t slot_capacity, int64_t head_dim,
-          const at::TensorOptions& options);
+          const at::TensorOptions& options, std::optional<int64_t> attended_slots = std::nullopt);
 
   int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
   int64_t batch_size() const { return batch_size_; }
   int64_t length() const { return length_; }
   int64_t slot_capacity() const { return slots_; }
+  // The first slot a later pass may read: length() - attended_slots, or 0 without a window.
+  int64_t first_attended_slot() const;
   // Bytes held, the spare layer buffer included.
   int64_t bytes() const;
 
@@ -50,12 +58,14 @@ class KVCache {
 
   // Rows first_row + i (i < runs.size()) take the run runs[i] of `source` (this cache, or
   // another of the same model) at slots [to_first[i], to_first[i] + runs[i].count), and
-  // finite values in their other slots up to length(): call reshape() first. A gather from
-  // this cache itself must lay out every row in use (first_row 0, runs.size() == batch_size()).
+  // finite values in their other slots up to length(): call reshape() first. Only slots from
+  // first_attended_slot() on are written. A gather from this cache itself must lay out every
+  // row in use (first_row 0, runs.size() == batch_size()).
   void gather(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> to_first,
               int64_t first_row = 0);
   // Rows rows[i] take the run runs[i] of `source` (another cache) at slots [0, runs[i].count):
-  // sequences stored unpadded. The rows may lie past batch_size().
+  // sequences stored unpadded. The rows may lie past batch_size(). Only the last
+  // attended_slots of each run are written.
   void scatter(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> rows);
 
   // Views of row `row`, slot `slot` of `layer`: [H_kv, head_dim].
@@ -77,6 +87,7 @@ class KVCache {
   std::vector<at::Tensor> layers_;  // [2, batch capacity, H_kv, slot capacity, head_dim]: K and V
   at::Tensor spare_;
   int64_t batch_capacity_, heads_, slots_, head_dim_;
+  std::optional<int64_t> attended_slots_;
   int64_t batch_size_;
   int64_t length_ = 0;
 };

@@ -87,7 +87,12 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
 at::TensorOptions Transformer::options() const { return weights_.embed_tokens.options(); }
 
 KVCache Transformer::make_cache(int64_t batch_size, int64_t slot_capacity) const {
-  return KVCache(config_.num_layers, batch_size, config_.num_kv_heads, slot_capacity, config_.head_dim, options());
+  // With every layer windowed, a query at slot s reads keys from s - window + 1 on, and a pass
+  // starts at the length or one slot before it (a drafter catching up a row whose cache lacks
+  // a token).
+  const std::optional<int64_t> attended = config_.layer_uses_window(0) ? config_.sliding_window : std::nullopt;
+  return KVCache(config_.num_layers, batch_size, config_.num_kv_heads, slot_capacity, config_.head_dim, options(),
+                 attended);
 }
 
 at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {

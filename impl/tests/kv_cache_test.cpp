@@ -10,8 +10,8 @@ const auto kDouble = at::TensorOptions().dtype(at::kDouble);
 const auto kLong = at::TensorOptions().dtype(at::kLong);
 
 // K of row b, slot s holds 100 * b + s in every element; V holds the negation.
-KVCache numbered_cache(int64_t batch, int64_t slots, int64_t capacity) {
-  KVCache cache(/*num_layers=*/2, batch, /*num_kv_heads=*/2, capacity, /*head_dim=*/3, kDouble);
+KVCache numbered_cache(int64_t batch, int64_t slots, int64_t capacity, std::optional<int64_t> attended = std::nullopt) {
+  KVCache cache(/*num_layers=*/2, batch, /*num_kv_heads=*/2, capacity, /*head_dim=*/3, kDouble, attended);
   const at::Tensor numbers = (at::arange(batch, kDouble).view({batch, 1, 1, 1}) * 100 +
                               at::arange(slots, kDouble).view({1, 1, slots, 1}))
                                  .expand({batch, 2, slots, 3});
@@ -102,6 +102,26 @@ TEST(KVCache, ScatterStoresRunsUnpaddedAndGatherBringsThemBack) {
   EXPECT_EQ(key_number(next, 1, 2, 2), 101);
   EXPECT_EQ(key_number(next, 0, 2, 3), 102);
   EXPECT_EQ(next.bytes(), numbered_cache(3, 4, 8).bytes());  // no spare for a gather from another cache
+}
+
+TEST(KVCache, AWindowedCacheMovesOnlyTheSlotsAPassCanStillRead) {
+  KVCache cache = numbered_cache(2, 6, 8, /*attended=*/2);
+  EXPECT_EQ(cache.first_attended_slot(), 4);
+  // Row 0 shifts right by one; row 1 stays. Only slots 4 and 5 are written.
+  cache.gather(cache, std::vector<SlotRun>{{0, 0, 5}, {1, 1, 5}}, std::vector<int64_t>{1, 1});
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    EXPECT_EQ(key_number(cache, layer, 0, 4), 3);
+    EXPECT_EQ(key_number(cache, layer, 0, 5), 4);
+    EXPECT_EQ(key_number(cache, layer, 1, 5), 105);
+    EXPECT_NE(key_number(cache, layer, 0, 2), 1);  // left stale: no pass reads it again
+    EXPECT_TRUE(at::isfinite(cache.keys(layer)).all().item<bool>());
+  }
+
+  KVCache pool = numbered_cache(1, 6, 8, /*attended=*/2);
+  pool.scatter(cache, std::vector<SlotRun>{{0, 1, 5}}, std::vector<int64_t>{0});
+  EXPECT_EQ(key_number(pool, 1, 0, 3), 3);
+  EXPECT_EQ(key_number(pool, 1, 0, 4), 4);
+  EXPECT_EQ(key_number(pool, 1, 0, 2), 2);  // untouched: the pool's own number
 }
 
 TEST(KVCache, TruncateForgetsTrailingSlots) {
