@@ -35,7 +35,9 @@ struct BenchOptions {
   std::string device = "cpu";
   int64_t repeat = 3;
   int64_t limit = 0;
+  int64_t sample = 0;
   int64_t sequences = 0;
+  bool sort_by_length = false;
   int64_t window_batches = 2;
   int64_t max_wait = 1;
   uint64_t seed = 0;
@@ -51,6 +53,13 @@ std::string utc_now() {
 std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options, const Tokenizer& tokenizer) {
   std::vector<Question> questions = read_questions(options.bench);
   if (options.limit > 0 && static_cast<int64_t>(questions.size()) > options.limit) questions.resize(options.limit);
+  if (options.sample > 0 && static_cast<int64_t>(questions.size()) > options.sample) {
+    // Question i * n / sample for i < sample: evenly spaced, so every category of the file is in.
+    std::vector<Question> spread;
+    const size_t n = questions.size();
+    for (int64_t i = 0; i < options.sample; ++i) spread.push_back(std::move(questions[i * n / options.sample]));
+    questions = std::move(spread);
+  }
   if (questions.empty()) throw InputError(options.bench.string() + ": no questions");
   std::vector<std::vector<int64_t>> prompts;
   for (const Question& question : questions) prompts.push_back(tokenizer.encode_prompt(question.turns.front()));
@@ -122,6 +131,10 @@ void run_bench(const BenchOptions& options) {
   BenchSetup setup{.target = &models.target, .draft = models.draft_or_null(),
                    .window_per_batch = options.window_batches, .max_wait = options.max_wait};
   setup.requests = cycle_prompts(prompts, options.sequences > 0 ? options.sequences : static_cast<int64_t>(prompts.size()));
+  if (options.sort_by_length) {
+    std::stable_sort(setup.requests.begin(), setup.requests.end(),
+                     [](const SequenceRequest& a, const SequenceRequest& b) { return a.prompt.size() < b.prompt.size(); });
+  }
   setup.decode.draft_tokens = options.draft_tokens;
   setup.decode.max_new_tokens = options.max_new_tokens;
   setup.decode.eos_ids = models.target.config().eos_token_ids;
@@ -161,7 +174,10 @@ void run_bench(const BenchOptions& options) {
   report["settings"] = {{"target", options.target.string()},
                         {"draft", options.draft.string()},
                         {"bench", options.bench.string()},
+                        {"question_limit", options.limit},
+                        {"question_sample", options.sample},
                         {"sequences", setup.requests.size()},
+                        {"sorted_by_prompt_length", options.sort_by_length},
                         {"draft_tokens", options.draft_tokens},
                         {"max_new_tokens", options.max_new_tokens},
                         {"acceptance", acceptance.name()},
@@ -210,8 +226,12 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
+  c->add_option("--sample", o->sample, "Only N questions evenly spaced through the file (after --limit)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--sequences", o->sequences, "Sequences per run, cycling through the prompts (default: one per question)")
       ->check(CLI::NonNegativeNumber);
+  c->add_flag("--sort-by-length", o->sort_by_length,
+             "Every engine takes the sequences shortest prompt first, so that a batch's prompts pad little");
   c->add_option("--window-batches", o->window_batches, "EXSPEC's window in batches")->capture_default_str()->check(CLI::Range(1, 64));
   c->add_option("--max-wait", o->max_wait, "exspec-aging: most steps a sequence may be left out (raised to the smallest feasible)")
       ->capture_default_str()
