@@ -4,4 +4,4 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/ci/setup.sh"
 cd "$root"
-build/bin/conformance demo --out reports/demo "$@"
+build/bin/conformance demo --out reports/demo --fixtures build/fixture_pair "$@"

@@ -29,7 +29,7 @@ namespace {
 
 constexpr int64_t kBatchSize = 8, kWindow = 16, kDraftTokens = 4, kMaxNewTokens = 64, kMaxModelLen = 4096;
 
-std::filesystem::path fixtures_dir = "build/test_fixtures";
+std::filesystem::path fixtures_dir = "build/fixture_pair";
 std::filesystem::path bench_file = "fixtures/bench/sample.jsonl";
 
 using Clock = std::chrono::steady_clock;

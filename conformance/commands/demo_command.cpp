@@ -28,6 +28,7 @@ namespace {
 
 struct DemoOptions {
   std::filesystem::path out = "reports/demo";
+  std::filesystem::path fixtures;  // a pair built before; empty: build one into out/fixtures
   uint64_t seed = 0;
   int64_t max_new_tokens = 64;
   int64_t batch_size = 8;
@@ -99,10 +100,17 @@ std::string results_table(const std::vector<DemoRow>& rows, bool markdown) {
 }
 
 void run_demo(const DemoOptions& options) {
-  const std::filesystem::path fixtures = options.out / "fixtures";
-  std::printf("building the fixture pair in %s ...\n", fixtures.string().c_str());
-  std::fflush(stdout);
-  const DraftAgreement agreement = build_default_fixtures(fixtures, options.seed);
+  const std::filesystem::path fixtures = options.fixtures.empty() ? options.out / "fixtures" : options.fixtures;
+  DraftAgreement agreement;
+  if (options.fixtures.empty()) {
+    std::printf("building the fixture pair in %s ...\n", fixtures.string().c_str());
+    std::fflush(stdout);
+    agreement = build_default_fixtures(fixtures, options.seed);
+  } else {
+    agreement = built_fixture_agreement(fixtures, options.seed);
+    std::printf("the fixture pair of seed %llu from %s\n", static_cast<unsigned long long>(options.seed),
+                fixtures.string().c_str());
+  }
   std::printf("draft agrees with the target's greedy choice at %.1f%% of %lld positions\n", 100 * agreement.rate(),
               static_cast<long long>(agreement.positions));
 
@@ -174,6 +182,9 @@ void add_demo_command(CLI::App& app) {
       "The main job on the embedded default: fixture pair, every engine and one seeded fault on the sample bench, "
       "each scored against the oracle; exit 1 unless every engine is exact and the fault is caught");
   command->add_option("--out", options->out, "Folder for the fixtures, answers and reports")->capture_default_str();
+  command->add_option("--fixtures", options->fixtures,
+                      "A fixture pair built before (`conformance fixtures --out DIR`; the build trains one into "
+                      "build/fixture_pair) instead of training one into OUT/fixtures");
   command->add_option("--seed", options->seed, "Fixture seed")->capture_default_str()->check(CLI::NonNegativeNumber);
   command->add_option("--max-new-tokens", options->max_new_tokens, "Tokens generated per question")
       ->capture_default_str()
