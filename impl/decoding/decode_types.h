@@ -68,6 +68,25 @@ struct DecodeStats {
   int64_t round_tokens = 0;  // tokens those rounds appended
   std::vector<SequenceLatency> latencies;  // in finishing order
 
+  // Adds what a later run counted: its latencies follow these.
+  DecodeStats& operator+=(const DecodeStats& later) {
+    draft_seconds += later.draft_seconds;
+    verify_seconds += later.verify_seconds;
+    realign_seconds += later.realign_seconds;
+    other_seconds += later.other_seconds;
+    rounds += later.rounds;
+    operators += later.operators;
+    host_syncs += later.host_syncs;
+    counted_rounds += later.counted_rounds;
+    drafted += later.drafted;
+    accepted += later.accepted;
+    generated += later.generated;
+    row_rounds += later.row_rounds;
+    round_tokens += later.round_tokens;
+    latencies.insert(latencies.end(), later.latencies.begin(), later.latencies.end());
+    return *this;
+  }
+
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
   // Mean tokens a row gains per round it takes part in (at most K + 1).
   double tokens_per_round() const { return row_rounds ? static_cast<double>(round_tokens) / row_rounds : 0.0; }
