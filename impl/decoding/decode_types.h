@@ -70,19 +70,14 @@ struct DecodeStats {
 
   // Adds what a later run counted: its latencies follow these.
   DecodeStats& operator+=(const DecodeStats& later) {
-    draft_seconds += later.draft_seconds;
-    verify_seconds += later.verify_seconds;
-    realign_seconds += later.realign_seconds;
-    other_seconds += later.other_seconds;
-    rounds += later.rounds;
-    operators += later.operators;
-    host_syncs += later.host_syncs;
-    counted_rounds += later.counted_rounds;
-    drafted += later.drafted;
-    accepted += later.accepted;
-    generated += later.generated;
-    row_rounds += later.row_rounds;
-    round_tokens += later.round_tokens;
+    for (double DecodeStats::*seconds : {&DecodeStats::draft_seconds, &DecodeStats::verify_seconds,
+                                         &DecodeStats::realign_seconds, &DecodeStats::other_seconds})
+      this->*seconds += later.*seconds;
+    for (int64_t DecodeStats::*count :
+         {&DecodeStats::rounds, &DecodeStats::operators, &DecodeStats::host_syncs, &DecodeStats::counted_rounds,
+          &DecodeStats::drafted, &DecodeStats::accepted, &DecodeStats::generated, &DecodeStats::row_rounds,
+          &DecodeStats::round_tokens})
+      this->*count += later.*count;
     latencies.insert(latencies.end(), later.latencies.begin(), later.latencies.end());
     return *this;
   }
