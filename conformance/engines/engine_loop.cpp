@@ -61,31 +61,6 @@ void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> 
   }
 }
 
-// What one EXSPEC pool counted, added to the totals of earlier calls.
-void add(DecodeStats& total, const DecodeStats& pool) {
-  total.draft_seconds += pool.draft_seconds;
-  total.verify_seconds += pool.verify_seconds;
-  total.realign_seconds += pool.realign_seconds;
-  total.other_seconds += pool.other_seconds;
-  total.rounds += pool.rounds;
-  total.operators += pool.operators;
-  total.host_syncs += pool.host_syncs;
-  total.counted_rounds += pool.counted_rounds;
-  total.drafted += pool.drafted;
-  total.accepted += pool.accepted;
-  total.generated += pool.generated;
-  total.row_rounds += pool.row_rounds;
-  total.round_tokens += pool.round_tokens;
-  total.latencies.insert(total.latencies.end(), pool.latencies.begin(), pool.latencies.end());
-}
-
-void add(ExspecStats& total, const ExspecStats& pool) {
-  total.steps += pool.steps;
-  total.grouped_steps += pool.grouped_steps;
-  total.fallback_steps += pool.fallback_steps;
-  total.longest_wait = std::max(total.longest_wait, pool.longest_wait);
-}
-
 // Requests join the window in order (shortest prompt first with sort_by_prompt_length) as
 // places free up; each sequence is handed over at the step it finishes, charged its own time
 // from admission to its last token.
@@ -122,8 +97,8 @@ void decode_as_pool(const EngineSpec& spec, std::span<const SequenceRequest> req
     throw located_verdict(violation, decoder.stats().rounds, requests);
   }
   tally.seconds += seconds_since(start);
-  add(tally.stats, decoder.stats());
-  add(tally.exspec_stats, decoder.exspec_stats());
+  tally.stats += decoder.stats();
+  tally.exspec_stats += decoder.exspec_stats();
 }
 
 // Each row of a batch is charged the batch's wall time.

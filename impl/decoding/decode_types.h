@@ -68,6 +68,20 @@ struct DecodeStats {
   int64_t round_tokens = 0;  // tokens those rounds appended
   std::vector<SequenceLatency> latencies;  // in finishing order
 
+  // Adds what a later run counted: its latencies follow these.
+  DecodeStats& operator+=(const DecodeStats& later) {
+    for (double DecodeStats::*seconds : {&DecodeStats::draft_seconds, &DecodeStats::verify_seconds,
+                                         &DecodeStats::realign_seconds, &DecodeStats::other_seconds})
+      this->*seconds += later.*seconds;
+    for (int64_t DecodeStats::*count :
+         {&DecodeStats::rounds, &DecodeStats::operators, &DecodeStats::host_syncs, &DecodeStats::counted_rounds,
+          &DecodeStats::drafted, &DecodeStats::accepted, &DecodeStats::generated, &DecodeStats::row_rounds,
+          &DecodeStats::round_tokens})
+      this->*count += later.*count;
+    latencies.insert(latencies.end(), later.latencies.begin(), later.latencies.end());
+    return *this;
+  }
+
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
   // Mean tokens a row gains per round it takes part in (at most K + 1).
   double tokens_per_round() const { return row_rounds ? static_cast<double>(round_tokens) / row_rounds : 0.0; }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -23,6 +24,14 @@ struct ExspecStats {
   int64_t grouped_steps = 0;   // steps whose rows all had one length: no padding, no realignment
   int64_t fallback_steps = 0;  // steps that re-padded (EQSPEC's alignment)
   int64_t longest_wait = 0;    // most consecutive steps a window sequence was left out
+
+  ExspecStats& operator+=(const ExspecStats& later) {
+    steps += later.steps;
+    grouped_steps += later.grouped_steps;
+    fallback_steps += later.fallback_steps;
+    longest_wait = std::max(longest_wait, later.longest_wait);
+    return *this;
+  }
 
   double grouping_rate() const { return steps ? static_cast<double>(grouped_steps) / steps : 0.0; }
 };

@@ -1,8 +1,10 @@
 #include "impl/model/kv_cache.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include "impl/common/host_transfer.h"
@@ -12,6 +14,30 @@ namespace {
 
 at::Tensor index_tensor(const std::vector<int64_t>& values, c10::Device device) {
   return upload(at::tensor(values, at::TensorOptions().dtype(at::kLong)), device);
+}
+
+// Rows that keep their order: moved in ascending order within one buffer, none overwrites a
+// run still to be read.
+bool ascending_rows(std::span<const SlotRun> runs) {
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i].row <= runs[i - 1].row) return false;
+  return true;
+}
+
+// to[t] = from[clamp(t + shift, 0, slots - 1)] for first <= t < length, in slots of
+// `slot_bytes`: what gather's index reads. `to` and `from` are the same window or disjoint ones.
+void shift_window(char* to, const char* from, int64_t shift, int64_t first, int64_t length, int64_t slots,
+                  int64_t slot_bytes) {
+  if (to == from && shift == 0) return;
+  const int64_t front = std::clamp<int64_t>(-shift, first, length);
+  const int64_t back = std::clamp<int64_t>(slots - shift, front, length);
+  if (back > front)
+    std::memmove(to + front * slot_bytes, from + (front + shift) * slot_bytes, (back - front) * slot_bytes);
+  // Within one window, the move above wrote neither the first slot (when front > 0) nor the last
+  // (when back < length).
+  for (int64_t t = first; t < front; ++t) std::memmove(to + t * slot_bytes, from, slot_bytes);
+  for (int64_t t = back; t < length; ++t)
+    std::memmove(to + t * slot_bytes, from + (slots - 1) * slot_bytes, slot_bytes);
 }
 
 }  // namespace
@@ -40,14 +66,16 @@ at::Tensor KVCache::by_row_head(const at::Tensor& buffer) const {
   return buffer.view({2, batch_capacity_ * heads_, slots_, head_dim_});
 }
 
+bool KVCache::holds(const SlotRun& run) const {
+  return run.row >= 0 && run.row < batch_capacity_ && run.first >= 0 && run.count >= 0 &&
+         run.first + run.count <= slots_;
+}
+
 std::pair<at::Tensor, at::Tensor> KVCache::window_index(std::span<const SlotRun> runs,
                                                         std::span<const int64_t> offsets, int64_t window) const {
   std::vector<int64_t> row_heads, starts;
   for (size_t i = 0; i < runs.size(); ++i) {
     const SlotRun& run = runs[i];
-    TORCH_CHECK(run.row >= 0 && run.row < batch_capacity_ && run.first >= 0 && run.count >= 0 &&
-                    run.first + run.count <= slots_,
-                "KVCache: slot run out of range");
     for (int64_t head = 0; head < heads_; ++head) {
       row_heads.push_back(run.row * heads_ + head);
       starts.push_back(run.first - offsets[i]);
@@ -108,12 +136,15 @@ void KVCache::gather(const KVCache& source, std::span<const SlotRun> runs, std::
               "KVCache::gather: caches of different models");
   const bool in_place = &source == this;
   TORCH_CHECK(!in_place || (first_row == 0 && rows == batch_size_), "KVCache::gather: a re-layout covers every row");
-  for (size_t i = 0; i < runs.size(); ++i)
+  for (size_t i = 0; i < runs.size(); ++i) {
+    TORCH_CHECK(source.holds(runs[i]), "KVCache: slot run out of range");
     TORCH_CHECK(to_first[i] >= 0 && to_first[i] + runs[i].count <= length_, "KVCache::gather: run past the length");
+  }
   if (rows == 0 || length_ == 0) return;
+  const int64_t from = first_attended_slot();
+  if (in_place && layers_.front().is_cpu() && ascending_rows(runs)) return shift_rows(runs, to_first, from);
   // Destination (row, head) i reads the slots [first - to_first + from, ... + length - from)
   // of its source (row, head), so that its run lands at to_first.
-  const int64_t from = first_attended_slot();
   std::vector<int64_t> offsets(to_first.begin(), to_first.end());
   for (int64_t& offset : offsets) offset -= from;
   const auto [row_heads, slots] = source.window_index(runs, offsets, length_ - from);
@@ -129,12 +160,31 @@ void KVCache::gather(const KVCache& source, std::span<const SlotRun> runs, std::
   }
 }
 
+void KVCache::shift_rows(std::span<const SlotRun> runs, std::span<const int64_t> to_first, int64_t first_slot) {
+  const int64_t slot_bytes = head_dim_ * layers_.front().element_size();
+  const int64_t row_head_bytes = slots_ * slot_bytes;
+  // One unit of work per layer, K or V, and head: its rows move in ascending order.
+  at::parallel_for(0, num_layers() * 2 * heads_, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t layer = unit / (2 * heads_), kv = unit / heads_ % 2, head = unit % heads_;
+      char* buffer = static_cast<char*>(layers_[layer].data_ptr()) + kv * batch_capacity_ * heads_ * row_head_bytes;
+      const auto window = [&](int64_t row) { return buffer + (row * heads_ + head) * row_head_bytes; };
+      for (size_t i = 0; i < runs.size(); ++i)
+        shift_window(window(static_cast<int64_t>(i)), window(runs[i].row), runs[i].first - to_first[i], first_slot,
+                     length_, slots_, slot_bytes);
+    }
+  });
+}
+
 void KVCache::scatter(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> rows) {
   TORCH_CHECK(&source != this && rows.size() == runs.size(), "KVCache::scatter: needs another cache, a row per run");
   TORCH_CHECK(source.num_layers() == num_layers() && source.heads_ == heads_ && source.head_dim_ == head_dim_,
               "KVCache::scatter: caches of different models");
   int64_t longest = 0;
-  for (const SlotRun& run : runs) longest = std::max(longest, run.count);
+  for (const SlotRun& run : runs) {
+    TORCH_CHECK(source.holds(run), "KVCache: slot run out of range");
+    longest = std::max(longest, run.count);
+  }
   if (longest == 0) return;
   reserve_slots(longest);
   // Each run's last `window` slots (all of a shorter run, and slots past it, never read).

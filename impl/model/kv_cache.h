@@ -23,9 +23,12 @@ struct SlotRun {
 // in use holds finite values, padding included, so that masked keys weigh exactly nothing.
 //
 // Re-layout is one batched indexing op per layer: each destination (row, head) reads its
-// `length` slots from its own source (row, head) at its own offset (gather). A gather from the
-// cache into itself writes into one spare layer buffer, made on first need, that then takes
-// the layer's place, the layer's old buffer becoming the spare for the next layer.
+// `length` slots from its own source (row, head) at its own offset (gather). On the CPU, a
+// re-layout of the cache into itself whose rows keep their order (each reads a later or its own
+// row) shifts every (row, head) window within its buffer instead, and needs no other memory.
+// Any other gather from the cache into itself writes into one spare layer buffer, made on first
+// need, that then takes the layer's place, the layer's old buffer becoming the spare for the
+// next layer.
 //
 // A model whose every layer attends through a sliding window never reads a slot more than
 // `attended_slots` before the length again: re-layouts move only those last slots of each row,
@@ -42,7 +45,7 @@ class KVCache {
   int64_t slot_capacity() const { return slots_; }
   // The first slot a later pass may read: length() - attended_slots, or 0 without a window.
   int64_t first_attended_slot() const;
-  // Bytes held, the spare layer buffer included.
+  // Bytes held, the spare layer buffer included once made.
   int64_t bytes() const;
 
   // Writes k, v [batch_size, H_kv, T, D] of `layer` at slots [length, length + T) and returns
@@ -76,12 +79,15 @@ class KVCache {
   at::Tensor values(int64_t layer) const;
 
  private:
+  bool holds(const SlotRun& run) const;
   // [2, batch capacity * H_kv, slot capacity, head_dim]: a layer buffer by (row, head).
   at::Tensor by_row_head(const at::Tensor& buffer) const;
   // The (row, head) and slot indices that read `window` slots of each run, from
   // run.first - offsets[i] on: [runs * H_kv, 1] and [runs * H_kv, window], clamped to the cache.
   std::pair<at::Tensor, at::Tensor> window_index(std::span<const SlotRun> runs, std::span<const int64_t> offsets,
                                                  int64_t window) const;
+  // gather() from this cache into itself on the CPU, the runs' rows strictly ascending.
+  void shift_rows(std::span<const SlotRun> runs, std::span<const int64_t> to_first, int64_t first_slot);
   void reserve_slots(int64_t needed);
 
   std::vector<at::Tensor> layers_;  // [2, batch capacity, H_kv, slot capacity, head_dim]: K and V

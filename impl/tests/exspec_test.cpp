@@ -232,5 +232,27 @@ TEST(ExspecFaults, EveryExspecFaultIsCaught) {
   }
 }
 
+// Engines run a pool or batch after another and add up what each counted.
+TEST(ExspecStats, PoolsAddUpEveryCounterAndTheirLatenciesInOrder) {
+  DecodeStats total{.draft_seconds = 1, .verify_seconds = 2, .realign_seconds = 3, .other_seconds = 4, .rounds = 5,
+                    .operators = 6, .host_syncs = 7, .counted_rounds = 8, .drafted = 9, .accepted = 10,
+                    .generated = 11, .row_rounds = 12, .round_tokens = 13, .latencies = {{0, 1, 0.5}}};
+  DecodeStats pool = total;
+  pool.latencies = {{1, 2, 0.25}};
+  total += pool;
+  EXPECT_EQ(std::vector<double>({total.draft_seconds, total.verify_seconds, total.realign_seconds, total.other_seconds}),
+            std::vector<double>({2, 4, 6, 8}));
+  EXPECT_EQ(std::vector<int64_t>({total.rounds, total.operators, total.host_syncs, total.counted_rounds, total.drafted,
+                                  total.accepted, total.generated, total.row_rounds, total.round_tokens}),
+            std::vector<int64_t>({10, 12, 14, 16, 18, 20, 22, 24, 26}));
+  ASSERT_EQ(total.latencies.size(), 2u);
+  EXPECT_EQ(total.latencies[1].sequence_index, 1);
+
+  ExspecStats steps{.steps = 4, .grouped_steps = 3, .fallback_steps = 1, .longest_wait = 2};
+  steps += {.steps = 2, .grouped_steps = 1, .fallback_steps = 1, .longest_wait = 5};
+  EXPECT_EQ(std::vector<int64_t>({steps.steps, steps.grouped_steps, steps.fallback_steps, steps.longest_wait}),
+            std::vector<int64_t>({6, 4, 2, 5}));  // the longest wait is the longest of either
+}
+
 }  // namespace
 }  // namespace specgate

@@ -50,9 +50,9 @@ TEST(KVCache, GrowsWhenFull) {
   EXPECT_EQ(key_number(cache, 1, 0, 6), 9);
 }
 
-TEST(KVCache, GatherMovesEachRowByItsOwnRunInOneBufferMore) {
+TEST(KVCache, GatherMovesEachRowByItsOwnRunInPlace) {
   KVCache cache = numbered_cache(2, 4, 8);
-  const int64_t two_buffers = cache.bytes();
+  const int64_t bytes = cache.bytes();
   // Row 0 shifts right by two (two padding slots in front); row 1 keeps slots 2-3 at 0-1.
   const std::vector<SlotRun> runs = {{.row = 0, .first = 0, .count = 4}, {.row = 1, .first = 2, .count = 2}};
   cache.reshape(2, 6);
@@ -67,8 +67,45 @@ TEST(KVCache, GatherMovesEachRowByItsOwnRunInOneBufferMore) {
     EXPECT_TRUE(at::isfinite(cache.keys(layer)).all().item<bool>());
     EXPECT_TRUE(at::isfinite(cache.values(layer)).all().item<bool>());
   }
-  // One spare layer buffer, against a spare for every layer before.
-  EXPECT_EQ(cache.bytes(), two_buffers * 3 / 2);
+  // On the CPU, rows that keep their order shift within their own buffer: no spare.
+  EXPECT_EQ(cache.bytes(), bytes);
+}
+
+// Every element of row b (K, V) different from every other: slot s of head h holds
+// ((b * H + h) * slots + s) * D + d, V its negation less a half.
+KVCache distinct_cache(int64_t batch, int64_t slots, int64_t capacity) {
+  KVCache cache(/*num_layers=*/2, batch, /*num_kv_heads=*/2, capacity, /*head_dim=*/3, kDouble);
+  const at::Tensor numbers = at::arange(batch * 2 * slots * 3, kDouble).view({batch, 2, slots, 3});
+  for (int64_t layer = 0; layer < 2; ++layer) cache.append(layer, numbers + layer, -numbers - 0.5);
+  cache.advance(slots);
+  return cache;
+}
+
+TEST(KVCache, ShiftInPlaceLaysOutTheBytesOfAGatherFromAnotherCache) {
+  // Row 0 stays, row 1 moves left by two (its last slots read past the capacity), row 2 right (its
+  // first slots read before slot 0), row 3 is dropped, row 4 moves up a row, row 5 is all padding.
+  const std::vector<SlotRun> runs = {{0, 2, 4}, {1, 2, 5}, {2, 0, 4}, {4, 2, 4}, {5, 0, 0}};
+  const std::vector<int64_t> to_first = {2, 0, 3, 2, 8};
+  KVCache shifted = distinct_cache(6, 8, 8);
+  const int64_t bytes = shifted.bytes();
+  shifted.reshape(5, 8);
+  shifted.gather(shifted, runs, to_first);
+  const KVCache source = distinct_cache(6, 8, 8);
+  KVCache gathered = distinct_cache(6, 8, 8);
+  gathered.reshape(5, 8);
+  gathered.gather(source, runs, to_first);
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    EXPECT_TRUE(at::equal(shifted.keys(layer), gathered.keys(layer))) << "layer " << layer;
+    EXPECT_TRUE(at::equal(shifted.values(layer), gathered.values(layer))) << "layer " << layer;
+  }
+  const at::Tensor keys = shifted.keys(0);
+  EXPECT_EQ(keys[1][0][4][0].item<double>(), (2 * 8 + 6) * 3);  // row 1, slot 6 before
+  EXPECT_EQ(keys[1][0][6][0].item<double>(), (2 * 8 + 7) * 3);  // row 1, last slot, twice
+  EXPECT_EQ(keys[1][0][7][0].item<double>(), (2 * 8 + 7) * 3);
+  EXPECT_EQ(keys[2][1][0][0].item<double>(), (5 * 8 + 0) * 3);  // row 2, head 1, slot 0 before
+  EXPECT_EQ(keys[2][1][3][0].item<double>(), (5 * 8 + 0) * 3);
+  EXPECT_EQ(keys[3][0][2][2].item<double>(), (8 * 8 + 2) * 3 + 2);  // row 4, slot 2 before
+  EXPECT_EQ(shifted.bytes(), bytes);
 }
 
 TEST(KVCache, GatherSelectsAndReordersRows) {
@@ -79,6 +116,8 @@ TEST(KVCache, GatherSelectsAndReordersRows) {
   EXPECT_EQ(key_number(cache, 0, 0, 1), 201);
   EXPECT_EQ(key_number(cache, 1, 1, 0), 0);
   EXPECT_EQ(cache.keys(0).sizes(), at::IntArrayRef({2, 2, 2, 3}));
+  // Reordered rows go through one spare layer buffer.
+  EXPECT_EQ(cache.bytes(), numbered_cache(3, 2, 4).bytes() * 3 / 2);
 }
 
 TEST(KVCache, ScatterStoresRunsUnpaddedAndGatherBringsThemBack) {
