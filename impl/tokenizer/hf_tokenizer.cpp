@@ -18,7 +18,13 @@ std::optional<Component> optional_component(const JsonNode& root, std::string_vi
 std::unique_ptr<HfTokenizer> HfTokenizer::load(const std::filesystem::path& tokenizer_json) {
   nlohmann::json json;
   read_json_file(tokenizer_json.string(), json);
-  const JsonNode root(json, tokenizer_json.string());
+  const std::filesystem::path config_file = tokenizer_json.parent_path() / "tokenizer_config.json";
+  return from_json(json, tokenizer_json.string(), read_tokenizer_config(config_file), config_file.string());
+}
+
+std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const nlohmann::json& json, const std::string& file, TokenizerConfig config,
+                                                    const std::string& config_file) {
+  const JsonNode root(json, file);
   if (!json.is_object()) root.fail("expected an object");
   if (root.find("truncation")) root["truncation"].fail("must be null: specgate does not truncate prompts");
   if (const std::optional<JsonNode> padding = root.find("padding"))
@@ -34,12 +40,11 @@ std::unique_ptr<HfTokenizer> HfTokenizer::load(const std::filesystem::path& toke
   tokenizer->post_processor_ = optional_component<PostProcessor>(root, "post_processor");
   tokenizer->decoder_ = optional_component<Decoder>(root, "decoder");
 
-  const std::filesystem::path config_file = tokenizer_json.parent_path() / "tokenizer_config.json";
-  tokenizer->config_ = read_tokenizer_config(config_file);
+  tokenizer->config_ = std::move(config);
   const auto id_of = [&](const std::optional<std::string>& token, const char* field) -> std::optional<int64_t> {
     if (!token) return std::nullopt;
     const std::optional<int64_t> id = tokenizer->token_id(*token);
-    if (!id) throw InputError(config_file.string() + ": field '" + field + "': '" + *token + "' is not a token of tokenizer.json");
+    if (!id) throw InputError(config_file + ": field '" + field + "': '" + *token + "' is not a token of tokenizer.json");
     return id;
   };
   tokenizer->special_ = {id_of(tokenizer->config_.bos_token, "bos_token"), id_of(tokenizer->config_.eos_token, "eos_token"),

@@ -18,11 +18,15 @@ std::optional<std::string> token_field(const JsonNode& config, std::string_view 
 }  // namespace
 
 TokenizerConfig read_tokenizer_config(const std::filesystem::path& file) {
-  TokenizerConfig config;
-  if (!std::filesystem::exists(file)) return config;
+  if (!std::filesystem::exists(file)) return {};
   nlohmann::json json;
   read_json_file(file.string(), json);
-  const JsonNode root(json, file.string());
+  return parse_tokenizer_config(json, file.string());
+}
+
+TokenizerConfig parse_tokenizer_config(const nlohmann::json& json, const std::string& file) {
+  TokenizerConfig config;
+  const JsonNode root(json, file);
   if (!json.is_object()) root.fail("expected an object");
   config.bos_token = token_field(root, "bos_token");
   config.eos_token = token_field(root, "eos_token");
