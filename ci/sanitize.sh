@@ -3,9 +3,10 @@
 # arguments: configures build-sanitize/ with SPECGATE_SANITIZE (readers, checkpoint files,
 # scoring, reports, tokenizers and the commands instrumented; the model, the decoders and
 # libtorch not), builds the CLI and the test programs, and runs the tests of that code: the
-# readers, safetensors, the tokenizer, the scorer and reports, the input-error battery, the
-# score checks and the fuzz corpora. Needs ci/setup.sh's packages. Every ctest already runs the
-# cheap part, the readers' tests and the fuzz corpora under both sanitizers (label "sanitize").
+# readers, safetensors, the tokenizers, the scorer and reports, the input-error battery and the
+# score checks. Needs ci/setup.sh's packages. Every ctest already runs the cheap part, the
+# readers' tests and the fuzz corpora under both sanitizers (label "sanitize"), so it is not
+# repeated here.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-sanitize"
@@ -27,4 +28,6 @@ if [ -f "$root/build/test_fixtures/fixture_report.json" ]; then
   rm -rf test_fixtures && cp -r "$root/build/test_fixtures" test_fixtures
   reuse=(-FS fixture_pair)
 fi
-ctest --output-on-failure -j "$(nproc)" "${reuse[@]}" -R '^(fixtures\.build|AnswerLine\.|AnswerFile|BenchQuestion|ModelConfig|Safetensors|CheckpointFiles|TokenizerFolder|ByteTokenizer|ScorerTest|ScoreReportsTest|CompareAnswers|Attribution|Markup|SvgCharts|Utf8|conformance\.(score_cli|input_errors))'
+# SentencePieceModel's tests are left out: libsentencepiece is loaded with RTLD_DEEPBIND (see
+# impl/tokenizer/sentencepiece_tokenizer.cpp), which the sanitizers' runtime refuses.
+ctest --output-on-failure -j "$(nproc)" "${reuse[@]}" -R '^(fixtures\.build|AnswerLine\.|AnswerFile|BenchQuestion|ModelConfig|Safetensors|CheckpointFiles|TokenizerFolder|ByteTokenizer|TokenizerJsonErrors|AddedTokens|BpeModel|ByteLevelPreTokenizer|MetaspacePreTokenizer|SplitPreTokenizer|Decoders|CleanUpTokenization|ScorerTest|ScoreReportsTest|CompareAnswers|Attribution|Markup|SvgCharts|Utf8|conformance\.(score_cli|input_errors))'

@@ -5,13 +5,13 @@ set(SPECGATE_READER_SOURCES
   bench/question.cpp
   checkpoint/safetensors_header.cpp
   common/ignored_field.cpp
+  common/json_scan.cpp
   common/json_value.cpp
   common/line_reader.cpp
   common/sha256.cpp
   common/utf8.cpp
   model/config.cpp
   scoring/answer_reader.cpp
-  scoring/json_scan.cpp
 )
 list(TRANSFORM SPECGATE_READER_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 set(SPECGATE_TOKENIZER_SOURCES

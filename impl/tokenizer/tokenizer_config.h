@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "impl/common/json_value.h"
 
 namespace specgate {
 
@@ -17,8 +17,8 @@ struct TokenizerConfig {
 
 // Reads `file`; an absent file gives the defaults. Throws InputError naming file and field.
 TokenizerConfig read_tokenizer_config(const std::filesystem::path& file);
-// The same from the parsed `json` of `file`.
-TokenizerConfig parse_tokenizer_config(const nlohmann::json& json, const std::string& file);
+// The same from the file read.
+TokenizerConfig parse_tokenizer_config(const JsonFile& file);
 
 // transformers' clean_up_tokenization: drops the space before . ? ! , and English contractions.
 std::string clean_up_tokenization(std::string text);
