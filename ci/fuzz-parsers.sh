@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the readers of users' files (answers, questions, config.json,
-# safetensors) with libFuzzer. Builds fuzz/ with clang-15 and -fsanitize=fuzzer,address,undefined
+# Coverage-guided fuzzing of the readers of users' files (answers, questions, config.json, safetensors,
+# tokenizer.json with tokenizer_config.json) with libFuzzer. Builds fuzz/ with clang-15 and -fsanitize=fuzzer,address,undefined
 # into build-fuzz/ (installing clang-15 and libfuzzer-15-dev when missing), then runs the targets
 # one after another for MINUTES each (default 10), starting from fixtures/fuzz/<target>/. Inputs
 # that add coverage collect in build-fuzz/corpus/<target>/; a crash is saved as
@@ -22,7 +22,7 @@ cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DC
 cmake --build "$build" -j "$(nproc)"
 
 crashed=0
-for target in answer_reader_fuzzer question_reader_fuzzer model_config_fuzzer safetensors_header_fuzzer; do
+for target in tokenizer_json_fuzzer answer_reader_fuzzer question_reader_fuzzer model_config_fuzzer safetensors_header_fuzzer; do
   corpus="$build/corpus/$target"
   mkdir -p "$corpus"
   log="$build/$target.log"

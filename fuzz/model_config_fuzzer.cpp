@@ -14,11 +14,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace specgate;
   JsonError error;
-  const std::optional<nlohmann::json> parsed = parse_json(std::string_view(reinterpret_cast<const char*>(data), size), error);
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const std::optional<nlohmann::json> parsed = parse_json(text, error);
   if (!parsed) return 0;
   ModelConfig config;
   try {
-    config = parse_model_config(*parsed, "config.json");
+    config = parse_model_config(*parsed, "config.json", text);
   } catch (const InputError&) {
     return 0;
   }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Every kind of file a user hands the CLI (bench, answers, config.json, safetensors and its
-# index, the tokenizer file, output paths) and flag combinations, made wrong in the ways that
-# used to abort: each must exit 2 with one line on stderr naming the file, the line or field,
-# and leave no output file behind.
+# Every kind of file a user hands the CLI (bench, answers, config.json, generation_config.json,
+# safetensors and its index, the tokenizer files, output paths) and flag combinations, made
+# wrong in the ways that used to abort: each must exit 2 with one line on stderr naming the file,
+# the line or field, and leave no output file behind.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -24,48 +24,63 @@ sys.stdout.buffer.write(struct.pack("<Q", len(header)) + header + bytes(int(sys.
 
 # --- bench files ---
 printf '{"question_id": 1e400, "category": "qa", "turns": ["a"]}\n' >"$work/b1.jsonl"
-expect_input_error "$out" "b1.jsonl:1: invalid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$fixtures/target" --bench "$work/b1.jsonl"
+expect_input_error "$out" "b1.jsonl:1: invalid JSON at column 17: number overflow parsing '1e400'" "${generate[@]}" --target "$fixtures/target" --bench "$work/b1.jsonl"
 printf '{"question_id": 1, "category": "qa", "turns": ["a"]}\n{"question_id": 9223372036854775808, "category": "qa", "turns": ["a"]}\n' >"$work/b2.jsonl"
 expect_input_error "$out" "b2.jsonl:2: field 'question_id': 9223372036854775808 is out of range" "${generate[@]}" --target "$fixtures/target" --bench "$work/b2.jsonl"
 printf '{"question_id": 1, "category": "qa", "turns": [1e5]}\n' >"$work/b3.jsonl"
 expect_input_error "$out" "b3.jsonl:1: field 'turns[0]': expected a string, got number 100000.0" "${generate[@]}" --target "$fixtures/target" --bench "$work/b3.jsonl"
-expect_input_error "$report" "b1.jsonl:1: invalid JSON: number overflow" "${score[@]}" --reference "$work/b2.jsonl" --candidate "$work/b2.jsonl" --bench "$work/b1.jsonl"
+expect_input_error "$report" "b1.jsonl:1: invalid JSON at column 17: number overflow" "${score[@]}" --reference "$work/b2.jsonl" --candidate "$work/b2.jsonl" --bench "$work/b1.jsonl"
 
 # --- answer files ---
 printf '{"question_id": 1, "token_ids": [4, 5]}\n' >"$work/good.jsonl"
 printf '{"question_id": 1e400, "token_ids": [4, 5]}\n' >"$work/a1.jsonl"
-expect_input_error "$report" "a1.jsonl:1: invalid JSON: number overflow parsing '1e400'" "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/a1.jsonl"
+expect_input_error "$report" "a1.jsonl:1: invalid JSON at column 17: number overflow parsing '1e400'" "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/a1.jsonl"
 printf '{"question_id": 1, "token_ids": [4, 1e30]}\n' >"$work/a2.jsonl"
 expect_input_error "$report" "a2.jsonl:1: field 'token_ids[1]': expected a token id (a non-negative integer), got number 1e+30" \
   "${score[@]}" --reference "$work/a2.jsonl" --candidate "$work/good.jsonl"
 printf '{"question_id": 1, "token_ids": [4, 6], "top_logprobs": [[{"token_id": 4, "logprob": 0}], [{"token_id": 6, "logprob": -1e400}]]}\n' >"$work/a3.jsonl"
-expect_input_error "$report" "a3.jsonl:1: invalid JSON: number overflow parsing '-1e400'" "${score[@]}" --reference "$work/a3.jsonl" --candidate "$work/good.jsonl"
+expect_input_error "$report" "a3.jsonl:1: invalid JSON at column 119: number overflow parsing '-1e400'" "${score[@]}" --reference "$work/a3.jsonl" --candidate "$work/good.jsonl"
 printf '{"question_id": 1, "choices": [{"turns": ["a"], "token_ids": [[-1]]}]}\n' >"$work/a4.jsonl"
 expect_input_error "$report" "a4.jsonl:1: field 'choices[0].token_ids[0][0]': expected a token id (a non-negative integer), got number -1" \
   "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/a4.jsonl"
 
 # --- config.json ---
 sed 's/"vocab_size": [0-9]*/"vocab_size": 1e400/' "$fixtures/target/config.json" | target_with config.json
-expect_input_error "$out" "t/config.json: not valid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+expect_input_error "$out" "t/config.json: not valid JSON at line 25, column 17: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
 sed 's/"hidden_size": [0-9]*/"hidden_size": 4294967296/' "$fixtures/target/config.json" | target_with config.json
-expect_input_error "$out" "t/config.json: field 'hidden_size': expected an integer in [1, 2147483647], got number 4294967296" "${generate[@]}" --target "$work/t" --bench "$bench"
+expect_input_error "$out" "t/config.json:10: field 'hidden_size': expected an integer in [1, 2147483647], got number 4294967296" "${generate[@]}" --target "$work/t" --bench "$bench"
 printf '{\n  "model_type": "llama",\n  "vocab_size": 259,,\n}\n' | target_with config.json
 expect_input_error "$out" "t/config.json: not valid JSON at line 3, column 21: syntax error" "${generate[@]}" --target "$work/t" --bench "$bench"
 
 # --- safetensors and the index of a sharded checkpoint ---
 safetensors_bytes '{"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,4]}}' 4 | target_with model.safetensors
-expect_input_error "$out" "t/model.safetensors: header is not valid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+expect_input_error "$out" "t/model.safetensors: header is not valid JSON at line 1, column 30: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
 safetensors_bytes '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551616]}}' 8 | target_with model.safetensors
 expect_input_error "$out" "t/model.safetensors: tensor 'w': field 'data_offsets': expected [begin, end]" "${generate[@]}" --target "$work/t" --bench "$bench"
 head -c 100 "$fixtures/target/model.safetensors" | target_with model.safetensors
 expect_input_error "$out" "t/model.safetensors: header length" "${generate[@]}" --target "$work/t" --bench "$bench"
 printf '{"metadata": {"total_size": 1e400}, "weight_map": {}}' | target_with model.safetensors.index.json
 rm "$work/t/model.safetensors"
-expect_input_error "$out" "t/model.safetensors.index.json: not valid JSON: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+expect_input_error "$out" "t/model.safetensors.index.json: not valid JSON at line 1, column 29: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
 
-# --- the tokenizer file ---
+# --- generation_config.json ---
+printf '{\n  "eos_token_id": 1e400\n}' | target_with generation_config.json
+expect_input_error "$out" "t/generation_config.json: not valid JSON at line 2, column 19: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+printf '{\n  "do_sample": false,\n  "eos_token_id": [257, 9999]\n}' | target_with generation_config.json
+expect_input_error "$out" "t/generation_config.json:3: field 'eos_token_id': 9999 is outside the vocabulary (259 tokens)" "${generate[@]}" --target "$work/t" --bench "$bench"
+
+# --- the tokenizer files ---
 printf '{"type": "bpe"}' | target_with specgate_tokenizer.json
-expect_input_error "$out" "t/specgate_tokenizer.json: field 'type'" "${generate[@]}" --target "$work/t" --bench "$bench"
+expect_input_error "$out" "t/specgate_tokenizer.json:1: field 'type': only \"byte\" is supported" "${generate[@]}" --target "$work/t" --bench "$bench"
+printf '{"type": "byte",\n "bos_token_id": 1e400}' | target_with specgate_tokenizer.json
+expect_input_error "$out" "t/specgate_tokenizer.json: not valid JSON at line 2, column 18: number overflow parsing '1e400'" "${generate[@]}" --target "$work/t" --bench "$bench"
+printf '{"model": {"type": "BPE",\n  "vocab": {"a": 0, "b": -1}, "merges": []}}' | target_with tokenizer.json
+rm "$work/t/specgate_tokenizer.json"
+expect_input_error "$out" "t/tokenizer.json:2: field 'model.vocab.b': out of range" "${generate[@]}" --target "$work/t" --bench "$bench"
+printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}' | target_with tokenizer.json
+printf '{"bos_token": null,\n "eos_token": {"content": 7}}' >"$work/t/tokenizer_config.json"
+rm "$work/t/specgate_tokenizer.json"
+expect_input_error "$out" "t/tokenizer_config.json:2: field 'eos_token.content': expected a string" "${generate[@]}" --target "$work/t" --bench "$bench"
 
 # --- output paths and flags ---
 touch "$work/file"

@@ -1,6 +1,7 @@
 #include "impl/checkpoint/checkpoint_files.h"
 
-#include <fstream>
+#include <array>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -16,27 +17,24 @@ constexpr const char* kIndexFile = "model.safetensors.index.json";
 // The index's weight_map: tensor name -> shard file name, checked to be a plain file name so
 // that shards stay inside the folder.
 std::map<std::string, std::string> read_weight_map(const std::filesystem::path& index_path) {
-  const std::string where = index_path.string() + ": ";
-  std::ifstream in(index_path);
-  if (!in) throw InputError(where + "cannot open");
-  JsonError error;
-  const std::optional<nlohmann::json> parsed = parse_json(in, error);
-  if (!parsed) throw InputError(where + "not valid JSON" + error.at());
-  const nlohmann::json& index = *parsed;
-  if (!index.is_object()) throw InputError(where + "expected a JSON object");
+  const JsonFile file = read_json_file(index_path);
+  const nlohmann::json& index = file.value;
+  if (!index.is_object()) throw InputError(file.name + ": expected a JSON object");
+  const auto fail = [&](std::span<const std::string> path, const std::string& what) {
+    throw InputError(field_message(file.name, file.text, path, "weight_map", what));
+  };
   const auto weight_map = index.find("weight_map");
-  if (weight_map == index.end()) throw InputError(where + "field 'weight_map' is missing");
-  if (!weight_map->is_object())
-    throw InputError(where + "field 'weight_map': expected an object of tensor name to file name");
+  if (weight_map == index.end()) fail(std::array<std::string, 1>{"weight_map"}, "missing");
+  if (!weight_map->is_object()) fail(std::array<std::string, 1>{"weight_map"}, "expected an object of tensor name to file name");
 
   std::map<std::string, std::string> shard_of;
   for (const auto& [name, shard] : weight_map->items()) {
-    const std::string entry = where + "field 'weight_map', tensor '" + name + "': ";
-    if (!shard.is_string()) throw InputError(entry + "expected a file name");
-    const std::string file = shard.get<std::string>();
-    if (file.empty() || file == "." || file == ".." || std::filesystem::path(file).has_parent_path())
-      throw InputError(entry + "'" + file + "' is not a file name in the folder");
-    shard_of.emplace(name, file);
+    const std::array<std::string, 2> path{"weight_map", name};
+    if (!shard.is_string()) fail(path, "tensor '" + name + "': expected a file name");
+    const std::string shard_file = shard.get<std::string>();
+    if (shard_file.empty() || shard_file == "." || shard_file == ".." || std::filesystem::path(shard_file).has_parent_path())
+      fail(path, "tensor '" + name + "': '" + shard_file + "' is not a file name in the folder");
+    shard_of.emplace(name, shard_file);
   }
   return shard_of;
 }

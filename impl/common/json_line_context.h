@@ -37,11 +37,15 @@ class LineContext {
     return *integer;
   }
 
-  // The line parsed; InputError "invalid JSON at column N: <what>" otherwise.
-  nlohmann::json parse(std::string_view line) const {
+  // The line, or the part of it that starts at byte `start`, parsed; InputError "invalid JSON at
+  // column N: <what>" otherwise, N counted in the whole line.
+  nlohmann::json parse(std::string_view text, size_t start = 0) const {
     JsonError error;
-    std::optional<nlohmann::json> parsed = parse_json(line, error);
-    if (!parsed) fail("invalid JSON" + error.at(/*one_line=*/true));
+    std::optional<nlohmann::json> parsed = parse_json(text, error);
+    if (!parsed) {
+      if (error.column) *error.column += static_cast<int64_t>(start);
+      fail("invalid JSON" + error.at(/*one_line=*/true));
+    }
     return std::move(*parsed);
   }
 

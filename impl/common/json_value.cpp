@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <functional>
 #include <iterator>
+
+#include "impl/common/error.h"
+#include "impl/common/json_scan.h"
 
 namespace specgate {
 namespace {
@@ -19,6 +24,36 @@ std::string detail_after(const json::exception& e, std::string_view marker) {
   const std::string_view text = e.what();
   const size_t at = text.find(marker);
   return std::string(at == std::string_view::npos ? text : text.substr(at + marker.size()));
+}
+
+// The offset of the first number value of JSON `text` written as `literal` (a number nlohmann
+// could not hold), walking values only so that a string with the same characters is passed by.
+std::optional<size_t> find_number(std::string_view text, std::string_view literal) {
+  constexpr int kMaxDepth = 512;
+  JsonScanner scanner(text);
+  std::optional<size_t> found;
+  const std::function<void(int)> walk = [&](int depth) {
+    if (depth > kMaxDepth) throw JsonSyntaxError(scanner.position(), "too deep");
+    const std::string kind = scanner.next_kind();
+    if (kind == "object") return scanner.for_each_member([&](const std::string&) { walk(depth + 1); });
+    if (kind == "list") return scanner.for_each_element([&] { walk(depth + 1); });
+    const size_t start = scanner.position();
+    scanner.skip_value();
+    if (!found && kind == "number" && text.substr(start, scanner.position() - start) == literal) found = start;
+  };
+  try {
+    walk(0);
+  } catch (const JsonSyntaxError&) {
+  }
+  return found;
+}
+
+// Where the byte at `offset` of `text` is, 1-based.
+void locate(std::string_view text, size_t offset, JsonError& error) {
+  const std::string_view read = text.substr(0, offset);
+  const size_t newline = read.rfind('\n');
+  error.line = 1 + std::count(read.begin(), read.end(), '\n');
+  error.column = static_cast<int64_t>(read.size() - (newline == std::string_view::npos ? 0 : newline + 1)) + 1;
 }
 
 }  // namespace
@@ -40,12 +75,14 @@ std::optional<json> parse_json(std::string_view text, JsonError& error) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     error.detail = detail_after(e, ": ");
-    const std::string_view read = text.substr(0, e.byte > 0 ? e.byte - 1 : 0);  // before the offending byte
-    const size_t newline = read.rfind('\n');
-    error.line = 1 + std::count(read.begin(), read.end(), '\n');
-    error.column = static_cast<int64_t>(read.size() - (newline == std::string_view::npos ? 0 : newline + 1)) + 1;
-  } catch (const json::exception& e) {  // out_of_range: a number overflowing double
+    locate(text, e.byte > 0 ? e.byte - 1 : 0, error);  // the offending byte
+  } catch (const json::exception& e) {  // out_of_range: a number overflowing double, "... parsing '1e400'"
     error.detail = detail_after(e, "] ");
+    const size_t quote = error.detail.find('\'');
+    if (quote != std::string::npos && error.detail.back() == '\'') {
+      const std::string_view literal = std::string_view(error.detail).substr(quote + 1, error.detail.size() - quote - 2);
+      if (const std::optional<size_t> offset = find_number(text, literal)) locate(text, *offset, error);
+    }
   }
   return std::nullopt;
 }
@@ -53,6 +90,24 @@ std::optional<json> parse_json(std::string_view text, JsonError& error) {
 std::optional<json> parse_json(std::istream& in, JsonError& error) {
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   return parse_json(text, error);
+}
+
+JsonFile read_json_file(const std::filesystem::path& file) {
+  JsonFile out{file.string(), "", nullptr};
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(out.name + ": cannot open");
+  out.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  JsonError error;
+  std::optional<json> parsed = parse_json(out.text, error);
+  if (!parsed) throw InputError(out.name + ": not valid JSON" + error.at());
+  out.value = std::move(*parsed);
+  return out;
+}
+
+std::string field_message(const std::string& file, std::string_view text, std::span<const std::string> path,
+                          const std::string& name, const std::string& what) {
+  const std::optional<int64_t> line = text.empty() ? std::nullopt : json_value_line(text, path);
+  return file + (line ? ":" + std::to_string(*line) : "") + ": field '" + name + "': " + what;
 }
 
 std::optional<int64_t> json_integer(const json& value, int64_t low, int64_t high) {

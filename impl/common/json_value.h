@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <istream>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +29,21 @@ struct JsonError {
 // double's range (1e400) returns nullopt and fills `error`.
 std::optional<nlohmann::json> parse_json(std::string_view text, JsonError& error);
 std::optional<nlohmann::json> parse_json(std::istream& in, JsonError& error);
+
+// A user's JSON file read whole: its value, and its text to find a field's line for messages.
+struct JsonFile {
+  std::string name;  // as messages name the file
+  std::string text;
+  nlohmann::json value;
+};
+// Throws InputError "<file>: cannot open", or "<file>: not valid JSON at line L, column C: ...".
+JsonFile read_json_file(const std::filesystem::path& file);
+
+// The message "<file>:<line>: field '<name>': <what>" for the value at `path` (keys and indices)
+// of a JSON file, whose `text` gives the line (of the object that lacks it, when missing); with
+// no `text`, "<file>: field '<name>': <what>".
+std::string field_message(const std::string& file, std::string_view text, std::span<const std::string> path,
+                          const std::string& name, const std::string& what);
 
 // The checked conversions of JSON numbers read from a user's file: the value when it is an
 // integer (3.0 is not) in [low, high], nullopt otherwise, so that no value wraps or overflows.

@@ -1,6 +1,5 @@
 #include "impl/model/config.h"
 
-#include <fstream>
 #include <limits>
 #include <map>
 
@@ -8,6 +7,7 @@
 
 #include "impl/common/error.h"
 #include "impl/common/ignored_field.h"
+#include "impl/common/json_scan.h"
 #include "impl/common/json_value.h"
 
 namespace specgate {
@@ -15,12 +15,22 @@ namespace {
 
 using nlohmann::json;
 
+// The fields of one object of a config file, at `path` in it; messages name the file, the
+// line (when `text` locates the field) and the field: "config.json:3: field 'vocab_size': ...".
 class FieldReader {
  public:
-  FieldReader(const json& object, const std::string& source) : object_(object), source_(source) {}
+  FieldReader(const json& object, const std::string& source, std::string_view text, std::vector<std::string> path = {})
+      : object_(object), source_(source), text_(text), path_(std::move(path)) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw InputError(source_ + ": field '" + field + "': " + what);
+    throw InputError(field_message(source_, text_, path_to(field), name(field), what));
+  }
+
+  // The reader of the object in `field`.
+  FieldReader object(const std::string& field) const {
+    const json& value = object_.at(field);
+    if (!value.is_object()) fail(field, "expected an object, got " + describe_json(value));
+    return FieldReader(value, source_, text_, path_to(field));
   }
 
   bool has(const std::string& field) const {
@@ -60,7 +70,7 @@ class FieldReader {
   std::optional<int64_t> unused_token(const std::string& field) const {
     if (!has(field)) return std::nullopt;
     const std::optional<int64_t> id = json_integer(object_.at(field), 0, kMaxSize);
-    if (!id) warn_ignored_field(source_, std::nullopt, field, integer_problem(object_.at(field), 0, kMaxSize, "a token id"));
+    if (!id) warn_ignored_field(source_, line_of(field), name(field), integer_problem(object_.at(field), 0, kMaxSize, "a token id"));
     return id;
   }
 
@@ -89,7 +99,7 @@ class FieldReader {
     if (!has(field)) return fallback;
     const json& value = object_.at(field);
     if (value.is_string()) return value.get<std::string>();
-    warn_ignored_field(source_, std::nullopt, field, "expected a string, got " + describe_json(value));
+    warn_ignored_field(source_, line_of(field), name(field), "expected a string, got " + describe_json(value));
     return fallback;
   }
 
@@ -104,16 +114,32 @@ class FieldReader {
     return *v;
   }
 
+  std::string name(const std::string& field) const {
+    std::string name;
+    for (const std::string& key : path_) name += key + ".";
+    return name + field;
+  }
+
+  std::vector<std::string> path_to(const std::string& field) const {
+    std::vector<std::string> path = path_;
+    path.push_back(field);
+    return path;
+  }
+
+  std::optional<int64_t> line_of(const std::string& field) const {
+    return text_.empty() ? std::nullopt : json_value_line(text_, path_to(field));
+  }
+
   const json& object_;
   const std::string& source_;
+  std::string_view text_;
+  std::vector<std::string> path_;  // the keys that lead to the object
 };
 
-RopeScaling parse_rope_scaling(const json& config, const FieldReader& top, const std::string& source) {
+RopeScaling parse_rope_scaling(const FieldReader& top) {
   RopeScaling scaling;
   if (!top.has("rope_scaling")) return scaling;
-  const json& object = config.at("rope_scaling");
-  if (!object.is_object()) top.fail("rope_scaling", "expected an object, got " + describe_json(object));
-  const FieldReader fields(object, source);
+  const FieldReader fields = top.object("rope_scaling");
   const std::string type = fields.string_or("rope_type", fields.string_or("type", "default"));
   if (type == "default") return scaling;
   scaling.factor = fields.positive_number_or("factor", 1.0);
@@ -126,19 +152,18 @@ RopeScaling parse_rope_scaling(const json& config, const FieldReader& top, const
     scaling.original_max_position_embeddings =
         fields.positive_int_or("original_max_position_embeddings", 8192);
     if (scaling.high_freq_factor <= scaling.low_freq_factor)
-      top.fail("rope_scaling.high_freq_factor", "must exceed low_freq_factor");
+      fields.fail("high_freq_factor", "must exceed low_freq_factor");
   } else {
-    top.fail("rope_scaling.rope_type", "unsupported rope scaling '" + type +
-                                           "' (supported: default, linear, llama3)");
+    fields.fail(fields.has("rope_type") ? "rope_type" : "type", "unsupported rope scaling '" + type + "' (supported: default, linear, llama3)");
   }
   return scaling;
 }
 
 }  // namespace
 
-ModelConfig parse_model_config(const json& config, const std::string& source) {
+ModelConfig parse_model_config(const json& config, const std::string& source, std::string_view text) {
   if (!config.is_object()) throw InputError(source + ": expected a JSON object");
-  const FieldReader fields(config, source);
+  const FieldReader fields(config, source, text);
   ModelConfig c;
   c.model_type = fields.string_or("model_type", "");
   if (c.model_type.empty()) fields.fail("model_type", "missing");
@@ -161,7 +186,7 @@ ModelConfig parse_model_config(const json& config, const std::string& source) {
   if (c.head_dim % 2 != 0) fields.fail("head_dim", "must be even for rotary embeddings");
   c.rms_norm_eps = fields.positive_number_or("rms_norm_eps", 1e-6);
   c.rope_theta = fields.positive_number_or("rope_theta", 10000.0);
-  c.rope_scaling = parse_rope_scaling(config, fields, source);
+  c.rope_scaling = parse_rope_scaling(fields);
   c.max_position_embeddings = fields.positive_int_or("max_position_embeddings", 4096);
   c.tie_word_embeddings = fields.bool_or("tie_word_embeddings", false);
 
@@ -194,22 +219,16 @@ ModelConfig parse_model_config(const json& config, const std::string& source) {
 }
 
 ModelConfig read_model_config(const std::filesystem::path& config_json) {
-  std::ifstream in(config_json);
-  if (!in) throw InputError(config_json.string() + ": cannot open");
-  JsonError error;
-  const std::optional<json> parsed = parse_json(in, error);
-  if (!parsed) throw InputError(config_json.string() + ": not valid JSON" + error.at());
-  return parse_model_config(*parsed, config_json.string());
+  const JsonFile file = read_json_file(config_json);
+  return parse_model_config(file.value, file.name, file.text);
 }
 
 std::vector<int64_t> read_eos_token_ids(const std::filesystem::path& dir, const ModelConfig& config) {
   const std::filesystem::path path = dir / "generation_config.json";
   if (!std::filesystem::exists(path)) return config.eos_token_ids;
-  std::ifstream in(path);
-  const json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) throw InputError(path.string() + ": not a JSON object");
-  const std::string source = path.string();
-  const FieldReader fields(parsed, source);
+  const JsonFile file = read_json_file(path);
+  if (!file.value.is_object()) throw InputError(file.name + ": expected a JSON object");
+  const FieldReader fields(file.value, file.name, file.text);
   if (!fields.has("eos_token_id")) return config.eos_token_ids;
   const std::vector<int64_t> ids = fields.token_list("eos_token_id");
   for (int64_t id : ids) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -49,9 +50,9 @@ struct ModelConfig {
   bool layer_uses_window(int64_t layer) const { return sliding_window.has_value() && layer >= max_window_layers; }
 };
 
-// Throws InputError naming `source` and the field when a field is missing, mistyped,
-// inconsistent or unsupported.
-ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
+// Throws InputError naming `source`, the field and its line in `text` (the file's text, when
+// given) when a field is missing, mistyped, inconsistent or unsupported.
+ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source, std::string_view text = {});
 ModelConfig read_model_config(const std::filesystem::path& config_json);
 // The ids that end generation for the checkpoint folder `dir` whose config.json gave `config`:
 // generation_config.json's eos_token_id (an id or a list, as transformers' generate() uses it)

@@ -7,7 +7,7 @@
 
 #include "impl/common/error.h"
 #include "impl/common/json_line_context.h"
-#include "impl/scoring/json_scan.h"
+#include "impl/common/json_scan.h"
 
 namespace specgate {
 namespace {
@@ -94,7 +94,8 @@ LineLayout scan_layout(std::string_view line, const LineContext& context) {
   return layout;
 }
 
-// The line with every top_logprobs value replaced by null, parsed.
+// The line with every top_logprobs value replaced by null, parsed; an error names its column in
+// the line.
 json parse_without_logprobs(std::string_view line, const LineLayout& layout, const LineContext& context) {
   std::string rest;
   size_t from = 0;
@@ -103,7 +104,16 @@ json parse_without_logprobs(std::string_view line, const LineLayout& layout, con
     from = end;
   }
   rest.append(line.substr(from));
-  return context.parse(rest);
+  JsonError error;
+  std::optional<json> parsed = parse_json(rest, error);
+  if (parsed) return std::move(*parsed);
+  if (error.column) {
+    int64_t shift = 0;
+    for (const auto& [begin, end] : layout.blanked)
+      if (*error.column - 1 >= static_cast<int64_t>(begin) - shift + 4) shift += static_cast<int64_t>(end - begin) - 4;
+    *error.column += shift;
+  }
+  context.fail("invalid JSON" + error.at(/*one_line=*/true));
 }
 
 const json* optional_member(const json& object, const char* field) {
@@ -405,7 +415,7 @@ std::vector<TokenLogprob> recorded_alternatives(std::string_view line, const std
   } catch (const JsonSyntaxError& e) {
     fail_syntax(e, context);
   }
-  return parse_alternatives(context.parse(line.substr(entry.first, entry.second - entry.first)), entry_field, context);
+  return parse_alternatives(context.parse(line.substr(entry.first, entry.second - entry.first), entry.first), entry_field, context);
 }
 
 AnswerReader::AnswerReader(const std::filesystem::path& path, TurnScope scope)

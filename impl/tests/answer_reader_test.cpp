@@ -170,7 +170,7 @@ TEST(AnswerLine, WrongTypesNameTheField) {
 }
 
 TEST(AnswerLine, NumbersBeyondRangeAreRefusedNotThrown) {
-  EXPECT_EQ(error_for(R"({"question_id": 1e400, "text": "a"})"), "a.jsonl:7: invalid JSON: number overflow parsing '1e400'");
+  EXPECT_EQ(error_for(R"({"question_id": 1e400, "text": "a"})"), "a.jsonl:7: invalid JSON at column 17: number overflow parsing '1e400'");
   EXPECT_EQ(error_for(R"({"question_id": 1, "token_ids": [9223372036854775808]})"),
             "a.jsonl:7: field 'token_ids[0]': 9223372036854775808 is out of range");
   EXPECT_EQ(error_for(R"({"question_id": 1, "token_ids": [1e30]})"),
@@ -181,8 +181,11 @@ TEST(AnswerLine, NumbersBeyondRangeAreRefusedNotThrown) {
     recorded_alternatives(line, "a.jsonl", 7, 0, 0);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "a.jsonl:7: invalid JSON: number overflow parsing '-1e400'");
+    EXPECT_STREQ(e.what(), "a.jsonl:7: invalid JSON at column 83: number overflow parsing '-1e400'");
   }
+  // Columns count in the line as written, before the reader sets top_logprobs aside.
+  EXPECT_EQ(error_for(R"({"top_logprobs": [[{"token_id": 4, "logprob": -1}]], "question_id": 1e400})"),
+            "a.jsonl:7: invalid JSON at column 69: number overflow parsing '1e400'");
 }
 
 TEST(AnswerLine, UnusedBookkeepingOfAnyShapeIsIgnoredWithOneWarningPerFieldAndFile) {

@@ -266,7 +266,7 @@ TEST_F(BenchQuestionFileTest, AMisshapenReferenceIsIgnoredWithOneWarningPerFile)
 
 TEST_F(BenchQuestionFileTest, NumbersBeyondDoubleAreRefusedNotThrown) {
   EXPECT_EQ(error_for(R"({"question_id": 1e400, "category": "qa", "turns": ["a"]})"),
-            at(1) + "invalid JSON: number overflow parsing '1e400'");
+            at(1) + "invalid JSON at column 17: number overflow parsing '1e400'");
   EXPECT_EQ(error_for(R"({"question_id": 18446744073709551616, "category": "qa", "turns": ["a"]})"),
             at(1) + "field 'question_id': expected an integer, got number 1.8446744073709552e+19");
 }

@@ -123,7 +123,7 @@ TEST_F(CheckpointFolder, RotaryBuffersAndTiedHeadsAreTolerated) {
 TEST_F(CheckpointFolder, ConfigErrorsNameTheField) {
   save(tiny_config("llama"));
   edit_config([](nlohmann::json& c) { c["model_type"] = "gpt2"; });
-  EXPECT_NE(load_error().find("config.json: field 'model_type': unsupported model type 'gpt2'"), std::string::npos);
+  EXPECT_NE(load_error().find("config.json:1: field 'model_type': unsupported model type 'gpt2'"), std::string::npos);
   edit_config([](nlohmann::json& c) {
     c["model_type"] = "llama";
     c["num_key_value_heads"] = 3;
@@ -161,13 +161,16 @@ TEST_F(CheckpointFolder, GenerationConfigEosIdsOverrideConfigJsons) {
   std::ofstream(dir_ / "generation_config.json") << R"({"do_sample": true})";
   EXPECT_EQ(load_transformer(dir_, at::kDouble, at::kCPU).config().eos_token_ids, std::vector<int64_t>{5});
   std::ofstream(dir_ / "generation_config.json") << R"({"eos_token_id": [7, 100000]})";
-  EXPECT_NE(load_error().find("generation_config.json: field 'eos_token_id': 100000 is outside the vocabulary"),
+  EXPECT_NE(load_error().find("generation_config.json:1: field 'eos_token_id': 100000 is outside the vocabulary"),
             std::string::npos);
   std::ofstream(dir_ / "generation_config.json") << R"({"eos_token_id": "7"})";
-  EXPECT_NE(load_error().find("generation_config.json: field 'eos_token_id': expected a token id or a list"),
+  EXPECT_NE(load_error().find("generation_config.json:1: field 'eos_token_id': expected a token id or a list"),
             std::string::npos);
   std::ofstream(dir_ / "generation_config.json") << "[1]";
-  EXPECT_NE(load_error().find("generation_config.json: not a JSON object"), std::string::npos);
+  EXPECT_NE(load_error().find("generation_config.json: expected a JSON object"), std::string::npos);
+  std::ofstream(dir_ / "generation_config.json") << "{\"do_sample\": false,\n \"eos_token_id\": 1e400}";
+  EXPECT_NE(load_error().find("generation_config.json: not valid JSON at line 2, column 18: number overflow parsing '1e400'"),
+            std::string::npos);
 }
 
 TEST_F(CheckpointFolder, TruncatedWeightsAreAnInputError) {

@@ -26,37 +26,51 @@ class ModelConfigTest : public TempFolderTest {
     return path;
   }
 
-  // The message read_model_config throws for a config.json holding `text`.
+  // The message read_model_config throws for a config.json holding `text`, after the file's
+  // path: ":LINE: field ..." or ": ...".
   std::string error_for(const std::string& text) {
     const std::filesystem::path path = write("config.json", text);
     try {
       read_model_config(path);
     } catch (const InputError& e) {
-      const std::string prefix = path.string() + ": ";
+      const std::string prefix = path.string();
       EXPECT_EQ(std::string(e.what()).substr(0, prefix.size()), prefix);
       return std::string(e.what()).substr(prefix.size());
     }
     return "no error";
   }
 
+  // The config written one key a line, keys sorted: "{" is line 1.
   std::string error_with(const std::string& field, const json& value) {
     json config = minimal_config();
     config[field] = value;
-    return error_for(config.dump());
+    return error_for(config.dump(2));
   }
 };
 
-TEST_F(ModelConfigTest, NumbersBeyondTheirRangeAreRefusedByField) {
-  EXPECT_EQ(error_for(R"({"model_type": "llama", "vocab_size": 1e400})"), "not valid JSON: number overflow parsing '1e400'");
+TEST_F(ModelConfigTest, NumbersBeyondTheirRangeAreRefusedByFileLineAndField) {
+  EXPECT_EQ(error_for("{\"model_type\": \"llama\",\n \"vocab_size\": 1e400}"),
+            ": not valid JSON at line 2, column 16: number overflow parsing '1e400'");
   EXPECT_EQ(error_with("vocab_size", json::parse("18446744073709551615")),
-            "field 'vocab_size': 18446744073709551615 is out of range");
-  EXPECT_EQ(error_with("hidden_size", 4294967296LL), "field 'hidden_size': expected an integer in [1, 2147483647], got number 4294967296");
-  EXPECT_EQ(error_with("hidden_size", 8.0), "field 'hidden_size': expected an integer in [1, 2147483647], got number 8.0");
-  EXPECT_EQ(error_with("num_attention_heads", -2), "field 'num_attention_heads': expected an integer in [1, 2147483647], got number -2");
-  EXPECT_EQ(error_with("rms_norm_eps", "small"), "field 'rms_norm_eps': expected a positive number, got string");
-  EXPECT_EQ(error_with("eos_token_id", json::array({1, 1e30})),
-            "field 'eos_token_id': expected token ids, got number 1e+30");
-  EXPECT_EQ(error_with("eos_token_id", 40), "field 'eos_token_id': outside the vocabulary");
+            ":7: field 'vocab_size': 18446744073709551615 is out of range");
+  EXPECT_EQ(error_with("hidden_size", 4294967296LL), ":2: field 'hidden_size': expected an integer in [1, 2147483647], got number 4294967296");
+  EXPECT_EQ(error_with("hidden_size", 8.0), ":2: field 'hidden_size': expected an integer in [1, 2147483647], got number 8.0");
+  EXPECT_EQ(error_with("num_attention_heads", -2), ":5: field 'num_attention_heads': expected an integer in [1, 2147483647], got number -2");
+  EXPECT_EQ(error_with("rms_norm_eps", "small"), ":7: field 'rms_norm_eps': expected a positive number, got string");
+  EXPECT_EQ(error_with("eos_token_id", json::array({1, 1e30})), ":2: field 'eos_token_id': expected token ids, got number 1e+30");
+  EXPECT_EQ(error_with("eos_token_id", 40), ":2: field 'eos_token_id': outside the vocabulary");
+  EXPECT_EQ(error_with("vocab_size", nullptr), ":7: field 'vocab_size': missing");
+}
+
+TEST_F(ModelConfigTest, FieldsInsideAnObjectAreNamedByTheirPathAndLine) {
+  EXPECT_EQ(error_with("rope_scaling", {{"rope_type", "llama3"}, {"factor", -1}}), ":8: field 'rope_scaling.factor': expected a positive number, got number -1");
+  EXPECT_EQ(error_with("rope_scaling", {{"type", "yarn"}}), ":8: field 'rope_scaling.type': unsupported rope scaling 'yarn' (supported: default, linear, llama3)");
+  EXPECT_EQ(error_with("rope_scaling", {{"rope_type", "llama3"}, {"low_freq_factor", 4}, {"high_freq_factor", 1}}),
+            ":8: field 'rope_scaling.high_freq_factor': must exceed low_freq_factor");
+  EXPECT_EQ(error_with("rope_scaling", "linear"), ":7: field 'rope_scaling': expected an object, got string");
+  // A key given twice counts where it is given last, as the parsed value keeps it.
+  EXPECT_EQ(error_for("{\"model_type\": \"llama\", \"vocab_size\": 32,\n\"vocab_size\": 0}"),
+            ":2: field 'vocab_size': expected an integer in [1, 2147483647], got number 0");
 }
 
 TEST_F(ModelConfigTest, FieldsTheCommandsOnlyCarryAlongAreIgnoredWithAWarning) {
@@ -71,7 +85,7 @@ TEST_F(ModelConfigTest, FieldsTheCommandsOnlyCarryAlongAreIgnoredWithAWarning) {
   EXPECT_FALSE(parsed.bos_token_id.has_value());
   EXPECT_FALSE(parsed.pad_token_id.has_value());
   EXPECT_EQ(parsed.torch_dtype, "float32");
-  const std::string at = "warning: " + path.string() + ": field '";
+  const std::string at = "warning: " + path.string() + ":1: field '";
   const std::string ignored = "; ignored (not reported again for this file)\n";
   EXPECT_EQ(warnings, at + "bos_token_id': expected a token id, got number -1" + ignored + at +
                           "pad_token_id': expected a token id, got list" + ignored + at +

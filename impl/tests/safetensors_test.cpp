@@ -248,7 +248,7 @@ TEST_F(SafetensorsTest, HeaderErrorsNameTheFileAndTensor) {
        R"("w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
        "tensor 'w': data_offsets [4, 12] overlap tensor 'v' at [0, 8]"},
       {R"({"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,8]}})",
-       "header is not valid JSON: number overflow parsing '1e400'"},
+       "header is not valid JSON at line 1, column 30: number overflow parsing '1e400'"},
       {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551616]}})",
        "tensor 'w': field 'data_offsets': expected [begin, end]"},
   };
@@ -354,15 +354,15 @@ TEST_F(CheckpointFilesShardedTest, IndexErrorsNameTheIndexAndField) {
   write_bytes("model.safetensors.index.json", "[]");
   EXPECT_THAT(open_folder_error(), HasSubstr(index + "expected a JSON object"));
   write_bytes("model.safetensors.index.json", "{}");
-  EXPECT_THAT(open_folder_error(), HasSubstr(index + "field 'weight_map' is missing"));
-  write_bytes("model.safetensors.index.json", R"({"weight_map": []})");
-  EXPECT_THAT(open_folder_error(), HasSubstr(index + "field 'weight_map': expected an object"));
+  const std::string line_1 = "model.safetensors.index.json:1: ";
+  EXPECT_THAT(open_folder_error(), HasSubstr(line_1 + "field 'weight_map': missing"));
+  write_bytes("model.safetensors.index.json", "{\"metadata\": {},\n \"weight_map\": []}");
+  EXPECT_THAT(open_folder_error(), HasSubstr("model.safetensors.index.json:2: field 'weight_map': expected an object"));
   write_index({{"a", 1}});
-  EXPECT_THAT(open_folder_error(), HasSubstr(index + "field 'weight_map', tensor 'a': expected a file name"));
+  EXPECT_THAT(open_folder_error(), HasSubstr(line_1 + "field 'weight_map': tensor 'a': expected a file name"));
   write_index({{"a", "../model-00001-of-00002.safetensors"}});
-  EXPECT_THAT(
-      open_folder_error(),
-      HasSubstr(index + "field 'weight_map', tensor 'a': '../model-00001-of-00002.safetensors' is not a file name"));
+  EXPECT_THAT(open_folder_error(),
+              HasSubstr(line_1 + "field 'weight_map': tensor 'a': '../model-00001-of-00002.safetensors' is not a file name"));
 }
 
 TEST_F(CheckpointFilesShardedTest, ShardErrorsNameTheShardAndTensor) {

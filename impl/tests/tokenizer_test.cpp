@@ -62,5 +62,25 @@ TEST_F(TokenizerFolder, MissingOrForeignTokenizersAreInputErrors) {
   EXPECT_THROW(load_tokenizer(dir_), InputError);
 }
 
+TEST_F(TokenizerFolder, ByteTokenizerFileErrorsNameFileLineAndField) {
+  const std::string file = (dir_ / ByteTokenizer::kFileName).string();
+  const auto load_error = [&] {
+    try {
+      load_tokenizer(dir_);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  write(ByteTokenizer::kFileName, "{\"type\": \"byte\",\n \"bos_token_id\": 1e400}");
+  EXPECT_EQ(load_error(), file + ": not valid JSON at line 2, column 18: number overflow parsing '1e400'");
+  write(ByteTokenizer::kFileName, "{\"type\": \"byte\",\n \"bos_token_id\": 1,\n \"eos_token_id\": 257, \"pad_token_id\": 258}");
+  EXPECT_EQ(load_error(), file + ":2: field 'bos_token_id': must be 256");
+  write(ByteTokenizer::kFileName, "{\"type\": \"byte\",\n \"bos_token_id\": 256}");
+  EXPECT_EQ(load_error(), file + ":1: field 'eos_token_id': missing");
+  write(ByteTokenizer::kFileName, "[]");
+  EXPECT_EQ(load_error(), file + ":1: expected an object");
+}
+
 }  // namespace
 }  // namespace specgate

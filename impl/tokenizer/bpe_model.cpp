@@ -1,5 +1,7 @@
 #include "impl/tokenizer/bpe_model.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <queue>
 
@@ -28,6 +30,7 @@ std::pair<std::string, std::string> merge_parts(const JsonNode& merge) {
 BpeModel::BpeModel(BpeModel&& other) noexcept
     : vocab_(std::move(other.vocab_)),
       tokens_(std::move(other.tokens_)),
+      max_id_(other.max_id_),
       merges_(std::move(other.merges_)),
       ignore_merges_(other.ignore_merges_),
       byte_fallback_(other.byte_fallback_),
@@ -46,12 +49,14 @@ BpeModel BpeModel::from_json(const JsonNode& json) {
   const JsonNode vocab = json["vocab"];
   if (!vocab.value().is_object()) vocab.fail("expected an object of token: id");
   model.vocab_.reserve(vocab.value().size());
+  model.tokens_.reserve(vocab.value().size());
   for (const auto& [token, id_json] : vocab.value().items()) {
-    const int64_t id = JsonNode(id_json, vocab.file(), vocab.path() + "." + token).integer();
-    if (id < 0 || id > INT32_MAX) vocab.fail("id of '" + token + "' out of range");
+    const JsonNode id_node = vocab.child(id_json, token);
+    const int64_t id = id_node.integer();
+    if (id < 0 || id > INT32_MAX) id_node.fail("out of range");
     model.vocab_.emplace(token, id);
-    if (static_cast<size_t>(id) >= model.tokens_.size()) model.tokens_.resize(id + 1);
     model.tokens_[id] = token;
+    model.max_id_ = std::max(model.max_id_, id);
   }
 
   const JsonNode merges = json["merges"];
@@ -82,8 +87,8 @@ std::optional<int64_t> BpeModel::token_id(std::string_view token) const {
 }
 
 const std::string* BpeModel::token(int64_t id) const {
-  if (id < 0 || id > max_id() || tokens_[id].empty()) return nullptr;
-  return &tokens_[id];
+  const auto it = tokens_.find(id);
+  return it == tokens_.end() ? nullptr : &it->second;
 }
 
 std::vector<int64_t> BpeModel::initial_symbols(std::string_view word) const {

@@ -26,7 +26,7 @@ class BpeModel {
   std::optional<int64_t> token_id(std::string_view token) const;
   // The token string of `id`, or nullopt when the vocabulary has no such id.
   const std::string* token(int64_t id) const;
-  int64_t max_id() const { return static_cast<int64_t>(tokens_.size()) - 1; }
+  int64_t max_id() const { return max_id_; }
 
  private:
   BpeModel() = default;
@@ -42,7 +42,8 @@ class BpeModel {
   std::vector<int64_t> merge(std::vector<int64_t> symbols) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
-  std::vector<std::string> tokens_;  // by id; empty where no token has the id
+  std::unordered_map<int64_t, std::string> tokens_;  // by id, which may leave gaps (as far as 2^31)
+  int64_t max_id_ = -1;
   std::unordered_map<uint64_t, Merge> merges_;
   bool ignore_merges_ = false;
   bool byte_fallback_ = false;

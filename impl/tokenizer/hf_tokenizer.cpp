@@ -1,6 +1,7 @@
 #include "impl/tokenizer/hf_tokenizer.h"
 
 #include "impl/common/error.h"
+#include "impl/common/json_value.h"
 #include "impl/common/utf8.h"
 
 namespace specgate {
@@ -16,10 +17,14 @@ std::optional<Component> optional_component(const JsonNode& root, std::string_vi
 }  // namespace
 
 std::unique_ptr<HfTokenizer> HfTokenizer::load(const std::filesystem::path& tokenizer_json) {
-  nlohmann::json json;
-  read_json_file(tokenizer_json.string(), json);
-  const JsonNode root(json, tokenizer_json.string());
-  if (!json.is_object()) root.fail("expected an object");
+  const JsonFile file = read_json_file(tokenizer_json);
+  const std::filesystem::path config_file = tokenizer_json.parent_path() / "tokenizer_config.json";
+  return from_json(file, read_tokenizer_config(config_file), config_file.string());
+}
+
+std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const JsonFile& file, TokenizerConfig config, const std::string& config_file) {
+  const JsonNode root(file);
+  if (!file.value.is_object()) root.fail("expected an object");
   if (root.find("truncation")) root["truncation"].fail("must be null: specgate does not truncate prompts");
   if (const std::optional<JsonNode> padding = root.find("padding"))
     if ((*padding)["strategy"].value() != "BatchLongest") (*padding)["strategy"].fail("only BatchLongest (no padding of one sequence) is supported");
@@ -31,15 +36,17 @@ std::unique_ptr<HfTokenizer> HfTokenizer::load(const std::filesystem::path& toke
   std::unique_ptr<HfTokenizer> tokenizer(new HfTokenizer(BpeModel::from_json(root["model"]), std::move(added)));
   tokenizer->normalizer_ = std::move(normalizer);
   tokenizer->pre_tokenizer_ = optional_component<PreTokenizer>(root, "pre_tokenizer");
-  tokenizer->post_processor_ = optional_component<PostProcessor>(root, "post_processor");
+  if (const std::optional<JsonNode> post_processor = root.find("post_processor"))
+    tokenizer->post_processor_ = PostProcessor::from_json(*post_processor, [&](int64_t id) {
+      return tokenizer->added_.find(id) != nullptr || tokenizer->model_.token(id) != nullptr;
+    });
   tokenizer->decoder_ = optional_component<Decoder>(root, "decoder");
 
-  const std::filesystem::path config_file = tokenizer_json.parent_path() / "tokenizer_config.json";
-  tokenizer->config_ = read_tokenizer_config(config_file);
+  tokenizer->config_ = std::move(config);
   const auto id_of = [&](const std::optional<std::string>& token, const char* field) -> std::optional<int64_t> {
     if (!token) return std::nullopt;
     const std::optional<int64_t> id = tokenizer->token_id(*token);
-    if (!id) throw InputError(config_file.string() + ": field '" + field + "': '" + *token + "' is not a token of tokenizer.json");
+    if (!id) throw InputError(config_file + ": field '" + field + "': '" + *token + "' is not a token of tokenizer.json");
     return id;
   };
   tokenizer->special_ = {id_of(tokenizer->config_.bos_token, "bos_token"), id_of(tokenizer->config_.eos_token, "eos_token"),

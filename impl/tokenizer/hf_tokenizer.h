@@ -21,6 +21,8 @@ class HfTokenizer final : public Tokenizer {
   // Reads `tokenizer_json` and, when present, tokenizer_config.json beside it. Throws
   // InputError naming the file and field (or the unsupported component).
   static std::unique_ptr<HfTokenizer> load(const std::filesystem::path& tokenizer_json);
+  // The same from the files read: `file` and `config`, read from `config_file`.
+  static std::unique_ptr<HfTokenizer> from_json(const JsonFile& file, TokenizerConfig config, const std::string& config_file);
 
   std::vector<int64_t> encode(std::string_view text) const override;
   std::vector<int64_t> encode_prompt(std::string_view text) const override;

@@ -1,14 +1,20 @@
 #include "impl/tokenizer/json_node.h"
 
-#include <fstream>
-
 #include "impl/common/error.h"
+#include "impl/common/json_scan.h"
 #include "impl/common/utf8.h"
 
 namespace specgate {
 
+JsonNode::JsonNode(const JsonNode& parent, const nlohmann::json& value, std::string path, std::string step)
+    : value_(&value), file_(parent.file_), path_(std::move(path)), text_(parent.text_) {
+  if (text_.empty()) return;
+  steps_ = parent.steps_;
+  steps_.push_back(std::move(step));
+}
+
 JsonNode JsonNode::child(const nlohmann::json& value, std::string_view key) const {
-  return JsonNode(value, file_, path_.empty() ? std::string(key) : path_ + "." + std::string(key));
+  return JsonNode(*this, value, path_.empty() ? std::string(key) : path_ + "." + std::string(key), std::string(key));
 }
 
 JsonNode JsonNode::operator[](std::string_view key) const {
@@ -26,7 +32,7 @@ std::optional<JsonNode> JsonNode::find(std::string_view key) const {
 }
 
 JsonNode JsonNode::operator[](size_t index) const {
-  return JsonNode((*value_)[index], file_, path_ + "[" + std::to_string(index) + "]");
+  return JsonNode(*this, (*value_)[index], path_ + "[" + std::to_string(index) + "]", std::to_string(index));
 }
 
 size_t JsonNode::size() const {
@@ -67,18 +73,16 @@ std::string JsonNode::character() const {
 }
 
 void JsonNode::fail(const std::string& message) const {
-  throw InputError(path_.empty() ? file_ + ": " + message : file_ + ": field '" + path_ + "': " + message);
+  throw InputError(path_.empty() ? where() + message : where() + "field '" + path_ + "': " + message);
 }
 
 void JsonNode::unsupported(const std::string& type) const {
-  throw InputError(file_ + ": " + path_ + " type '" + type + "' is not supported");
+  throw InputError(where() + path_ + " type '" + type + "' is not supported");
 }
 
-void read_json_file(const std::string& file, nlohmann::json& out) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file + ": cannot open");
-  out = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (out.is_discarded()) throw InputError(file + ": not valid JSON");
+std::string JsonNode::where() const {
+  const std::optional<int64_t> line = text_.empty() ? std::nullopt : json_value_line(text_, steps_);
+  return file_ + (line ? ":" + std::to_string(*line) : "") + ": ";
 }
 
 }  // namespace specgate

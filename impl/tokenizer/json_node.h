@@ -4,17 +4,23 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "impl/common/json_value.h"
+
 namespace specgate {
 
-// A value inside a tokenizer file and where it sits, so that every error names the file and
-// the field path: "<file>: field 'model.merges[3]': expected a string".
+// A value inside a tokenizer file and where it sits, so that every error names the file, the
+// line when the file's text is known, and the field path: "<file>:<line>: field 'model.merges[3]':
+// expected a string".
 class JsonNode {
  public:
   JsonNode(const nlohmann::json& value, std::string file, std::string path = "")
       : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+  // The root of a whole file, whose text must outlive the nodes.
+  explicit JsonNode(const JsonFile& file) : value_(&file.value), file_(file.name), text_(file.text) {}
 
   const nlohmann::json& value() const { return *value_; }
   const std::string& file() const { return file_; }
@@ -26,6 +32,8 @@ class JsonNode {
   // A field that may be absent or null.
   std::optional<JsonNode> find(std::string_view key) const;
   JsonNode operator[](size_t index) const;
+  // The node of `value`, the member `key` of this object (as items() gives both).
+  JsonNode child(const nlohmann::json& value, std::string_view key) const;
   size_t size() const;  // elements of an array
 
   std::string string() const;
@@ -41,14 +49,15 @@ class JsonNode {
   [[noreturn]] void unsupported(const std::string& type) const;
 
  private:
-  JsonNode child(const nlohmann::json& value, std::string_view key) const;
+  JsonNode(const JsonNode& parent, const nlohmann::json& value, std::string path, std::string step);
+  // "<file>:<line>: ", or "<file>: " when the line is unknown.
+  std::string where() const;
 
   const nlohmann::json* value_;
   std::string file_;
   std::string path_;
+  std::string_view text_;           // the file's text; empty when unknown
+  std::vector<std::string> steps_;  // the keys and indices from the root, when text_ is known
 };
-
-// Parses a whole JSON file into `out`; throws InputError naming the file when it cannot.
-void read_json_file(const std::string& file, nlohmann::json& out);
 
 }  // namespace specgate

@@ -4,9 +4,14 @@
 
 namespace specgate {
 
-PostProcessor PostProcessor::from_json(const JsonNode& json) { return PostProcessor(component_steps(json, "processors", step_from_json)); }
+PostProcessor PostProcessor::from_json(const JsonNode& json, const std::function<bool(int64_t)>& is_token) {
+  return PostProcessor(component_steps(json, "processors", [&](const JsonNode& step, const std::string& type) {
+    return step_from_json(step, type, is_token);
+  }));
+}
 
-PostProcessor::Template PostProcessor::step_from_json(const JsonNode& json, const std::string& type) {
+PostProcessor::Template PostProcessor::step_from_json(const JsonNode& json, const std::string& type,
+                                                      const std::function<bool(int64_t)>& is_token) {
   if (type == "ByteLevel") return Template{{std::monostate{}}};  // it only moves offsets, which specgate does not keep
   if (type != "TemplateProcessing") json.unsupported(type);
   const JsonNode single = json["single"];
@@ -26,7 +31,11 @@ PostProcessor::Template PostProcessor::step_from_json(const JsonNode& json, cons
     if (!entry) (*special)["id"].fail("'" + name + "' is not in special_tokens");
     const JsonNode ids = (*entry)["ids"];
     std::vector<int64_t> values;
-    for (size_t k = 0; k < ids.size(); ++k) values.push_back(ids[k].integer());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const int64_t id = ids[k].integer();
+      if (!is_token(id)) ids[k].fail("id " + std::to_string(id) + " is not in the vocabulary");
+      values.push_back(id);
+    }
     step.items.emplace_back(std::move(values));
   }
   return step;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <variant>
 #include <vector>
 
@@ -12,8 +13,9 @@ namespace specgate {
 // around the text, BOS for Llama 2), ByteLevel (ids unchanged), or a Sequence of them.
 class PostProcessor {
  public:
-  // Throws InputError naming the file and field for any other type or a malformed field.
-  static PostProcessor from_json(const JsonNode& json);
+  // Throws InputError naming the file and field for any other type, a malformed field, or a
+  // special token's id for which `is_token` is false.
+  static PostProcessor from_json(const JsonNode& json, const std::function<bool(int64_t)>& is_token);
 
   std::vector<int64_t> apply(const std::vector<int64_t>& ids) const;
 
@@ -23,7 +25,7 @@ class PostProcessor {
     std::vector<std::variant<std::vector<int64_t>, std::monostate>> items;
   };
   explicit PostProcessor(std::vector<Template> steps) : steps_(std::move(steps)) {}
-  static Template step_from_json(const JsonNode& json, const std::string& type);
+  static Template step_from_json(const JsonNode& json, const std::string& type, const std::function<bool(int64_t)>& is_token);
 
   std::vector<Template> steps_;
 };

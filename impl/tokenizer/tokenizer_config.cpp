@@ -18,12 +18,14 @@ std::optional<std::string> token_field(const JsonNode& config, std::string_view 
 }  // namespace
 
 TokenizerConfig read_tokenizer_config(const std::filesystem::path& file) {
+  if (!std::filesystem::exists(file)) return {};
+  return parse_tokenizer_config(read_json_file(file));
+}
+
+TokenizerConfig parse_tokenizer_config(const JsonFile& file) {
   TokenizerConfig config;
-  if (!std::filesystem::exists(file)) return config;
-  nlohmann::json json;
-  read_json_file(file.string(), json);
-  const JsonNode root(json, file.string());
-  if (!json.is_object()) root.fail("expected an object");
+  const JsonNode root(file);
+  if (!file.value.is_object()) root.fail("expected an object");
   config.bos_token = token_field(root, "bos_token");
   config.eos_token = token_field(root, "eos_token");
   config.pad_token = token_field(root, "pad_token");

@@ -1,6 +1,7 @@
 #include "property_tests/properties/regression_file.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 
@@ -26,36 +27,34 @@ std::string short_hash(const std::string& text) {
 
 }  // namespace
 
-RegressionCase read_regression(const std::filesystem::path& file) {
-  const std::string source = file.string();
-  std::ifstream in(file);
-  if (!in) throw InputError(source + ": cannot open");
-  JsonError error;
-  const std::optional<nlohmann::json> parsed = parse_json(in, error);
-  if (!parsed) throw InputError(source + ": not valid JSON" + error.at());
-  const nlohmann::json& json = *parsed;
-  if (!json.is_object()) throw InputError(source + ": not a JSON object");
+RegressionCase read_regression(const std::filesystem::path& path) {
+  const JsonFile file = read_json_file(path);
+  const std::string& source = file.name;
+  const nlohmann::json& json = file.value;
+  if (!json.is_object()) throw InputError(source + ": expected a JSON object");
+  const auto field_error = [&](const std::string& field, const std::string& what) {
+    return InputError(field_message(source, file.text, std::array{field}, field, what));
+  };
   auto text = [&](const char* field) {
-    if (!json.contains(field) || !json.at(field).is_string()) throw InputError(source + ": field '" + field + "': expected a string");
+    if (!json.contains(field) || !json.at(field).is_string()) throw field_error(field, "expected a string");
     return json.at(field).get<std::string>();
   };
-  if (text("format") != kFormat)
-    throw InputError(source + ": field 'format': expected \"" + std::string(kFormat) + "\"");
+  if (text("format") != kFormat) throw field_error("format", "expected \"" + std::string(kFormat) + "\"");
   RegressionCase regression;
   regression.property = text("property");
   const auto& properties = decode_properties();
   if (std::none_of(properties.begin(), properties.end(), [&](const DecodeProperty& p) { return p.name == regression.property; }))
-    throw InputError(source + ": field 'property': unknown property '" + regression.property + "'");
+    throw field_error("property", "unknown property '" + regression.property + "'");
   if (json.contains("fault") && !json.at("fault").is_null()) {
     const std::string name = text("fault");
     for (Fault fault : all_faults()) {
       if (fault_name(fault) == name) regression.fault = fault;
     }
-    if (!regression.fault) throw InputError(source + ": field 'fault': unknown fault '" + name + "'");
+    if (!regression.fault) throw field_error("fault", "unknown fault '" + name + "'");
   }
   if (json.contains("verdict")) regression.verdict = text("verdict");
   if (json.contains("found_by")) regression.found_by = text("found_by");
-  if (!json.contains("case")) throw InputError(source + ": field 'case': missing");
+  if (!json.contains("case")) throw field_error("case", "missing");
   regression.decode_case = decode_case_from_json(json.at("case"), source + " (case)");
   return regression;
 }

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -55,5 +58,11 @@ class JsonScanner {
   std::string_view text_;
   size_t position_;
 };
+
+// The line (1-based) of JSON `text` on which the value at `path` starts, each step an object's
+// key or a list's index in decimal; where a step finds nothing (a missing field), the line of the
+// last value found. nullopt when `text` is not valid JSON. A key given twice counts where it is
+// given last, as the parsed value keeps it.
+std::optional<int64_t> json_value_line(std::string_view text, std::span<const std::string> path);
 
 }  // namespace specgate

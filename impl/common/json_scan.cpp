@@ -1,4 +1,6 @@
-#include "impl/scoring/json_scan.h"
+#include "impl/common/json_scan.h"
+
+#include <algorithm>
 
 #include "impl/common/utf8.h"
 
@@ -224,6 +226,34 @@ void JsonScanner::for_each_element(const std::function<void()>& on_element) {
 void JsonScanner::expect_end() {
   if (peek() != '\0' || position_ != text_.size())
     fail("unexpected " + describe_byte(text_[position_]) + " after the end of the value");
+}
+
+std::optional<int64_t> json_value_line(std::string_view text, std::span<const std::string> path) {
+  size_t start = 0;
+  try {
+    for (const std::string& step : path) {
+      JsonScanner scanner(text, start);
+      std::optional<size_t> found;
+      const auto note = [&](bool match) {
+        if (match) {
+          scanner.peek();
+          found = scanner.position();
+        }
+        scanner.skip_value();
+      };
+      if (scanner.peek() == '{') {
+        scanner.for_each_member([&](const std::string& key) { note(key == step); });
+      } else if (scanner.peek() == '[') {
+        size_t index = 0;
+        scanner.for_each_element([&] { note(std::to_string(index++) == step); });
+      }
+      if (!found) break;
+      start = *found;
+    }
+  } catch (const JsonSyntaxError&) {
+    return std::nullopt;
+  }
+  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(start), '\n');
 }
 
 }  // namespace specgate
