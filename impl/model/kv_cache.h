@@ -86,7 +86,8 @@ class KVCache {
   // run.first - offsets[i] on: [runs * H_kv, 1] and [runs * H_kv, window], clamped to the cache.
   std::pair<at::Tensor, at::Tensor> window_index(std::span<const SlotRun> runs, std::span<const int64_t> offsets,
                                                  int64_t window) const;
-  // gather() from this cache into itself on the CPU, the runs' rows strictly ascending.
+  // gather() from this cache into itself on the CPU, the runs' rows strictly ascending; writes
+  // slots from first_slot on.
   void shift_rows(std::span<const SlotRun> runs, std::span<const int64_t> to_first, int64_t first_slot);
   void reserve_slots(int64_t needed);
 
