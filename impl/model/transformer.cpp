@@ -15,20 +15,24 @@ namespace {
 constexpr int64_t kMinChunkTokens = 16;
 
 // How a forward pass with a cache is cut: at most `tokens` tokens at once, and few enough that
-// a chunk's attention scores (rows x heads x queries x keys) stay under `score_bytes`.
+// a chunk's attention scores (rows x heads x queries x keys) stay under `score_bytes`. Where
+// `within_window`, a model whose every layer is windowed takes chunks no longer than its
+// window: a chunk of T queries scores window + T keys each and uses at most the window of them.
 struct ChunkBudget {
   int64_t tokens;
   int64_t score_bytes;
+  bool within_window;
 };
 
 ChunkBudget chunk_budget(c10::Device device) {
   // On CPU, under glibc's mmap threshold (32 MiB), so that a pass's temporaries come from
   // memory the allocator keeps for reuse: glibc maps every larger block afresh and unmaps it
   // when freed, and faulting those pages back in costs more than the arithmetic of a small model.
-  if (device.is_cpu()) return {256, int64_t{16} << 20};
+  // Within the window, since a masked score costs a CPU the arithmetic of any other.
+  if (device.is_cpu()) return {256, int64_t{16} << 20, true};
   // A device's caching allocator reuses blocks of any size: long chunks keep the device busy,
   // and the budget only bounds the memory of the scores.
-  return {2048, int64_t{1} << 30};
+  return {2048, int64_t{1} << 30, false};
 }
 
 bool is_reduced_precision(at::ScalarType dtype) {
@@ -157,6 +161,7 @@ int64_t Transformer::chunk_tokens(int64_t batch, int64_t first_slot) const {
   const ChunkBudget budget = chunk_budget(weights_.embed_tokens.device());
   int64_t chunk = budget.tokens;
   for (; chunk > kMinChunkTokens; chunk /= 2) {
+    if (budget.within_window && every_layer_windowed && chunk > *config_.sliding_window) continue;
     const int64_t keys = every_layer_windowed ? std::min(*config_.sliding_window, first_slot) + chunk : first_slot + chunk;
     if (batch * config_.num_heads * chunk * keys * score_bytes <= budget.score_bytes) break;
   }
