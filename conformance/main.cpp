@@ -13,7 +13,7 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
 #include "impl/common/allocator_tuning.h"
-#include "impl/common/cpu_threads.h"
+#include "impl/common/cpu_configuration.h"
 #include "impl/common/error.h"
 
 namespace {
@@ -93,7 +93,7 @@ int report_current_exception() {
 int main(int argc, char** argv) {
   std::set_terminate(on_terminate);
   specgate::keep_freed_memory_for_reuse();
-  specgate::configure_cpu_threads();
+  specgate::configure_cpu();
   CLI::App app{"specgate conformance: batch speculative decoding against a non-speculative reference"};
   app.footer(kExitCodes);  // subcommands copy it when they are added
   app.require_subcommand(1);

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/csrc/api/include/torch/version.h>
 
-#include "impl/common/cpu_threads.h"
+#include "impl/common/cpu_configuration.h"
 
 namespace specgate::cli {
 namespace {
@@ -37,10 +37,12 @@ nlohmann::ordered_json machine_info(c10::Device device) {
   nlohmann::ordered_json machine;
   machine["cpu"] = proc_field("/proc/cpuinfo", "model name");
   machine["logical_cores"] = std::thread::hardware_concurrency();
-  const CpuThreads threads = current_cpu_threads();
-  machine["torch_threads"] = threads.intra_op;
-  machine["openblas_threads"] = threads.blas ? nlohmann::ordered_json(*threads.blas) : nullptr;
+  const CpuConfiguration cpu = current_cpu_configuration();
+  machine["torch_threads"] = cpu.intra_op_threads;
+  machine["openblas_threads"] = cpu.blas_threads ? nlohmann::ordered_json(*cpu.blas_threads) : nullptr;
   machine["threads_set_by"] = "specgate: one libtorch intra-op thread, one OpenBLAS thread";
+  machine["openblas_core"] = cpu.blas_core ? nlohmann::ordered_json(*cpu.blas_core) : nullptr;
+  machine["openblas_core_detected"] = cpu.blas_core_detected ? nlohmann::ordered_json(*cpu.blas_core_detected) : nullptr;
   const std::string memory = proc_field("/proc/meminfo", "MemTotal");  // "NNN kB"
   machine["memory_bytes"] = memory.empty() ? 0 : std::stoll(memory) * 1024;
   utsname system{};

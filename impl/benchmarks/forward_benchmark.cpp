@@ -5,7 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "fixtures/models/fixture_pair.h"
-#include "impl/common/cpu_threads.h"
+#include "impl/common/cpu_configuration.h"
 #include "impl/model/kv_cache.h"
 #include "impl/model/transformer.h"
 
@@ -15,7 +15,7 @@ namespace {
 constexpr int64_t kContext = 200;
 
 void run_pass(benchmark::State& state, const ModelConfig& config) {
-  configure_cpu_threads();
+  configure_cpu();
   const int64_t batch = state.range(0), steps = state.range(1);
   const Transformer model(config, random_weights(config, at::TensorOptions().dtype(at::kFloat), 0));
   const auto ids = at::TensorOptions().dtype(at::kLong);
