@@ -1,9 +1,9 @@
 #include "impl/common/cpu_configuration.h"
 
 #include <dlfcn.h>
+#include <strings.h>
 
 #include <cstdlib>
-#include <strings.h>
 
 #include <ATen/Parallel.h>
 
@@ -23,8 +23,12 @@ std::optional<std::string> openblas_core() {
   return std::string(corename());
 }
 
-// The OPENBLAS_CORETYPE of the widest vector instructions this CPU has.
+// The OPENBLAS_CORETYPE of the widest vector instructions this CPU has; none off x86, where
+// OpenBLAS's Prescott is no fallback.
 const char* core_of_instruction_set() {
+#if !defined(__x86_64__)
+  return nullptr;
+#else
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
@@ -32,6 +36,7 @@ const char* core_of_instruction_set() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
   if (__builtin_cpu_supports("avx")) return "Sandybridge";
   return nullptr;
+#endif
 }
 
 // What OpenBLAS took the CPU for, where configure_cpu overrode it: OpenBLAS's kernels are
