@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every kind of file a user hands the CLI (bench, answers, config.json, generation_config.json,
-# safetensors and its index, the tokenizer files, output paths) and flag combinations, made
+# safetensors and its index, the tokenizer files, the demo's fixture pair, output paths) and flag combinations, made
 # wrong in the ways that used to abort: each must exit 2 with one line on stderr naming the file,
 # the line or field, and leave no output file behind.
 set -uo pipefail
@@ -81,6 +81,17 @@ printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}' | target_wi
 printf '{"bos_token": null,\n "eos_token": {"content": 7}}' >"$work/t/tokenizer_config.json"
 rm "$work/t/specgate_tokenizer.json"
 expect_input_error "$out" "t/tokenizer_config.json:2: field 'eos_token.content': expected a string" "${generate[@]}" --target "$work/t" --bench "$bench"
+
+# --- the fixture pair handed to the demo ---
+demo=(demo --out "$work/demo" --max-new-tokens 2 --fixtures "$work/pair")
+expect_input_error "$work/demo" "pair/fixture_report.json: no fixture pair there" "${demo[@]}"
+mkdir -p "$work/pair"
+printf '{\n  "seed": 3,\n  "draft_agreement": {"sample_bench": {"positions": 10, "agreed": 4}}\n}\n' >"$work/pair/fixture_report.json"
+expect_input_error "$work/demo" "pair/fixture_report.json:2: field 'seed': the pair was built with seed 3, not 0" "${demo[@]}"
+printf '{\n  "seed": 0,\n  "draft_agreement": {\n    "sample_bench": {"positions": 10, "agreed": 11}\n  }\n}\n' >"$work/pair/fixture_report.json"
+expect_input_error "$work/demo" "pair/fixture_report.json:4: field 'agreed': expected a count of at most the positions" "${demo[@]}"
+printf '{"seed": 0, "draft_agreement": {}}\n' >"$work/pair/fixture_report.json"
+expect_input_error "$work/demo" "pair/fixture_report.json:1: field 'sample_bench': missing" "${demo[@]}"
 
 # --- output paths and flags ---
 touch "$work/file"
