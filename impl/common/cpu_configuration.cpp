@@ -39,8 +39,8 @@ const char* core_of_instruction_set() {
 #endif
 }
 
-// What OpenBLAS took the CPU for, where configure_cpu overrode it: OpenBLAS's kernels are
-// chosen once per process.
+// What OpenBLAS took the CPU for, where configure_cpu overrode its choice; a later call finds
+// the kernels it chose and overrides nothing.
 std::optional<std::string> overridden_core;
 
 // Re-runs OpenBLAS's own kernel choice (a dynamic-architecture build's) under an

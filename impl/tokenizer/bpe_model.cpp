@@ -1,7 +1,6 @@
 #include "impl/tokenizer/bpe_model.h"
 
 #include <algorithm>
-
 #include <cstdio>
 #include <queue>
 
