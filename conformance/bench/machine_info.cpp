@@ -39,10 +39,8 @@ nlohmann::ordered_json machine_info(c10::Device device) {
   machine["logical_cores"] = std::thread::hardware_concurrency();
   const CpuConfiguration cpu = current_cpu_configuration();
   machine["torch_threads"] = cpu.intra_op_threads;
-  machine["openblas_threads"] = cpu.blas_threads ? nlohmann::ordered_json(*cpu.blas_threads) : nullptr;
-  machine["threads_set_by"] = "specgate: one libtorch intra-op thread, one OpenBLAS thread";
-  machine["openblas_core"] = cpu.blas_core ? nlohmann::ordered_json(*cpu.blas_core) : nullptr;
-  machine["openblas_core_detected"] = cpu.blas_core_detected ? nlohmann::ordered_json(*cpu.blas_core_detected) : nullptr;
+  machine["threads_set_by"] = "specgate: one libtorch intra-op thread";
+  machine["math_library"] = cpu.math_library;
   const std::string memory = proc_field("/proc/meminfo", "MemTotal");  // "NNN kB"
   machine["memory_bytes"] = memory.empty() ? 0 : std::stoll(memory) * 1024;
   utsname system{};
