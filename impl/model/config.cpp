@@ -136,10 +136,13 @@ class FieldReader {
   std::vector<std::string> path_;  // the keys that lead to the object
 };
 
+// `rope_scaling` of transformers 4's configs, or `rope_parameters` of transformers 5's, which
+// also holds rope_theta.
 RopeScaling parse_rope_scaling(const FieldReader& top) {
   RopeScaling scaling;
-  if (!top.has("rope_scaling")) return scaling;
-  const FieldReader fields = top.object("rope_scaling");
+  const char* name = top.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
+  if (!top.has(name)) return scaling;
+  const FieldReader fields = top.object(name);
   const std::string type = fields.string_or("rope_type", fields.string_or("type", "default"));
   if (type == "default") return scaling;
   scaling.factor = fields.positive_number_or("factor", 1.0);
@@ -185,7 +188,8 @@ ModelConfig parse_model_config(const json& config, const std::string& source, st
   c.head_dim = fields.positive_int_or("head_dim", c.hidden_size / c.num_heads);
   if (c.head_dim % 2 != 0) fields.fail("head_dim", "must be even for rotary embeddings");
   c.rms_norm_eps = fields.positive_number_or("rms_norm_eps", 1e-6);
-  c.rope_theta = fields.positive_number_or("rope_theta", 10000.0);
+  c.rope_theta = fields.has("rope_parameters") ? fields.object("rope_parameters").positive_number_or("rope_theta", 10000.0)
+                                                 : fields.positive_number_or("rope_theta", 10000.0);
   c.rope_scaling = parse_rope_scaling(fields);
   c.max_position_embeddings = fields.positive_int_or("max_position_embeddings", 4096);
   c.tie_word_embeddings = fields.bool_or("tie_word_embeddings", false);

@@ -73,6 +73,26 @@ TEST_F(ModelConfigTest, FieldsInsideAnObjectAreNamedByTheirPathAndLine) {
             ":2: field 'vocab_size': expected an integer in [1, 2147483647], got number 0");
 }
 
+// transformers 5 writes rope_theta and the scaling into one `rope_parameters` object.
+TEST_F(ModelConfigTest, RopeParametersOfTransformers5GiveThetaAndScaling) {
+  json config = minimal_config();
+  config["rope_parameters"] = {{"rope_theta", 100000.0}, {"rope_type", "default"}};
+  ModelConfig parsed = read_model_config(write("config.json", config.dump()));
+  EXPECT_EQ(parsed.rope_theta, 100000.0);
+  EXPECT_EQ(parsed.rope_scaling.kind, RopeScaling::Kind::kNone);
+
+  config["rope_parameters"] = {{"rope_theta", 500000.0}, {"rope_type", "llama3"}, {"factor", 8.0},
+                               {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                               {"original_max_position_embeddings", 8192}};
+  parsed = read_model_config(write("config.json", config.dump()));
+  EXPECT_EQ(parsed.rope_theta, 500000.0);
+  EXPECT_EQ(parsed.rope_scaling.kind, RopeScaling::Kind::kLlama3);
+  EXPECT_EQ(parsed.rope_scaling.factor, 8.0);
+
+  EXPECT_EQ(error_with("rope_parameters", {{"rope_theta", -1}}),
+            ":8: field 'rope_parameters.rope_theta': expected a positive number, got number -1");
+}
+
 TEST_F(ModelConfigTest, FieldsTheCommandsOnlyCarryAlongAreIgnoredWithAWarning) {
   json config = minimal_config();
   config["bos_token_id"] = -1;
