@@ -85,7 +85,7 @@ void add_collect_command(CLI::App& app) {
   c->add_option("--target", o->target,
                 "Checkpoint folder whose tokenizer builds the prompts as token ids where the bench line has no "
                 "prompt_token_ids (text prompts without it)");
-  c->add_option("--chat-template", o->chat_template, "raw, vicuna, chatml, llama3 or llama2, as generate's")
+  c->add_option("--chat-template", o->chat_template, "raw, vicuna, chatml, smollm2, llama3 or llama2, as generate's")
       ->capture_default_str();
   c->add_option("--turns", o->turns, "first, or all turns of multi-turn questions")
       ->capture_default_str()

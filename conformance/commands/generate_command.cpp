@@ -225,7 +225,7 @@ void add_generate_command(CLI::App& app) {
   c->add_flag("--skip-long-prompts", o->skip_long_prompts, "Skip questions that do not fit the context");
   c->add_option("--chat-template", o->chat_template,
                 "Prompt format where the bench line has no prompt_token_ids: raw (the question after BOS), vicuna, "
-                "chatml, llama3 or llama2")
+                "chatml, smollm2, llama3 or llama2")
       ->capture_default_str();
   c->callback([o, c] { run_generate(*o, *c); });
 }

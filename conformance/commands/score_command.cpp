@@ -206,8 +206,8 @@ void add_score_command(CLI::App& app) {
   c->add_option("--rescore-dtype", o->rescore_dtype, "dtype of the re-scoring model")->capture_default_str();
   c->add_option("--rescore-device", o->rescore_device, "cpu or cuda")->capture_default_str();
   c->add_option("--chat-template", o->chat_template,
-                "Prompts re-scored where the reference answer has no prompt_token_ids: raw, vicuna, chatml, llama3 or "
-                "llama2")
+                "Prompts re-scored where the reference answer has no prompt_token_ids: raw, vicuna, chatml, smollm2, "
+                "llama3 or llama2")
       ->capture_default_str();
   c->add_option("--tokenizer", o->tokenizer,
                 "Checkpoint folder: its EOS ids (a trailing EOS kept by one side only is not a divergence) and the "

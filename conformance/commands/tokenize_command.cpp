@@ -65,7 +65,7 @@ void add_tokenize_command(CLI::App& app) {
   CLI::Option* bench = c->add_option("--bench", o->bench, "Spec-Bench question.jsonl");
   text->excludes(bench);
   bench->excludes(text);
-  c->add_option("--chat-template", o->chat_template, "raw, vicuna, chatml, llama3 or llama2")->capture_default_str();
+  c->add_option("--chat-template", o->chat_template, "raw, vicuna, chatml, smollm2, llama3 or llama2")->capture_default_str();
   c->add_option("--out", o->out, "JSONL to write (default: stdout)");
   c->callback([o, c, text, bench] {
     if (text->count() + bench->count() == 0) throw InputError("tokenize: give --text TEXT or --bench FILE");

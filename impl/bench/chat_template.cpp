@@ -12,15 +12,19 @@
 namespace specgate {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, ChatTemplate>, 5> kTemplates = {{{"raw", ChatTemplate::kRaw},
+constexpr std::array<std::pair<std::string_view, ChatTemplate>, 6> kTemplates = {{{"raw", ChatTemplate::kRaw},
                                                                                    {"vicuna", ChatTemplate::kVicuna},
                                                                                    {"chatml", ChatTemplate::kChatml},
+                                                                                   {"smollm2", ChatTemplate::kSmollm2},
                                                                                    {"llama3", ChatTemplate::kLlama3},
                                                                                    {"llama2", ChatTemplate::kLlama2}}};
 
 constexpr std::string_view kVicunaSystem =
     "A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, detailed, "
     "and polite answers to the user's questions.";
+
+constexpr std::string_view kSmollm2System =
+    "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n";
 
 // Python's str.isspace() for one code point.
 bool is_python_space(int64_t c) {
@@ -80,6 +84,15 @@ std::string render_chatml(std::span<const std::string> user_turns, std::span<con
   return text.append("<|im_start|>assistant\n");
 }
 
+std::string render_smollm2(std::span<const std::string> user_turns, std::span<const std::string> answers) {
+  std::string text(kSmollm2System);
+  for (size_t turn = 0; turn < user_turns.size(); ++turn) {
+    text.append("<|im_start|>user\n").append(user_turns[turn]).append("<|im_end|>\n");
+    if (turn < answers.size()) text.append("<|im_start|>assistant\n").append(answers[turn]).append("<|im_end|>\n");
+  }
+  return text.append("<|im_start|>assistant\n");
+}
+
 std::string render_llama3(std::span<const std::string> user_turns, std::span<const std::string> answers) {
   std::string text = "<|begin_of_text|>";
   const auto append = [&](std::string_view role, std::string_view content) {
@@ -115,7 +128,7 @@ ChatTemplate chat_template_from_name(std::string_view name, std::string_view fla
     if (name == known) return chat_template;
   }
   throw InputError(std::string(flag) + ": unknown chat template '" + std::string(name) +
-                   "' (expected raw, vicuna, chatml, llama3 or llama2)");
+                   "' (expected raw, vicuna, chatml, smollm2, llama3 or llama2)");
 }
 
 std::string_view chat_template_name(ChatTemplate chat_template) {
@@ -140,6 +153,8 @@ std::string render_chat(ChatTemplate chat_template, std::span<const std::string>
       return render_vicuna(user_turns, answers);
     case ChatTemplate::kChatml:
       return render_chatml(user_turns, answers);
+    case ChatTemplate::kSmollm2:
+      return render_smollm2(user_turns, answers);
     case ChatTemplate::kLlama3:
       return render_llama3(user_turns, answers);
     case ChatTemplate::kLlama2:

@@ -11,11 +11,12 @@ namespace specgate {
 //   raw     the user turns alone, each later one after the answer before it and a newline;
 //   vicuna  Spec-Bench's vicuna_v1.1 (FastChat): system prompt, USER/ASSISTANT roles;
 //   chatml  Qwen2/Qwen3 (<|im_start|>role ... <|im_end|>), no system message;
+//   smollm2 SmolLM2-Instruct: ChatML after its default system message, answers verbatim;
 //   llama3  Llama 3 Instruct (<|begin_of_text|>, header ids, <|eot_id|>);
 //   llama2  Llama 2 chat (<s>[INST] ... [/INST] answer </s>).
-enum class ChatTemplate { kRaw, kVicuna, kChatml, kLlama3, kLlama2 };
+enum class ChatTemplate { kRaw, kVicuna, kChatml, kSmollm2, kLlama3, kLlama2 };
 
-// Throws InputError naming `flag` for anything but raw, vicuna, chatml, llama3, llama2.
+// Throws InputError naming `flag` for anything but the names above.
 ChatTemplate chat_template_from_name(std::string_view name, std::string_view flag);
 std::string_view chat_template_name(ChatTemplate chat_template);
 

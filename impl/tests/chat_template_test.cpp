@@ -18,7 +18,7 @@ TEST(ChatTemplate, NamesRoundTripAndUnknownNamesAreRefused) {
     FAIL() << "alpaca was accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--chat-template: unknown chat template 'alpaca' (expected raw, vicuna, chatml, llama3 or llama2)");
+              "--chat-template: unknown chat template 'alpaca' (expected raw, vicuna, chatml, smollm2, llama3 or llama2)");
   }
 }
 
