@@ -28,7 +28,6 @@ bool is_ignorable(const std::string& name, const ModelConfig& config) {
 }  // namespace
 
 Transformer load_transformer(const std::filesystem::path& dir, at::ScalarType dtype, at::Device device) {
-  check_dtype_runs_on(dtype, device);
   ModelConfig config = read_model_config(dir / "config.json");
   config.eos_token_ids = read_eos_token_ids(dir, config);
   const CheckpointFiles files = CheckpointFiles::open(dir);

@@ -34,12 +34,4 @@ c10::ScalarType dtype_from_name(std::string_view name, std::string_view what) {
                    "' (expected float64, float32, bfloat16 or float16)");
 }
 
-void check_dtype_runs_on(c10::ScalarType dtype, c10::Device device) {
-#if TORCH_VERSION_MAJOR < 2
-  if (dtype == c10::ScalarType::Half && device.is_cpu())
-    throw InputError("--dtype float16: this libtorch (" TORCH_VERSION
-                     ") has no float16 matrix product on CPU; use bfloat16, float32 or --device cuda");
-#endif
-}
-
 }  // namespace specgate

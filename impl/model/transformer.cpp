@@ -65,22 +65,11 @@ at::Tensor attention_mask(const at::Tensor& key_valid, int64_t num_queries, int6
 // the additive mask [B, 1, 1, T, S].
 at::Tensor grouped_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                              int64_t group) {
-  const int64_t batch = q.size(0), kv_heads = q.size(1), steps = q.size(2) / group, num_keys = k.size(2);
-  const at::ScalarType dtype = q.scalar_type();
-#if TORCH_VERSION_MAJOR >= 2
-  // The fused kernels (their default scale is 1 / sqrt(head_dim)); float64 stays on the
-  // reference arithmetic below.
-  if (dtype == at::kFloat || is_reduced_precision(dtype)) {
-    const at::Tensor grouped_mask =
-        mask.to(dtype).expand({batch, 1, group, steps, num_keys}).reshape({batch, 1, group * steps, num_keys});
-    return at::scaled_dot_product_attention(q, k, v, grouped_mask);
-  }
-#endif
-  at::Tensor scores = at::matmul(q, k.transpose(2, 3)).view({batch, kv_heads, group, steps, num_keys});
-  if (is_reduced_precision(dtype)) scores = scores.to(at::kFloat);
-  scores = scores.mul(1.0 / std::sqrt(static_cast<double>(q.size(3)))).add(mask);
-  const at::Tensor probs = at::softmax(scores, -1).to(dtype).view({batch, kv_heads, group * steps, num_keys});
-  return at::matmul(probs, v);
+  const int64_t batch = q.size(0), steps = q.size(2) / group, num_keys = k.size(2);
+  const at::Tensor grouped_mask = mask.to(q.scalar_type())
+                                      .expand({batch, 1, group, steps, num_keys})
+                                      .reshape({batch, 1, group * steps, num_keys});
+  return at::scaled_dot_product_attention(q, k, v, grouped_mask);  // scale 1 / sqrt(head_dim)
 }
 
 }  // namespace
