@@ -6,7 +6,8 @@ tokens a round, batch 1, as transformers allows) and `sample` (do_sample=True wi
 warpers, one seeded generator a question). The bench must carry `prompt_token_ids`
 (prompts.py); its first turns are answered. Answers follow specgate's extension of Spec-Bench's
 answer format: token ids (with the EOS that stopped a row, nothing after it), prompt ids, decoded
-text, new tokens and wall time, and with --top-logprobs the log-probabilities of the target's
+text, new tokens, wall time, decoding_steps at batch 1 (the target's forward passes, the
+prefill included), and with --top-logprobs the log-probabilities of the target's
 raw logits. Model loading is not timed; in a batch every answer carries the batch's wall time.
 """
 import argparse
@@ -16,6 +17,12 @@ import time
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+from transformers.utils import logging as hf_logging
+
+
+def fail(message):
+    print(f"generate.py: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def read_bench(path, limit):
@@ -26,7 +33,7 @@ def read_bench(path, limit):
                 question = json.loads(line)
                 question["prompt"] = list(question["prompt_token_ids"][0])
             except (ValueError, KeyError, IndexError, TypeError) as error:
-                sys.exit(f"generate.py: {path}:{number}: needs prompt_token_ids ({error!r})")
+                fail(f"{path}:{number}: needs prompt_token_ids ({error!r})")
             questions.append(question)
     return questions[:limit] if limit is not None else questions
 
@@ -70,7 +77,10 @@ def main():
     parser.add_argument("--limit", type=int)
     args = parser.parse_args()
     if args.mode == "assisted" and (not args.draft or args.batch_size != 1):
-        sys.exit("generate.py: --mode assisted needs --draft and --batch-size 1")
+        fail("--mode assisted needs --draft and --batch-size 1")
+    if args.batch_size < 1 or args.max_new_tokens < 1 or args.draft_tokens < 1 or args.threads < 1:
+        fail("--batch-size, --max-new-tokens, --draft-tokens and --threads must be at least 1")
+    hf_logging.disable_progress_bar()
     torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype)
     questions = read_bench(args.bench, args.limit)
@@ -91,6 +101,8 @@ def main():
         settings.update(assistant_model=assistant, num_assistant_tokens=args.draft_tokens,
                         num_assistant_tokens_schedule="constant", assistant_confidence_threshold=0.0)
 
+    passes = [0]  # the target's forward passes, prefill included: decoding_steps at batch 1
+    model.register_forward_pre_hook(lambda module, inputs: passes.__setitem__(0, passes[0] + 1))
     total_tokens = total_seconds = 0
     with open(args.out, "w", encoding="utf-8") as out:
         for start in range(0, len(questions), args.batch_size):
@@ -100,6 +112,7 @@ def main():
             mask = torch.tensor([[0] * (width - len(q["prompt"])) + [1] * len(q["prompt"]) for q in batch])
             if args.mode == "sample":
                 torch.manual_seed(args.seed * 1000003 + batch[0]["question_id"])
+            passes[0] = 0
             began = time.perf_counter()
             with torch.no_grad():
                 output = model.generate(input_ids=input_ids, attention_mask=mask, **settings)
@@ -111,6 +124,8 @@ def main():
                 choice = {"index": 0, "turns": [tokenizer.decode(tokens, skip_special_tokens=True)],
                           "token_ids": [tokens], "prompt_token_ids": [question["prompt"]],
                           "new_tokens": [len(tokens)], "wall_time": [seconds]}
+                if len(batch) == 1:
+                    choice["decoding_steps"] = [passes[0]]
                 if args.batch_size > 1:
                     choice.update(batch_size=len(batch), batch_index=start // args.batch_size, batch_wall_time=seconds)
                 if args.top_logprobs > 0:

@@ -13,6 +13,7 @@ import sys
 
 import torch
 from transformers import AutoModelForCausalLM
+from transformers.utils import logging as hf_logging
 
 
 def main():
@@ -24,6 +25,7 @@ def main():
     parser.add_argument("--tolerance", type=float, default=1e-3)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    hf_logging.disable_progress_bar()
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=getattr(torch, args.dtype)).eval()
     positions = compared = argmax_agrees = 0
     total = largest = 0.0

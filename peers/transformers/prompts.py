@@ -12,6 +12,11 @@ import sys
 from transformers import AutoTokenizer
 
 
+def fail(message):
+    print(f"prompts.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="Hugging Face folder with the tokenizer")
@@ -28,13 +33,16 @@ def main():
                 question = json.loads(line)
                 questions.append((question, question["turns"][0]))
             except (ValueError, KeyError, IndexError, TypeError) as error:
-                sys.exit(f"prompts.py: {args.bench}:{number}: {error!r}")
+                fail(f"{args.bench}:{number}: {error!r}")
     if args.question_ids:
         by_id = {question["question_id"]: (question, turn) for question, turn in questions}
-        wanted = [int(i) for i in args.question_ids.split(",")]
+        try:
+            wanted = [int(i) for i in args.question_ids.split(",")]
+        except ValueError:
+            fail(f"--question-ids: expected comma-separated integers, got {args.question_ids!r}")
         missing = [i for i in wanted if i not in by_id]
         if missing:
-            sys.exit(f"prompts.py: --question-ids: {args.bench} has no question {missing[0]}")
+            fail(f"--question-ids: {args.bench} has no question {missing[0]}")
         questions = [by_id[i] for i in wanted]
     if args.limit is not None:
         questions = questions[:args.limit]
