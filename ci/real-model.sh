@@ -14,14 +14,13 @@
 # SPEED_TOKENS (default 64) and REPEAT (default 3) size it; about 40 minutes on 2 cores.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${1:-$root/reports/benchmarks/real_model}"
+cd "$root"
+out="${1:-reports/benchmarks/real_model}"
 questions="${QUESTIONS:-32}" new_tokens="${NEW_TOKENS:-96}"
 source "$root/ci/setup.sh"
-python="$root/build/venv/bin/python"
-B="$root/build/bin/conformance"
-pair="$root/build/real_pair" peers="$root/peers/transformers"
-specbench="$root/../shared/specbench/question.jsonl"
-work="$root/build/real-model-work"
+# Relative paths, so that the reports name files as anyone's checkout has them.
+python=build/venv/bin/python B=build/bin/conformance pair=build/real_pair peers=peers/transformers
+specbench=../shared/specbench/question.jsonl work=build/real-model-work
 mkdir -p "$out" "$work"
 say() { echo "== $*"; }
 
