@@ -16,4 +16,13 @@ python="$("$root/ci/python-env.sh")"
 [ -f "$carry/real_pair/real_pair_report.json" ] || "$python" "$root/fixtures/real_model/make_real_pair.py" "$carry/real_pair"
 "$python" "$root/peers/transformers/prompts.py" --model "$carry/real_pair/target" \
   --bench "$root/../shared/specbench/question.jsonl" --out "$carry/specbench_prompts.jsonl"
-echo "gpu-carry: $(ls "$carry/debs" | wc -l) packages and the real pair in $carry"
+# A call of the device tool carries at most 64 MiB and the real pair is about 680 MB: it goes as
+# a tar file cut into 60 MiB parts, one folder a part (partNN/), which ci/gpu.sh joins. Carry
+# debs/ and a few parts a call until every part is there.
+rm -rf "$carry"/part[0-9]*
+tar -C "$carry" -cf - real_pair specbench_prompts.jsonl | split -b 60M -d -a 2 - "$carry/real_pair.tar."
+for piece in "$carry"/real_pair.tar.*; do
+  mkdir -p "$carry/part${piece##*.}" && mv "$piece" "$carry/part${piece##*.}/"
+done
+echo "gpu-carry: $(ls "$carry/debs" | wc -l) packages ($(du -sh "$carry/debs" | cut -f1)) and the real pair in" \
+  "$(ls -d "$carry"/part[0-9]* | wc -l) parts of 60 MiB in $carry"

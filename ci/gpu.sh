@@ -28,6 +28,9 @@ step() {  # step NAME COMMAND...: runs it, logs its output to OUT/NAME.log, reco
   return 0
 }
 
+if [ ! -d "$carry/real_pair" ]; then  # carried in parts (ci/gpu-carry.sh)
+  cat "$carry"/part[0-9]*/real_pair.tar.* | tar -C "$carry" -xf - || { echo "gpu.sh: a part of the real pair is missing in $carry"; exit 2; }
+fi
 prefix="$carry/prefix"
 if [ ! -d "$prefix/usr" ]; then
   for deb in "$carry"/debs/*.deb; do dpkg -x "$deb" "$prefix"; done
