@@ -18,7 +18,7 @@ python="$("$root/ci/python-env.sh")"
   --bench "$root/../shared/specbench/question.jsonl" --out "$carry/specbench_prompts.jsonl"
 # A call of the device tool carries at most 64 MiB and the real pair is about 680 MB: it goes as
 # a tar file cut into 60 MiB parts, one folder a part (partNN/), which ci/gpu.sh joins. Carry
-# debs/ and a few parts a call until every part is there.
+# debs/ with the first part, then one part a call until every part is there.
 rm -rf "$carry"/part[0-9]*
 tar -C "$carry" -cf - real_pair specbench_prompts.jsonl | split -b 60M -d -a 2 - "$carry/real_pair.tar."
 for piece in "$carry"/real_pair.tar.*; do
