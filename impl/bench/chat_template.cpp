@@ -74,24 +74,17 @@ std::string_view chatml_answer(std::string_view answer) {
   return answer;
 }
 
-std::string render_chatml(std::span<const std::string> user_turns, std::span<const std::string> answers) {
-  std::string text;
+// ChatML turns after `text` (a system message, or nothing), each earlier answer as `answer` keeps it.
+std::string render_chatml_after(std::string text, std::span<const std::string> user_turns,
+                                std::span<const std::string> answers, std::string_view (*answer)(std::string_view)) {
   for (size_t turn = 0; turn < user_turns.size(); ++turn) {
     text.append("<|im_start|>user\n").append(user_turns[turn]).append("<|im_end|>\n");
-    if (turn < answers.size())
-      text.append("<|im_start|>assistant\n").append(chatml_answer(answers[turn])).append("<|im_end|>\n");
+    if (turn < answers.size()) text.append("<|im_start|>assistant\n").append(answer(answers[turn])).append("<|im_end|>\n");
   }
   return text.append("<|im_start|>assistant\n");
 }
 
-std::string render_smollm2(std::span<const std::string> user_turns, std::span<const std::string> answers) {
-  std::string text(kSmollm2System);
-  for (size_t turn = 0; turn < user_turns.size(); ++turn) {
-    text.append("<|im_start|>user\n").append(user_turns[turn]).append("<|im_end|>\n");
-    if (turn < answers.size()) text.append("<|im_start|>assistant\n").append(answers[turn]).append("<|im_end|>\n");
-  }
-  return text.append("<|im_start|>assistant\n");
-}
+std::string_view verbatim(std::string_view answer) { return answer; }
 
 std::string render_llama3(std::span<const std::string> user_turns, std::span<const std::string> answers) {
   std::string text = "<|begin_of_text|>";
@@ -152,9 +145,9 @@ std::string render_chat(ChatTemplate chat_template, std::span<const std::string>
     case ChatTemplate::kVicuna:
       return render_vicuna(user_turns, answers);
     case ChatTemplate::kChatml:
-      return render_chatml(user_turns, answers);
+      return render_chatml_after("", user_turns, answers, chatml_answer);
     case ChatTemplate::kSmollm2:
-      return render_smollm2(user_turns, answers);
+      return render_chatml_after(std::string(kSmollm2System), user_turns, answers, verbatim);
     case ChatTemplate::kLlama3:
       return render_llama3(user_turns, answers);
     case ChatTemplate::kLlama2:

@@ -188,8 +188,8 @@ ModelConfig parse_model_config(const json& config, const std::string& source, st
   c.head_dim = fields.positive_int_or("head_dim", c.hidden_size / c.num_heads);
   if (c.head_dim % 2 != 0) fields.fail("head_dim", "must be even for rotary embeddings");
   c.rms_norm_eps = fields.positive_number_or("rms_norm_eps", 1e-6);
-  c.rope_theta = fields.has("rope_parameters") ? fields.object("rope_parameters").positive_number_or("rope_theta", 10000.0)
-                                                 : fields.positive_number_or("rope_theta", 10000.0);
+  c.rope_theta = (fields.has("rope_parameters") ? fields.object("rope_parameters") : fields)
+                     .positive_number_or("rope_theta", 10000.0);
   c.rope_scaling = parse_rope_scaling(fields);
   c.max_position_embeddings = fields.positive_int_or("max_position_embeddings", 4096);
   c.tie_word_embeddings = fields.bool_or("tie_word_embeddings", false);
