@@ -1,5 +1,7 @@
 // tokenizer.json components on cases whose expected output the Rust `tokenizers` library
 // documents or tests (Split behaviors, added-token options, BPE unknowns and byte fallback).
+#include <string>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -36,6 +38,21 @@ TEST(SplitPreTokenizer, EachBehaviorCutsAsTheRustLibraryDocuments) {
   EXPECT_EQ(split("MergedWithNext"), (Texts{"the", "-final", "-", "-countdown"}));
   EXPECT_EQ(split("Contiguous"), (Texts{"the", "-", "final", "--", "countdown"}));
   EXPECT_EQ(split("Removed", true), (Texts{"-", "-", "-"}));
+}
+
+TEST(SplitPreTokenizer, LongRunsOfWhitespaceSplitAsTheTokenizersLibrarySplitsThem) {
+  // Llama 3's pattern, whose \s*[\r\n]+ backtracks once per space of the run.
+  const json llama3 = {{"type", "Split"},
+                       {"pattern", {{"Regex", R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}}},
+                       {"behavior", "Isolated"}};
+  const std::string spaces(12'000'000, ' ');
+  EXPECT_EQ(pre_tokenize(llama3, "x" + spaces + "y"), (Texts{"x", spaces.substr(1), " y"}));
+}
+
+TEST(SplitPreTokenizer, AGroupRepeatedOncePerCharacterMatchesALongText) {
+  const json alternation = {{"type", "Split"}, {"pattern", {{"Regex", "(?:a|b)+"}}}, {"behavior", "Isolated"}};
+  const std::string text = std::string(1'000'000, 'a') + "b";
+  EXPECT_EQ(pre_tokenize(alternation, "-" + text), (Texts{"-", text}));
 }
 
 TEST(ByteLevelPreTokenizer, SplitsLikeGpt2AndMapsBytes) {

@@ -1,6 +1,9 @@
 // Every tokenizer.json component outside the supported list, and every malformed field, is an
 // InputError naming the file and the component or field path: never silently different ids.
 #include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +34,31 @@ json valid_tokenizer() {
   })");
 }
 
+// The text of valid_tokenizer() with the component `key` written as `component`.
+std::string with_component(const std::string& key, const std::string& component) {
+  json tokenizer = valid_tokenizer();
+  tokenizer[key] = "@component@";
+  std::string text = tokenizer.dump();
+  const std::string placeholder = "\"@component@\"";
+  return text.replace(text.find(placeholder), placeholder.size(), component);
+}
+
+// `leaf` as the only member of `depth` Sequences nested in one another, as text (too deep for
+// nlohmann's recursive dump).
+std::string nested_sequences(const std::string& members_key, const json& leaf, int depth) {
+  std::string text;
+  for (int i = 0; i < depth; ++i) text += R"({"type": "Sequence", ")" + members_key + R"(": [)";
+  text += leaf.dump();
+  for (int i = 0; i < depth; ++i) text += "]}";
+  return text;
+}
+
+std::string repeated(const std::string& text, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += text;
+  return out;
+}
+
 class TokenizerJsonErrors : public TempFolderTest {
  protected:
   // The message load_tokenizer throws for `tokenizer` written as tokenizer.json (on one line, or
@@ -38,6 +66,11 @@ class TokenizerJsonErrors : public TempFolderTest {
   std::string error_for(const json& tokenizer, const std::string& config = "", int indent = -1) {
     std::ofstream(dir_ / "tokenizer.json") << tokenizer.dump(indent);
     if (!config.empty()) std::ofstream(dir_ / "tokenizer_config.json") << config;
+    return load_error();
+  }
+  // The message load_tokenizer throws for `text` written as tokenizer.json.
+  std::string error_for_text(const std::string& text) {
+    std::ofstream(dir_ / "tokenizer.json") << text;
     return load_error();
   }
   // The message load_tokenizer throws for the folder as it is.
@@ -149,6 +182,73 @@ TEST_F(TokenizerJsonErrors, FilesThatAreNotJsonAndUnknownConfigTokensAreNamed) {
             (dir_ / "tokenizer_config.json").string() + ": field 'bos_token': '<s>' is not a token of tokenizer.json");
   EXPECT_EQ(error_for(valid_tokenizer(), R"({"eos_token": {"content": 7}})"),
             (dir_ / "tokenizer_config.json").string() + ":1: field 'eos_token.content': expected a string");
+}
+
+TEST_F(TokenizerJsonErrors, SequencesNestedDeeperThanTheTokenizersLibraryReadsAreNamed) {
+  // In 62 Sequences the Replace's pattern object is the 127th array or object from the root: the
+  // deepest the tokenizers library reads. It encodes as the Replace alone does.
+  const json replace = {{"type", "Replace"}, {"pattern", {{"String", "b"}}}, {"content", "a"}};
+  std::ofstream(dir_ / "tokenizer.json") << with_component("normalizer", nested_sequences("normalizers", replace, 62));
+  EXPECT_EQ(load_tokenizer(dir_)->encode("ab ab"), (std::vector<int64_t>{0, 0, 3, 0, 0}));
+
+  const json split = valid_tokenizer()["pre_tokenizer"]["pretokenizers"][0];
+  for (const auto& [key, members_key, leaf] : {std::tuple{"normalizer", "normalizers", replace},
+                                               std::tuple{"pre_tokenizer", "pretokenizers", split}}) {
+    // What the 63rd Sequence holds is the 128th array or object: the message names it, however
+    // deep the file goes (past 512 levels without the line).
+    const std::string too_deep = std::string("field '") + key + repeated(std::string(".") + members_key + "[0]", 63) +
+                                 "': nested deeper than 127 arrays and objects, the most Hugging Face's tokenizers reads";
+    EXPECT_EQ(error_for_text(with_component(key, nested_sequences(members_key, leaf, 63))), file() + ": " + too_deep);
+    const std::string message = error_for_text(with_component(key, nested_sequences(members_key, leaf, 2'000)));
+    EXPECT_TRUE(message.starts_with((dir_ / "tokenizer.json").string()) && message.ends_with(too_deep)) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos);
+  }
+}
+
+TEST_F(TokenizerJsonErrors, ArraysNestedDeepWhereNoComponentIsReadOnlyNeedParsing) {
+  const std::string arrays = std::string(100'000, '[') + std::string(100'000, ']');
+  std::ofstream(dir_ / "tokenizer.json") << with_component("unread", arrays);
+  EXPECT_EQ(load_tokenizer(dir_)->encode("ab ab"), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(error_for_text(with_component("normalizer", arrays)),
+            (dir_ / "tokenizer.json").string() + ": field 'normalizer': expected an object");
+}
+
+TEST_F(TokenizerJsonErrors, APostProcessorHoldsOneTemplateProcessing) {
+  const json a = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+  const json end = {{"SpecialToken", {{"id", "<|end|>"}, {"type_id", 0}}}};
+  const json special_tokens = {
+      {"<|end|>", {{"id", "<|end|>"}, {"ids", json::array({5})}, {"tokens", json::array({"<|end|>"})}}}};
+  const json byte_level = valid_tokenizer()["post_processor"];
+  // The template repeats the text: down a Sequence of 40 of them it would be there 2^40 times.
+  const json doubling = {{"type", "TemplateProcessing"}, {"single", {a, a}}, {"special_tokens", json::object()}};
+  json tokenizer = valid_tokenizer();
+  tokenizer["post_processor"] = {{"type", "Sequence"}, {"processors", std::vector<json>(40, doubling)}};
+  EXPECT_EQ(error_for(tokenizer),
+            file() + ": field 'post_processor.processors[1]': only one TemplateProcessing is supported in a post_processor");
+
+  // One TemplateProcessing among ByteLevels, nested or not, as in Llama 3.1's Sequence [ByteLevel,
+  // TemplateProcessing]: <|end|> and the text twice, as the tokenizers library gives them.
+  const json end_then_twice = {{"type", "TemplateProcessing"}, {"single", {end, a, a}}, {"special_tokens", special_tokens}};
+  std::vector<json> processors(40, byte_level);
+  processors[1] = {{"type", "Sequence"}, {"processors", json::array({end_then_twice})}};
+  tokenizer["post_processor"] = {{"type", "Sequence"}, {"processors", processors}};
+  std::ofstream(dir_ / "tokenizer.json") << tokenizer.dump();
+  EXPECT_EQ(load_tokenizer(dir_)->encode_prompt("ab ab"), (std::vector<int64_t>{5, 2, 4, 2, 4}));
+}
+
+TEST_F(TokenizerJsonErrors, ARegexBeyondItsMatchLimitIsAnInputErrorNamingItsField) {
+  json tokenizer = valid_tokenizer();
+  tokenizer["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(a+)+$";  // backtracks exponentially
+  std::ofstream(dir_ / "tokenizer.json") << tokenizer.dump();
+  const auto loaded = load_tokenizer(dir_);
+  try {
+    loaded->encode(std::string(40, 'a') + "b");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir_ / "tokenizer.json").string() +
+                                         ": field 'pre_tokenizer.pretokenizers[0].pattern.Regex': regex exceeded its "
+                                         "match limit on a text of 41 bytes (match limit exceeded)");
+  }
 }
 
 TEST_F(TokenizerJsonErrors, TextThatIsNotUtf8IsAnInputError) {

@@ -6,21 +6,36 @@
 
 namespace specgate {
 
-JsonNode::JsonNode(const JsonNode& parent, const nlohmann::json& value, std::string path, std::string step)
-    : value_(&value), file_(parent.file_), path_(std::move(path)), text_(parent.text_) {
-  if (text_.empty()) return;
-  steps_ = parent.steps_;
-  steps_.push_back(std::move(step));
+JsonNode::JsonNode(const nlohmann::json& value, std::string file, std::string path)
+    : value_(&value), origin_(std::make_shared<const Origin>(Origin{std::move(file), std::move(path), {}})) {}
+
+JsonNode::JsonNode(const JsonFile& file)
+    : value_(&file.value), origin_(std::make_shared<const Origin>(Origin{file.name, "", file.text})) {}
+
+JsonNode::JsonNode(const JsonNode& parent, const nlohmann::json& value, std::string name, bool is_index)
+    : value_(&value),
+      origin_(parent.origin_),
+      step_(std::make_shared<const Step>(
+          Step{parent.step_, std::move(name), is_index, parent.step_ ? parent.step_->depth + 1 : 1})) {}
+
+JsonNode JsonNode::nested(const nlohmann::json& value, std::string name, bool is_index) const {
+  JsonNode node(*this, value, std::move(name), is_index);
+  if (node.nesting() > kMaxNesting)
+    node.fail("nested deeper than " + std::to_string(kMaxNesting) +
+              " arrays and objects, the most Hugging Face's tokenizers reads");
+  return node;
 }
 
+int JsonNode::nesting() const { return (step_ ? step_->depth : 0) + (value_->is_structured() ? 1 : 0); }
+
 JsonNode JsonNode::child(const nlohmann::json& value, std::string_view key) const {
-  return JsonNode(*this, value, path_.empty() ? std::string(key) : path_ + "." + std::string(key), std::string(key));
+  return nested(value, std::string(key), false);
 }
 
 JsonNode JsonNode::operator[](std::string_view key) const {
   if (!value_->is_object()) fail("expected an object");
   const auto it = value_->find(key);
-  if (it == value_->end()) child(*value_, key).fail("missing");
+  if (it == value_->end()) JsonNode(*this, *value_, std::string(key), false).fail("missing");  // nests nothing
   return child(*it, key);
 }
 
@@ -32,7 +47,7 @@ std::optional<JsonNode> JsonNode::find(std::string_view key) const {
 }
 
 JsonNode JsonNode::operator[](size_t index) const {
-  return JsonNode(*this, (*value_)[index], path_ + "[" + std::to_string(index) + "]", std::to_string(index));
+  return nested((*value_)[index], std::to_string(index), true);
 }
 
 size_t JsonNode::size() const {
@@ -73,16 +88,39 @@ std::string JsonNode::character() const {
 }
 
 void JsonNode::fail(const std::string& message) const {
-  throw InputError(path_.empty() ? where() + message : where() + "field '" + path_ + "': " + message);
+  const std::string field = path();
+  throw InputError(field.empty() ? where() + message : where() + "field '" + field + "': " + message);
 }
 
 void JsonNode::unsupported(const std::string& type) const {
-  throw InputError(where() + path_ + " type '" + type + "' is not supported");
+  throw InputError(where() + path() + " type '" + type + "' is not supported");
+}
+
+std::string JsonNode::field_name() const { return origin_->file + ": field '" + path() + "'"; }
+
+std::vector<const JsonNode::Step*> JsonNode::steps_from_origin() const {
+  std::vector<const Step*> steps;
+  for (const Step* step = step_.get(); step != nullptr; step = step->parent.get()) steps.push_back(step);
+  return {steps.rbegin(), steps.rend()};
+}
+
+std::string JsonNode::path() const {
+  std::string path = origin_->path;
+  for (const Step* step : steps_from_origin()) {
+    if (step->is_index) path.append("[").append(step->name).append("]");
+    else path.append(path.empty() ? "" : ".").append(step->name);
+  }
+  return path;
 }
 
 std::string JsonNode::where() const {
-  const std::optional<int64_t> line = text_.empty() ? std::nullopt : json_value_line(text_, steps_);
-  return file_ + (line ? ":" + std::to_string(*line) : "") + ": ";
+  std::optional<int64_t> line;
+  if (!origin_->text.empty()) {
+    std::vector<std::string> names;
+    for (const Step* step : steps_from_origin()) names.push_back(step->name);
+    line = json_value_line(origin_->text, names);
+  }
+  return origin_->file + (line ? ":" + std::to_string(*line) : "") + ": ";
 }
 
 }  // namespace specgate

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,14 +18,15 @@ namespace specgate {
 // expected a string".
 class JsonNode {
  public:
-  JsonNode(const nlohmann::json& value, std::string file, std::string path = "")
-      : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+  // The most arrays and objects nested in one another (the file's root included) that Hugging
+  // Face's tokenizers reads; a node nested deeper is an error.
+  static constexpr int kMaxNesting = 127;
+
+  JsonNode(const nlohmann::json& value, std::string file, std::string path = "");
   // The root of a whole file, whose text must outlive the nodes.
-  explicit JsonNode(const JsonFile& file) : value_(&file.value), file_(file.name), text_(file.text) {}
+  explicit JsonNode(const JsonFile& file);
 
   const nlohmann::json& value() const { return *value_; }
-  const std::string& file() const { return file_; }
-  const std::string& path() const { return path_; }
   bool is_null() const { return value_->is_null(); }
 
   // A field that must be present (null counts as present).
@@ -47,17 +49,38 @@ class JsonNode {
   [[noreturn]] void fail(const std::string& message) const;
   // "<file>: <component> type '<type>' is not supported", with the component named by path.
   [[noreturn]] void unsupported(const std::string& type) const;
+  // "<file>: field '<path>'", for messages about the field once the file's text is gone.
+  std::string field_name() const;
 
  private:
-  JsonNode(const JsonNode& parent, const nlohmann::json& value, std::string path, std::string step);
+  // What every node of one file shares.
+  struct Origin {
+    std::string file;
+    std::string path;       // the field path of the origin itself
+    std::string_view text;  // the file's text; empty when unknown
+  };
+  // The key or index that leads to a node from its parent, linked to the steps before it, so
+  // that a node costs one step however deep it lies.
+  struct Step {
+    std::shared_ptr<const Step> parent;
+    std::string name;  // a key, or an index in decimal
+    bool is_index;
+    int depth;  // steps from the origin
+  };
+
+  JsonNode(const JsonNode& parent, const nlohmann::json& value, std::string name, bool is_index);
+  // The node of `value`, reached from this one by `name`; fails when it is nested too deep.
+  JsonNode nested(const nlohmann::json& value, std::string name, bool is_index) const;
+  // The arrays and objects from the origin to this node, both included.
+  int nesting() const;
+  std::vector<const Step*> steps_from_origin() const;
+  std::string path() const;
   // "<file>:<line>: ", or "<file>: " when the line is unknown.
   std::string where() const;
 
   const nlohmann::json* value_;
-  std::string file_;
-  std::string path_;
-  std::string_view text_;           // the file's text; empty when unknown
-  std::vector<std::string> steps_;  // the keys and indices from the root, when text_ is known
+  std::shared_ptr<const Origin> origin_;
+  std::shared_ptr<const Step> step_;  // null at the origin
 };
 
 }  // namespace specgate

@@ -1,11 +1,19 @@
 #include "impl/tokenizer/post_processor.h"
 
+#include <utility>
+
 #include "impl/tokenizer/component_sequence.h"
 
 namespace specgate {
 
 PostProcessor PostProcessor::from_json(const JsonNode& json, const std::function<bool(int64_t)>& is_token) {
+  bool has_template = false;
   return PostProcessor(component_steps(json, "processors", [&](const JsonNode& step, const std::string& type) {
+    // The tokenizers library gives a later TemplateProcessing the pieces of the first as a pair of
+    // sequences, or fails on more than two; its output would also grow exponentially along a
+    // Sequence whose templates repeat the text.
+    if (type == "TemplateProcessing" && std::exchange(has_template, true))
+      step.fail("only one TemplateProcessing is supported in a post_processor");
     return step_from_json(step, type, is_token);
   }));
 }

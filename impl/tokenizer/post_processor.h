@@ -10,7 +10,8 @@
 namespace specgate {
 
 // tokenizer.json's "post_processor" for one sequence: TemplateProcessing (the special tokens
-// around the text, BOS for Llama 2), ByteLevel (ids unchanged), or a Sequence of them.
+// around the text, BOS for Llama 2), ByteLevel (ids unchanged), or a Sequence of them that holds
+// at most one TemplateProcessing.
 class PostProcessor {
  public:
   // Throws InputError naming the file and field for any other type, a malformed field, or a

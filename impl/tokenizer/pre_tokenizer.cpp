@@ -9,7 +9,8 @@ namespace {
 
 // The split GPT-2 makes before byte-level BPE, used by ByteLevel with "use_regex": true.
 const Regex& gpt2_words() {
-  static const Regex regex(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)");
+  static const Regex regex(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
+                           "the GPT-2 split of the ByteLevel pre-tokenizer");
   return regex;
 }
 
@@ -52,9 +53,10 @@ PreTokenizer::Step PreTokenizer::step_from_json(const JsonNode& json, const std:
       if (!json.boolean_or("add_prefix_space", true) && scheme != PrependScheme::kNever)
         field->fail("contradicts add_prefix_space false");
     }
-    const std::string replacement = json["replacement"].character();
-    return Metaspace{replacement, std::make_shared<const Regex>(Regex::escape(replacement)), scheme,
-                     json.boolean_or("split", true)};
+    const JsonNode replacement_json = json["replacement"];
+    const std::string replacement = replacement_json.character();
+    return Metaspace{replacement, std::make_shared<const Regex>(Regex::escape(replacement), replacement_json.field_name()),
+                     scheme, json.boolean_or("split", true)};
   }
   json.unsupported(type);
 }

@@ -14,12 +14,15 @@ namespace specgate {
 class Regex {
  public:
   // Throws std::invalid_argument carrying PCRE2's message when `pattern` does not compile.
-  explicit Regex(std::string_view pattern);
+  // `source` names the pattern in messages: "<file>: field '<path>'".
+  Regex(std::string_view pattern, std::string source);
   ~Regex();
   Regex(Regex&&) noexcept;
   Regex& operator=(Regex&&) noexcept;
 
   // The byte ranges [begin, end) of successive non-overlapping matches in valid UTF-8 `text`.
+  // Throws InputError naming the source when a match takes more steps than a pattern that works
+  // through the text in linear time needs (one that backtracks exponentially).
   std::vector<std::pair<size_t, size_t>> find_all(std::string_view text) const;
 
   // `text` with every match replaced by `replacement` (taken literally).
@@ -31,6 +34,7 @@ class Regex {
  private:
   struct Compiled;
   std::unique_ptr<Compiled> compiled_;
+  std::string source_;
 };
 
 }  // namespace specgate
