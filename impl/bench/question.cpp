@@ -13,6 +13,7 @@
 
 #include "impl/common/error.h"
 #include "impl/common/json_line_context.h"
+#include "impl/common/line_reader.h"
 
 namespace specgate {
 namespace {
@@ -109,6 +110,9 @@ std::vector<Question> read_questions(std::istream& in, const std::string& source
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (is_blank(line)) continue;
     const LineContext context(source, number);
+    if (line.size() > kMaxLineBytes)
+      throw InputError(source + ":" + std::to_string(number) + ": the line is longer than " +
+                       std::to_string(kMaxLineBytes >> 20) + " MiB");
     Question question = parse_question(context.parse(line), context);
     const auto [first, inserted] = line_of_id.emplace(question.question_id, number);
     if (!inserted) {

@@ -31,6 +31,12 @@ Transformer load_transformer(const std::filesystem::path& dir, at::ScalarType dt
   ModelConfig config = read_model_config(dir / "config.json");
   config.eos_token_ids = read_eos_token_ids(dir, config);
   const CheckpointFiles files = CheckpointFiles::open(dir);
+  // The tensors' names are known before anything is allocated: layers that config.json asks for
+  // and the checkpoint lacks are refused before their slots are made.
+  const std::string last_layer = "model.layers." + std::to_string(config.num_layers - 1) + ".input_layernorm.weight";
+  if (!files.contains(last_layer))
+    throw InputError((dir / "config.json").string() + ": field 'num_hidden_layers': " + std::to_string(config.num_layers) +
+                     " layers, but the checkpoint has no tensor '" + last_layer + "'");
   const auto options = at::TensorOptions().dtype(dtype).device(device);
 
   ModelWeights weights;

@@ -94,8 +94,16 @@ std::optional<json> parse_json(std::istream& in, JsonError& error) {
 
 JsonFile read_json_file(const std::filesystem::path& file) {
   JsonFile out{file.string(), "", nullptr};
+  std::error_code unreadable;
+  const std::filesystem::file_status status = std::filesystem::status(file, unreadable);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InputError(out.name + ": not a regular file" + (std::filesystem::is_directory(status) ? " (a folder)" : ""));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(out.name + ": cannot open");
+  const uintmax_t size = std::filesystem::file_size(file, unreadable);
+  if (!unreadable && size > kMaxJsonFileBytes)
+    throw InputError(out.name + ": " + std::to_string(size) + " bytes, more than the " +
+                     std::to_string(kMaxJsonFileBytes >> 20) + " MiB a JSON file may be");
   out.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   JsonError error;
   std::optional<json> parsed = parse_json(out.text, error);

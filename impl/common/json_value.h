@@ -30,13 +30,18 @@ struct JsonError {
 std::optional<nlohmann::json> parse_json(std::string_view text, JsonError& error);
 std::optional<nlohmann::json> parse_json(std::istream& in, JsonError& error);
 
+// The largest JSON file read: the largest tokenizer.json files are about 35 MiB, and parsing
+// takes up to about 40 bytes of memory per byte of text.
+inline constexpr uintmax_t kMaxJsonFileBytes = uintmax_t{64} << 20;
+
 // A user's JSON file read whole: its value, and its text to find a field's line for messages.
 struct JsonFile {
   std::string name;  // as messages name the file
   std::string text;
   nlohmann::json value;
 };
-// Throws InputError "<file>: cannot open", or "<file>: not valid JSON at line L, column C: ...".
+// Throws InputError "<file>: cannot open", "<file>: not a regular file", one for a file larger than
+// kMaxJsonFileBytes, or "<file>: not valid JSON at line L, column C: ...".
 JsonFile read_json_file(const std::filesystem::path& file);
 
 // The message "<file>:<line>: field '<name>': <what>" for the value at `path` (keys and indices)

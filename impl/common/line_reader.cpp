@@ -1,6 +1,7 @@
 #include "impl/common/line_reader.h"
 
 #include <cstring>
+#include <string_view>
 #include <system_error>
 
 #include "impl/common/error.h"
@@ -9,6 +10,8 @@ namespace specgate {
 namespace {
 
 constexpr size_t kBlockBytes = 1 << 20;
+
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 void strip_carriage_return(std::string& line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -57,8 +60,12 @@ bool LineReader::next(std::string& line) {
     }
     line.append(begin, filled_ - position_);
     position_ = filled_;
+    if (line.size() > kMaxLineBytes)
+      throw InputError(path_.string() + ":" + std::to_string(line_number_ + 1) + ": the line is longer than " +
+                       std::to_string(kMaxLineBytes >> 20) + " MiB");
   }
   strip_carriage_return(line);
+  if (line_number_ == 0 && line.starts_with(kByteOrderMark)) line.erase(0, kByteOrderMark.size());
   ++line_number_;
   line_offset_ = start;
   return true;
@@ -70,6 +77,7 @@ std::string read_line_at(const std::filesystem::path& path, uint64_t offset) {
   std::string line;
   if (!in || !std::getline(in, line)) throw InputError(path.string() + ": cannot read back the line at byte " + std::to_string(offset));
   strip_carriage_return(line);
+  if (offset == 0 && line.starts_with(kByteOrderMark)) line.erase(0, kByteOrderMark.size());
   return line;
 }
 

@@ -10,15 +10,21 @@
 
 namespace specgate {
 
+// The longest line of a JSONL file read: an answer with 20 alternatives for each of thousands
+// of tokens takes a few MiB.
+inline constexpr size_t kMaxLineBytes = size_t{16} << 20;
+
 // Reads a text file line by line in large blocks, hashing every byte on the way, so that a
-// file of any size is read once with memory bounded by its longest line.
+// file of any size is read once with memory bounded by kMaxLineBytes. A UTF-8 byte order mark
+// before the first line is skipped.
 class LineReader {
  public:
   // Throws InputError naming the path when it does not exist, is a folder or cannot be opened.
   explicit LineReader(const std::filesystem::path& path);
 
   // The next line without its end of line (LF or CRLF); false at the end of the file. A last
-  // line without a final newline counts. Throws InputError on a read error.
+  // line without a final newline counts. Throws InputError on a read error or a line longer
+  // than kMaxLineBytes.
   bool next(std::string& line);
 
   int64_t line_number() const { return line_number_; }  // of the line next() returned last

@@ -193,6 +193,8 @@ ModelConfig parse_model_config(const json& config, const std::string& source, st
   c.rope_scaling = parse_rope_scaling(fields);
   c.max_position_embeddings = fields.positive_int_or("max_position_embeddings", 4096);
   c.tie_word_embeddings = fields.bool_or("tie_word_embeddings", false);
+  const std::string activation = fields.string_or("hidden_act", "silu");
+  if (activation != "silu") fields.fail("hidden_act", "unsupported activation '" + activation + "' (supported: silu)");
 
   const bool attention_bias = fields.bool_or("attention_bias", false);
   if (fields.bool_or("mlp_bias", false)) fields.fail("mlp_bias", "MLP biases are not supported");

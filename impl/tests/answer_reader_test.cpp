@@ -257,6 +257,31 @@ TEST_F(AnswerFileTest, Sha256MatchesAKnownDigest) {
   EXPECT_EQ(reader.sha256(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+TEST_F(AnswerFileTest, AByteOrderMarkBeforeTheFirstLineIsSkipped) {
+  const std::filesystem::path path = dir_ / "bom.jsonl";
+  std::ofstream(path, std::ios::binary) << "\xEF\xBB\xBF" R"({"question_id": 1, "token_ids": [4]})" "\n";
+  AnswerReader reader(path, TurnScope::kAll);
+  const auto one = reader.next();
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->question_id, 1);
+  EXPECT_EQ(read_line_at(path, one->offset), R"({"question_id": 1, "token_ids": [4]})");
+}
+
+TEST_F(AnswerFileTest, ALineLongerThanTheCapIsRefusedBeforeItIsWhole) {
+  const std::filesystem::path path = dir_ / "long.jsonl";
+  std::ofstream(path, std::ios::binary) << "{}\n" << std::string(kMaxLineBytes + (2 << 20), ' ') << "\n";
+  LineReader reader(path);
+  std::string line;
+  ASSERT_TRUE(reader.next(line));
+  try {
+    reader.next(line);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("long.jsonl:2: the line is longer than 16 MiB"), std::string::npos) << e.what();
+    EXPECT_LE(line.size(), kMaxLineBytes + (1 << 20)) << "read further than one block past the cap";
+  }
+}
+
 TEST_F(AnswerFileTest, MissingFilesAndFoldersAreInputErrors) {
   EXPECT_THROW(AnswerReader(dir_ / "nope.jsonl", TurnScope::kAll), InputError);
   try {
