@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/interrupted.h"
 #include "conformance/commands/verdict.h"
 #include "impl/common/allocator_tuning.h"
 #include "impl/common/cpu_configuration.h"
@@ -22,11 +23,12 @@ constexpr int kDone = 0;
 constexpr int kVerdict = 1;
 constexpr int kBadInput = 2;
 constexpr int kInternalError = 3;
+constexpr int kInterrupted = 130;
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 done or gate passed; 1 a verdict against the input (gate failed, invariant violated, mutant\n"
     "survived); 2 bad input or usage (one line naming the file, line and field); 3 an internal error (please\n"
-    "report it).";
+    "report it); 130 interrupted by SIGINT or SIGTERM after writing what was finished.";
 
 int error(const std::string& message) {
   std::cerr << "conformance: error: " << message << "\n";
@@ -39,9 +41,11 @@ int internal_error(const std::string& message) {
   return kInternalError;
 }
 
-int out_of_memory(const std::string& detail) {
+// `while_decoding`: libtorch ran out, where --batch-size and --max-new-tokens set the need.
+int out_of_memory(const std::string& detail, bool while_decoding) {
   std::cerr << "conformance: out of memory" << (detail.empty() ? "" : ": " + detail)
-            << " (try a smaller --batch-size or --max-new-tokens, or a machine with more memory)\n";
+            << (while_decoding ? " (try a smaller --batch-size or --max-new-tokens, or a machine with more memory)\n"
+                               : " (an input needs more memory than this machine has)\n");
   return kInternalError;
 }
 
@@ -54,6 +58,9 @@ int report_current_exception() {
   } catch (const specgate::cli::Verdict& e) {
     if (*e.what() != '\0') std::cerr << "conformance: " << e.what() << "\n";
     return kVerdict;
+  } catch (const specgate::cli::Interrupted& e) {
+    std::cerr << "conformance: " << e.what() << "\n";
+    return kInterrupted;
   } catch (const specgate::InputError& e) {
     return error(e.what());
   } catch (const std::filesystem::filesystem_error& e) {
@@ -61,9 +68,9 @@ int report_current_exception() {
     if (!e.path2().empty()) paths += ", " + e.path2().string();
     return error(paths + ": " + e.code().message());
   } catch (const c10::OutOfMemoryError& e) {
-    return out_of_memory(e.what_without_backtrace());
+    return out_of_memory(e.what_without_backtrace(), true);
   } catch (const std::bad_alloc&) {
-    return out_of_memory("");
+    return out_of_memory("", false);
   } catch (const c10::Error& e) {
     return internal_error(e.what_without_backtrace());
   } catch (const nlohmann::json::exception& e) {

@@ -1,14 +1,16 @@
 // `serve` under load against offline EXSPEC on the fixture pair: clients send the sample
 // bench's prompts (as token ids, vLLM's dialect) to an in-process server running EXSPEC, 1, 4,
 // 16 or 64 at a time (requests/s, tokens/s, P50 and P99 latency in ms, requests sent again
-// after a dropped connection); then serve at 16 clients and exspec_generate at the same batch
-// size and window, alternating.
+// after a dropped connection); a burst of 64 clients that each open a connection at the same
+// moment and send one request, without retries (answered, failed, latency percentiles); then
+// serve at 16 clients and exspec_generate at the same batch size and window, alternating.
 //   serve_load_benchmark --fixtures=DIR --bench=FILE [--benchmark_enable_random_interleaving=true]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <latch>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -45,14 +47,17 @@ struct Setup {
 
   Setup() : models(load_model_pair(fixtures_dir / "target", fixtures_dir / "draft", at::kFloat, c10::kCPU)) {
     for (const Question& question : read_questions(bench_file)) prompts.push_back(models.tokenizer->encode_prompt(question.turns[0]));
-    loop.emplace(make_serve_engine({.engine = Engine::kExspec, .target = &models.target, .draft = models.draft_or_null(),
+    loop.emplace(
+        [this] {
+          return make_serve_engine({.engine = Engine::kExspec, .target = &models.target, .draft = models.draft_or_null(),
                                     .batch_size = kBatchSize, .window = kWindow, .draft_tokens = kDraftTokens,
-                                    .eos_ids = models.target.config().eos_token_ids, .max_model_len = kMaxModelLen}),
-                 1024);
+                                    .eos_ids = models.target.config().eos_token_ids, .max_model_len = kMaxModelLen});
+        },
+        1024);
     const ServeLimits limits{.model = "fixture", .vocab_size = models.target.config().vocab_size, .context = kMaxModelLen};
     std::atomic<int> bound{0};
     server = std::thread([this, limits, &bound] {
-      serve_completions(*loop, *models.tokenizer, limits, {"127.0.0.1", 0}, 128, stop, [&bound](int p) { bound = p; });
+      serve_completions(*loop, *models.tokenizer, limits, {"127.0.0.1", 0}, ConnectionLimits{}, stop, [&bound](int p) { bound = p; });
     });
     while (bound.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     port = bound.load();
@@ -90,7 +95,7 @@ LoadPass drive_serve(const Setup& s, int64_t clients) {
   std::vector<std::thread> threads;
   for (int64_t c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
-      HttpClient client({.host = "127.0.0.1", .port = s.port}, 600.0);
+      HttpClient client({.host = "127.0.0.1", .port = s.port}, HttpLimits{});
       for (size_t i = next++; i < s.prompts.size(); i = next++) {
         CompletionRequest request{.model = "fixture", .prompt_ids = s.prompts[i], .max_new_tokens = kMaxNewTokens};
         const auto sent = Clock::now();
@@ -152,6 +157,48 @@ void BM_Serve(benchmark::State& state) {
   state.counters["reconnects"] = static_cast<double>(total.reconnects);
 }
 
+// 64 clients connect at the same moment, each sends one request and takes no retry: every
+// connection must be accepted and answered.
+void BM_Burst(benchmark::State& state) {
+  const Setup& s = setup();
+  const auto dialect = make_vllm_dialect();
+  constexpr int64_t kClients = 64;
+  std::vector<double> latencies;
+  int64_t failed = 0;
+  std::string first_failure;
+  for (auto _ : state) {
+    std::mutex mutex;
+    std::latch start(kClients);
+    std::vector<std::thread> threads;
+    for (int64_t c = 0; c < kClients; ++c) {
+      threads.emplace_back([&, c] {
+        HttpClient client({.host = "127.0.0.1", .port = s.port}, HttpLimits{});
+        CompletionRequest request{.model = "fixture", .prompt_ids = s.prompts[static_cast<size_t>(c) % s.prompts.size()],
+                                  .max_new_tokens = kMaxNewTokens};
+        start.arrive_and_wait();
+        const auto sent = Clock::now();
+        const HttpResponse response = client.post_json(dialect->path(), dialect->request_body(request));
+        const double latency = std::chrono::duration<double>(Clock::now() - sent).count();
+        const std::lock_guard lock(mutex);
+        if (response.status == 200) {
+          latencies.push_back(latency);
+        } else {
+          ++failed;
+          if (first_failure.empty()) first_failure = "HTTP " + std::to_string(response.status) + " " + response.error;
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  if (latencies.empty()) return state.SkipWithError(first_failure.c_str());
+  state.counters["answered"] = static_cast<double>(latencies.size());
+  state.counters["failed"] = static_cast<double>(failed);
+  state.counters["p50_ms"] = 1e3 * percentile(latencies, 0.50);
+  state.counters["p90_ms"] = 1e3 * percentile(latencies, 0.90);
+  state.counters["p99_ms"] = 1e3 * percentile(latencies, 0.99);
+  state.counters["max_ms"] = 1e3 * percentile(latencies, 1.0);
+}
+
 // Serve at 16 clients and offline EXSPEC, alternating pass by pass so that the machine's other
 // load falls on both alike; the ratio is the median of the pairs'.
 void BM_Serve16AgainstOffline(benchmark::State& state) {
@@ -174,6 +221,7 @@ void BM_Serve16AgainstOffline(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Serve)->ArgName("clients")->Arg(1)->Arg(4)->Arg(16)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Burst)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_Serve16AgainstOffline)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace

@@ -11,8 +11,11 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
+#include "conformance/files/answer_file.h"
 #include "conformance/terminal/progress_bar.h"
 #include "impl/bench/answer.h"
 #include "impl/bench/conversation.h"
@@ -26,15 +29,24 @@ using Clock = std::chrono::steady_clock;
 constexpr double kLongestWaitSeconds = 60.0;
 constexpr size_t kQuotedBodyBytes = 200;
 
-std::atomic<bool> stop_requested{false};
+std::atomic<bool> stop_requested{false};     // the first SIGINT or SIGTERM: start no new question
+std::atomic<bool> abandon_requested{false};  // the second: abandon the requests in flight
 
-extern "C" void on_stop_signal(int) { stop_requested.store(true); }
+extern "C" void on_stop_signal(int) {
+  if (stop_requested.exchange(true)) {
+    abandon_requested.store(true);
+    return;
+  }
+  constexpr char kNotice[] = "\ncollect: finishing the requests in flight; interrupt again to abandon them\n";
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kNotice, sizeof kNotice - 1);
+}
 
-// Sets stop_requested on SIGINT and SIGTERM while it lives.
+// Sets stop_requested on SIGINT and SIGTERM while it lives, and abandon_requested on the next.
 class StopSignals {
  public:
   StopSignals() {
     stop_requested.store(false);
+    abandon_requested.store(false);
     struct sigaction action {};
     action.sa_handler = on_stop_signal;
     sigemptyset(&action.sa_mask);
@@ -55,15 +67,17 @@ struct QuestionFailed {
   std::string message;
 };
 
+// A question whose request was given up on because a stop came.
+struct QuestionAbandoned {};
+
 // The ids of the questions `path` already answers. A last line without its newline was cut
-// short by a killed run and is cut off the file.
+// short by a killed run and does not count.
 std::set<int64_t> answered_ids(const std::filesystem::path& path) {
   std::set<int64_t> ids;
   if (!std::filesystem::exists(path)) return ids;
   std::ifstream in(path, std::ios::binary);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t complete = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
-  if (complete < content.size()) std::filesystem::resize_file(path, complete);
   std::istringstream lines(content.substr(0, complete));
   std::string line;
   for (int64_t number = 1; std::getline(lines, line); ++number) {
@@ -96,9 +110,8 @@ class Collector {
         pending_.push_back(&question);
       }
     }
-    if (job_.out.has_parent_path()) std::filesystem::create_directories(job_.out.parent_path());
-    out_.open(job_.out, job_.resume ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc);
-    if (!out_) throw InputError(job_.out.string() + ": cannot write");
+    AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
+    out_ = &out;
 
     StopSignals signals;
     ProgressBar progress("collect", static_cast<int64_t>(pending_.size()));
@@ -107,6 +120,7 @@ class Collector {
     const int64_t threads = std::min<int64_t>(job_.concurrency, static_cast<int64_t>(pending_.size()));
     for (int64_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
     for (std::thread& worker : workers) worker.join();
+    out.commit();  // whatever stopped the run, the complete answers stand
     result_.interrupted = stop_requested.load() && !result_.error;
     return result_;
   }
@@ -115,17 +129,19 @@ class Collector {
   bool stopping() const { return stop_requested.load() || failed_.load(); }
 
   void work() {
-    HttpClient client(job_.endpoint, job_.timeout_seconds);
+    HttpClient client(job_.endpoint, job_.http, &abandon_requested);
     while (!stopping()) {
       const size_t index = next_.fetch_add(1);
       if (index >= pending_.size()) return;
       try {
         std::optional<Answer> answer = ask(client, *pending_[index]);
         if (answer) write(*answer);
+      } catch (const QuestionAbandoned&) {
+        return;
       } catch (const QuestionFailed& failure) {
         fail(failure.message);
-      } catch (const InputError& e) {
-        fail(e.what());
+      } catch (const std::exception& e) {
+        fail("question " + std::to_string(pending_[index]->question_id) + ": " + e.what());
       }
     }
   }
@@ -195,7 +211,9 @@ class Collector {
       retry_after = response.retry_after;
       if (response.status == 200) {
         try {
-          return {job_.dialect->parse_response(response.body), seconds};
+          Completion completion = job_.dialect->parse_response(response.body);
+          check_completion(completion, request);
+          return {std::move(completion), seconds};
         } catch (const MalformedResponse& e) {
           throw QuestionFailed{where + ": malformed " + std::string(job_.dialect->name()) + " response: " + e.what()};
         }
@@ -205,7 +223,7 @@ class Collector {
       const bool retryable = response.status == 0 || response.status == 429 || response.status >= 500;
       if (!retryable) throw QuestionFailed{where + ": " + last_error};
     }
-    if (stop_requested.load()) throw QuestionFailed{where + ": interrupted; last error " + last_error};
+    if (stop_requested.load()) throw QuestionAbandoned{};
     throw QuestionFailed{where + ": gave up after " + std::to_string(job_.retries + 1) + " attempts; last error " + last_error};
   }
 
@@ -223,12 +241,8 @@ class Collector {
   }
 
   void write(const Answer& answer) {
-    std::ostringstream line;
-    write_answer_line(line, answer);
     const std::lock_guard lock(mutex_);
-    out_ << line.str();
-    out_.flush();
-    if (!out_) throw InputError(job_.out.string() + ": cannot write");
+    out_->write(answer);
     ++result_.written;
     progress_->update(result_.written, "question " + std::to_string(answer.question_id));
   }
@@ -244,7 +258,7 @@ class Collector {
   std::atomic<size_t> next_{0};
   std::atomic<bool> failed_{false};
   std::mutex mutex_;  // guards out_, result_ and the progress bar
-  std::ofstream out_;
+  AnswerFile* out_ = nullptr;
   CollectResult result_;
   ProgressBar* progress_ = nullptr;
 };

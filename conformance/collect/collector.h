@@ -8,6 +8,7 @@
 
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/http_client.h"
+#include "conformance/files/output_file.h"
 #include "impl/bench/conversation.h"
 #include "impl/bench/question.h"
 
@@ -23,11 +24,12 @@ struct CollectJob {
   // or the tokenizer's encoding of the template's text; the template's text otherwise.
   PromptFormat prompt_format;
   int64_t concurrency = 1;
-  double timeout_seconds = 600.0;  // per request
+  HttpLimits http;                 // per request
   int64_t retries = 5;             // after the first attempt, on connection errors, 429 and 5xx
   double backoff_seconds = 1.0;    // doubled after every retry
   std::filesystem::path out;
-  bool resume = false;  // skip the questions --out already answers, and append
+  std::vector<NamedInput> inputs;  // what `out` must not be: the bench, the tokenizer's folder
+  bool resume = false;             // skip the questions --out already answers, and append
 };
 
 struct CollectResult {
@@ -39,8 +41,8 @@ struct CollectResult {
 // Asks the server every turn of every question (`concurrency` questions at a time) and
 // appends each answer to `out` as one complete line as soon as all its turns are in. On
 // SIGINT/SIGTERM or the first question that fails, no new question is started and those in
-// flight finish, so `out` always holds whole lines that --resume continues from. A line cut
-// short by a killed run is dropped when resuming.
+// flight finish; a second SIGINT/SIGTERM abandons them. `out` always holds whole lines that
+// --resume continues from. A line cut short by a killed run is dropped when resuming.
 CollectResult collect_answers(const CollectJob& job);
 
 }  // namespace specgate::cli

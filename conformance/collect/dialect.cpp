@@ -4,6 +4,31 @@
 
 namespace specgate::cli {
 
+void check_completion(const Completion& completion, const CompletionRequest& request) {
+  constexpr int64_t kNoVocabularyReaches = int64_t{1} << 31;
+  const auto check_id = [](int64_t id, const std::string& field) {
+    if (id >= kNoVocabularyReaches) throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond any vocabulary");
+  };
+  if (completion.token_ids) {
+    const std::vector<int64_t>& ids = *completion.token_ids;
+    for (size_t i = 0; i < ids.size(); ++i) check_id(ids[i], "token_ids[" + std::to_string(i) + "]");
+    if (static_cast<int64_t>(ids.size()) > request.max_new_tokens)
+      throw MalformedResponse("token_ids", std::to_string(ids.size()) + " tokens, more than the " +
+                                               std::to_string(request.max_new_tokens) + " asked");
+    if (completion.new_tokens && *completion.new_tokens != static_cast<int64_t>(ids.size()))
+      throw MalformedResponse("completion_tokens", "the server counts " + std::to_string(*completion.new_tokens) +
+                                                       " tokens, but gave " + std::to_string(ids.size()) + " token ids");
+  } else if (completion.new_tokens && *completion.new_tokens > request.max_new_tokens) {
+    throw MalformedResponse("completion_tokens", std::to_string(*completion.new_tokens) + " tokens, more than the " +
+                                                     std::to_string(request.max_new_tokens) + " asked");
+  }
+  for (size_t i = 0; i < completion.prompt_token_ids.size(); ++i)
+    check_id(completion.prompt_token_ids[i], "prompt_token_ids[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < completion.top_logprobs.size(); ++i) {
+    for (const TokenLogprob& alternative : completion.top_logprobs[i]) check_id(alternative.token_id, "top_logprobs[" + std::to_string(i) + "]");
+  }
+}
+
 std::unique_ptr<Dialect> dialect_from_name(const std::string& name) {
   if (name == "openai") return make_openai_dialect();
   if (name == "vllm") return make_vllm_dialect();

@@ -61,6 +61,10 @@ std::unique_ptr<Dialect> make_sglang_dialect();
 std::unique_ptr<Dialect> make_llamacpp_dialect();
 std::unique_ptr<Dialect> make_tgi_dialect();
 
+// MalformedResponse when a completion cannot be the answer to `request`: more tokens than it
+// asked, a token count that disagrees with the token ids, an id beyond any vocabulary (2^31).
+void check_completion(const Completion& completion, const CompletionRequest& request);
+
 // openai, vllm, sglang, llamacpp or tgi; InputError naming --api otherwise.
 std::unique_ptr<Dialect> dialect_from_name(const std::string& name);
 

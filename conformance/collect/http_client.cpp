@@ -1,32 +1,36 @@
 #include "conformance/collect/http_client.h"
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
+#include <optional>
 #include <regex>
 
-#include <httplib.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 
 #include "impl/common/error.h"
 
 namespace specgate::cli {
 namespace {
 
-HttpResponse response_of(const httplib::Result& result) {
-  HttpResponse response;
-  if (!result) {
-    response.error = httplib::to_string(result.error());
-    return response;
-  }
-  response.status = result->status;
-  response.body = result->body;
-  if (result->has_header("Retry-After")) {
-    const std::string value = result->get_header_value("Retry-After");
-    double seconds = 0.0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-    if (error == std::errc{} && end == value.data() + value.size() && std::isfinite(seconds) && seconds >= 0.0)
-      response.retry_after = seconds;
-  }
-  return response;
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+std::optional<double> retry_after_of(const http::response<http::string_body>& response) {
+  const auto field = response.find(http::field::retry_after);
+  if (field == response.end()) return std::nullopt;
+  const std::string_view value(field->value().data(), field->value().size());
+  double seconds = 0.0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (error != std::errc{} || end != value.data() + value.size() || !std::isfinite(seconds) || seconds < 0.0)
+    return std::nullopt;
+  return seconds;
 }
 
 }  // namespace
@@ -47,27 +51,112 @@ Endpoint parse_endpoint(const std::string& url) {
 }
 
 struct HttpClient::Connection {
-  httplib::Client client;
-  Connection(const Endpoint& endpoint) : client(endpoint.host, endpoint.port) {}
+  Endpoint endpoint;
+  HttpLimits limits;
+  const std::atomic<bool>* abandon;
+  asio::io_context io;
+  tcp::resolver resolver{io};
+  beast::tcp_stream stream{io};
+  beast::flat_buffer buffer;
+  bool open = false;
+
+  Connection(const Endpoint& e, const HttpLimits& l, const std::atomic<bool>* a) : endpoint(e), limits(l), abandon(a) {}
+
+  // One request and its response, on this connection or a new one. The deadline starts again
+  // for the new one when the kept-alive connection turns out closed.
+  HttpResponse exchange(http::verb method, const std::string& path, const std::string& body) {
+    http::request<http::string_body> request{method, endpoint.prefix + path, 11};
+    request.set(http::field::host, endpoint.host);
+    if (method == http::verb::post) request.set(http::field::content_type, "application/json");
+    request.body() = body;
+    request.keep_alive(true);
+    request.prepare_payload();
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(static_cast<uint64_t>(limits.max_response_bytes));
+
+    const bool reused = open;
+    std::optional<beast::error_code> outcome;
+    const auto finish = [&](beast::error_code error) { outcome = error; };
+    const auto send = [&] {
+      // The header alone first: Beast 1.74 checks body_limit against Content-Length reliably only
+      // when the header is read without the body.
+      http::async_write(stream, request, [&](beast::error_code error, size_t) {
+        if (error) return finish(error);
+        http::async_read_header(stream, buffer, parser, [&](beast::error_code header_error, size_t) {
+          if (header_error) return finish(header_error);
+          http::async_read(stream, buffer, parser, [&](beast::error_code read_error, size_t) { finish(read_error); });
+        });
+      });
+    };
+    if (open) {
+      send();
+    } else {
+      resolver.async_resolve(endpoint.host, std::to_string(endpoint.port), [&](beast::error_code error, tcp::resolver::results_type found) {
+        if (error) return finish(error);
+        stream.async_connect(found, [&](beast::error_code connect_error, const tcp::endpoint&) {
+          if (connect_error) return finish(connect_error);
+          open = true;
+          send();
+        });
+      });
+    }
+
+    // Polled rather than timed by the stream, so that one deadline covers the whole request and
+    // an abandon is seen within a tenth of a second.
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.timeout_seconds));
+    std::string stopped;
+    io.restart();
+    while (!outcome) {
+      io.run_for(std::chrono::milliseconds(100));
+      if (outcome || !stopped.empty()) continue;
+      if (abandon != nullptr && abandon->load()) stopped = "abandoned: interrupted";
+      if (Clock::now() >= deadline) stopped = "no complete response within " + std::to_string(limits.timeout_seconds) + " s (--timeout)";
+      if (stopped.empty()) continue;
+      resolver.cancel();
+      beast::error_code ignored;
+      stream.socket().cancel(ignored);
+    }
+
+    HttpResponse response;
+    if (*outcome || !parser.is_done()) {
+      const bool stale = reused && stopped.empty() && !parser.got_some();
+      close();
+      // A kept-alive connection that the server closed while idle fails before any reply.
+      if (stale) return exchange(method, path, body);
+      if (!stopped.empty()) {
+        response.error = stopped;
+      } else if (*outcome == http::error::body_limit) {
+        response.error = "the response is larger than " + std::to_string(limits.max_response_bytes) + " bytes";
+      } else {
+        response.error = outcome->message();
+      }
+      return response;
+    }
+    http::response<http::string_body> message = parser.release();
+    response.status = static_cast<int>(message.result_int());
+    response.retry_after = retry_after_of(message);
+    if (!message.keep_alive()) close();
+    response.body = std::move(message.body());
+    return response;
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream.socket().close(ignored);
+    buffer.clear();
+    open = false;
+  }
 };
 
-HttpClient::HttpClient(const Endpoint& endpoint, double timeout_seconds)
-    : connection_(std::make_unique<Connection>(endpoint)), prefix_(endpoint.prefix) {
-  const auto seconds = static_cast<time_t>(timeout_seconds);
-  const auto microseconds = static_cast<time_t>((timeout_seconds - static_cast<double>(seconds)) * 1e6);
-  httplib::Client& client = connection_->client;
-  client.set_connection_timeout(seconds, microseconds);
-  client.set_read_timeout(seconds, microseconds);
-  client.set_write_timeout(seconds, microseconds);
-  client.set_keep_alive(true);
-}
+HttpClient::HttpClient(const Endpoint& endpoint, const HttpLimits& limits, const std::atomic<bool>* abandon)
+    : connection_(std::make_unique<Connection>(endpoint, limits, abandon)) {}
 
 HttpClient::~HttpClient() = default;
 
 HttpResponse HttpClient::post_json(const std::string& path, const std::string& body) {
-  return response_of(connection_->client.Post((prefix_ + path).c_str(), body, "application/json"));
+  return connection_->exchange(http::verb::post, path, body);
 }
 
-HttpResponse HttpClient::get(const std::string& path) { return response_of(connection_->client.Get((prefix_ + path).c_str())); }
+HttpResponse HttpClient::get(const std::string& path) { return connection_->exchange(http::verb::get, path, ""); }
 
 }  // namespace specgate::cli

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,10 +25,16 @@ struct HttpResponse {
   std::optional<double> retry_after;  // seconds, from a Retry-After header
 };
 
+struct HttpLimits {
+  double timeout_seconds = 600.0;                  // per request: connecting, sending and the whole response
+  int64_t max_response_bytes = int64_t{256} << 20;  // a longer response body fails the request
+};
+
 // One keep-alive connection to a server; not to be shared between threads.
 class HttpClient {
  public:
-  HttpClient(const Endpoint& endpoint, double timeout_seconds);
+  // A request in flight is abandoned as soon as `abandon` (when given) turns true.
+  HttpClient(const Endpoint& endpoint, const HttpLimits& limits, const std::atomic<bool>* abandon = nullptr);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -37,7 +45,6 @@ class HttpClient {
  private:
   struct Connection;
   std::unique_ptr<Connection> connection_;
-  std::string prefix_;
 };
 
 }  // namespace specgate::cli

@@ -4,6 +4,7 @@
 
 #include "conformance/collect/dialect.h"
 #include "impl/common/json_line_context.h"
+#include "impl/common/json_value.h"
 
 namespace specgate::cli::response {
 namespace {
@@ -15,11 +16,10 @@ namespace {
 }  // namespace
 
 json parse_body(std::string_view body) {
-  try {
-    return json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw MalformedResponse("(body)", std::string("invalid JSON: ") + e.what());
-  }
+  JsonError error;
+  std::optional<json> parsed = parse_json(body, error);
+  if (!parsed) throw MalformedResponse("(body)", "invalid JSON" + error.at());
+  return std::move(*parsed);
 }
 
 const json& member(const json& object, const char* key, const std::string& path) {

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -13,7 +14,7 @@
 #include "conformance/bench/bench_workload.h"
 #include "conformance/bench/machine_info.h"
 #include "conformance/commands/commands.h"
-#include "conformance/commands/output_file.h"
+#include "conformance/files/output_file.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/terminal/progress_bar.h"
 #include "impl/bench/question.h"
@@ -50,7 +51,7 @@ std::string utc_now() {
   return text;
 }
 
-std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options, const Tokenizer& tokenizer) {
+std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options, const ModelPair& models) {
   std::vector<Question> questions = read_questions(options.bench);
   if (options.limit > 0 && static_cast<int64_t>(questions.size()) > options.limit) questions.resize(options.limit);
   if (options.sample > 0 && static_cast<int64_t>(questions.size()) > options.sample) {
@@ -62,7 +63,11 @@ std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options
   }
   if (questions.empty()) throw InputError(options.bench.string() + ": no questions");
   std::vector<std::vector<int64_t>> prompts;
-  for (const Question& question : questions) prompts.push_back(tokenizer.encode_prompt(question.turns.front()));
+  for (const Question& question : questions) {
+    prompts.push_back(models.tokenizer->encode_prompt(question.turns.front()));
+    check_encoded_ids(prompts.back(), models.target,
+                      options.bench.string() + ": question " + std::to_string(question.question_id) + ": the first turn");
+  }
   return prompts;
 }
 
@@ -126,8 +131,14 @@ void run_bench(const BenchOptions& options) {
   const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
   const c10::Device device = device_from_name(options.device, "--device");
 
+  // Opened first: a path that cannot be written is refused before the minutes of measuring.
+  const std::vector<NamedInput> inputs = {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}};
+  OutputFile json("--json", options.json, inputs);
+  std::optional<OutputFile> svg;
+  if (!options.svg.empty()) svg.emplace("--svg", options.svg, inputs);
+
   const ModelPair models = load_model_pair(options.target, speculative ? options.draft : "", dtype, device);
-  const std::vector<std::vector<int64_t>> prompts = first_turn_prompts(options, *models.tokenizer);
+  const std::vector<std::vector<int64_t>> prompts = first_turn_prompts(options, models);
   BenchSetup setup{.target = &models.target, .draft = models.draft_or_null(),
                    .window_per_batch = options.window_batches, .max_wait = options.max_wait};
   setup.requests = cycle_prompts(prompts, options.sequences > 0 ? options.sequences : static_cast<int64_t>(prompts.size()));
@@ -189,12 +200,14 @@ void run_bench(const BenchOptions& options) {
                         {"seed", options.seed}};
   report["results"] = results_json(measurements);
   report["run_order"] = std::move(run_order);
-  write_output_file(options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  json.stream() << report.dump(2) << "\n";
+  json.commit();
   std::printf("wrote %s", options.json.string().c_str());
-  if (!options.svg.empty()) {
+  if (svg) {
     const std::string title = "specgate bench, " + acceptance.name() + ", K=" + std::to_string(options.draft_tokens) +
                               ", " + options.dtype + " on " + device.str();
-    write_output_file(options.svg, [&](std::ostream& out) { out << results_svg(measurements, title); });
+    svg->stream() << results_svg(measurements, title);
+    svg->commit();
     std::printf(" and %s", options.svg.string().c_str());
   }
   std::printf("\n");

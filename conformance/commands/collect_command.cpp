@@ -7,6 +7,7 @@
 
 #include "conformance/collect/collector.h"
 #include "conformance/commands/commands.h"
+#include "conformance/commands/interrupted.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/error.h"
 
@@ -25,7 +26,7 @@ struct CollectOptions {
   uint64_t seed = 0;
   int64_t top_logprobs = 0;
   int64_t concurrency = 1;
-  double timeout = 600.0;
+  HttpLimits http;
   int64_t retries = 5;
   double backoff = 1.0;
   bool resume = false;
@@ -54,10 +55,11 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
     job.prompt_format.tokenizer = tokenizer.get();
   }
   job.concurrency = o.concurrency;
-  job.timeout_seconds = o.timeout;
+  job.http = o.http;
   job.retries = o.retries;
   job.backoff_seconds = o.backoff;
   job.out = o.out;
+  job.inputs = {{"--bench", o.bench}, {"--target", o.target}};
   job.resume = o.resume;
 
   const CollectResult result = collect_answers(job);
@@ -67,7 +69,7 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   const std::string left = std::to_string(static_cast<int64_t>(job.questions.size()) - result.written - result.skipped) +
                            " question(s) left; --resume continues";
   if (result.error) throw InputError(*result.error + " (" + left + ")");
-  if (result.interrupted) throw InputError("interrupted (" + left + ")");
+  if (result.interrupted) throw Interrupted("collect: interrupted (" + left + ")");
 }
 
 }  // namespace
@@ -97,7 +99,12 @@ void add_collect_command(CLI::App& app) {
   c->add_option("--seed", o->seed, "Sent only when given");
   c->add_option("--top-logprobs", o->top_logprobs, "Alternatives asked per token (0: none)")->check(CLI::Range(0, 100));
   c->add_option("--concurrency", o->concurrency, "Requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
-  c->add_option("--timeout", o->timeout, "Seconds per request")->capture_default_str()->check(CLI::Range(0.001, 86400.0));
+  c->add_option("--timeout", o->http.timeout_seconds, "Seconds per request, from connecting to the response's last byte")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  c->add_option("--max-response-bytes", o->http.max_response_bytes, "Longest response body; a longer one fails the request")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   c->add_option("--retries", o->retries, "Retries of a request on connection errors, 429 and 5xx")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));

@@ -8,7 +8,7 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
-#include "conformance/commands/output_file.h"
+#include "conformance/files/output_file.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/terminal/progress_bar.h"
@@ -57,10 +57,10 @@ std::string percent(double fraction) {
 }
 
 void write_score_reports(const ScoreReport& report, const std::filesystem::path& stem) {
-  write_output_file(stem.string() + ".json", [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
-  write_output_file(stem.string() + ".junit.xml", [&](std::ostream& out) { write_junit_report(report, out); });
-  write_output_file(stem.string() + ".md", [&](std::ostream& out) { write_markdown_report(report, out); });
-  write_output_file(stem.string() + ".html", [&](std::ostream& out) { write_html_report(report, out); });
+  write_output_file("--out", stem.string() + ".json", [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
+  write_output_file("--out", stem.string() + ".junit.xml", [&](std::ostream& out) { write_junit_report(report, out); });
+  write_output_file("--out", stem.string() + ".md", [&](std::ostream& out) { write_markdown_report(report, out); });
+  write_output_file("--out", stem.string() + ".html", [&](std::ostream& out) { write_html_report(report, out); });
 }
 
 double tokens_per_s(const EngineTally& tally) { return tally.tokens / std::max(tally.seconds, 1e-9); }
@@ -115,8 +115,9 @@ void run_demo(const DemoOptions& options) {
               static_cast<long long>(agreement.positions));
 
   const ModelPair models = load_model_pair(fixtures / "target", fixtures / "draft", at::kFloat, at::kCPU);
+  for (const char* folder : {"answers", "reports"}) std::filesystem::create_directories(options.out / folder);
   const std::filesystem::path bench_path = options.out / "question.jsonl";
-  write_output_file(bench_path, [](std::ostream& out) { out << embedded_sample_bench(); });
+  write_output_file("--out", bench_path, [](std::ostream& out) { out << embedded_sample_bench(); });
   const std::vector<Question> questions = read_questions(bench_path);
 
   DecodeOptions decode;
@@ -148,7 +149,7 @@ void run_demo(const DemoOptions& options) {
       DemoRow row{.label = demo.label, .expected_exact = demo.fault.empty(), .output = run_engine(run, questions)};
       const std::string stem = demo.fault.empty() ? demo.label : engine_name(demo.engine) + "-" + demo.fault;
       const std::filesystem::path answers = options.out / "answers" / (stem + ".jsonl");
-      write_output_file(answers, [&](std::ostream& out) {
+      write_output_file("--out", answers, [&](std::ostream& out) {
         for (const Answer& answer : row.output.answers) write_answer_line(out, answer);
       });
       row.report = score_answers({.reference = reference, .candidate = answers, .bench = bench_path});
@@ -159,7 +160,7 @@ void run_demo(const DemoOptions& options) {
 
   const std::string table = results_table(rows, /*markdown=*/false);
   std::printf("\n%s\n", table.c_str());
-  write_output_file(options.out / "summary.md", [&](std::ostream& out) {
+  write_output_file("--out", options.out / "summary.md", [&](std::ostream& out) {
     out << "# specgate demo\n\nEvery engine scored against the oracle on the embedded sample bench (" << questions.size()
         << " questions, " << options.max_new_tokens << " new tokens, fixture pair, float32 on CPU).\n\n"
         << results_table(rows, /*markdown=*/true);

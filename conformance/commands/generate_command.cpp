@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "conformance/commands/answer_file.h"
+#include "conformance/files/answer_file.h"
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
@@ -61,10 +61,14 @@ std::vector<Question> select_questions(std::vector<Question> all, const Generate
 
 // Positions a question's last generated turn needs: its prompt (the conversation before it,
 // with empty answers where the bench gives no ids) and every turn's answer up to it.
-int64_t positions_needed(const Question& question, const PromptFormat& format, const GenerateOptions& options) {
+// The prompt's ids must be tokens of the target too.
+int64_t positions_needed(const Question& question, const PromptFormat& format, const Transformer& target,
+                         const GenerateOptions& options) {
   const size_t last = options.turns == "all" ? question.turns.size() - 1 : 0;
   const std::vector<std::vector<int64_t>> no_answers(last);
-  const int64_t prompt = static_cast<int64_t>(turn_prompt(format, question, last, no_answers).size());
+  const std::vector<int64_t> ids = turn_prompt(format, question, last, no_answers);
+  check_encoded_ids(ids, target, options.bench.string() + ": question " + std::to_string(question.question_id));
+  const int64_t prompt = static_cast<int64_t>(ids.size());
   const int64_t answers = question.prompt_token_ids.empty() ? static_cast<int64_t>(last + 1) : 1;
   return prompt + answers * options.max_new_tokens;
 }
@@ -86,11 +90,12 @@ void check_prompt_ids(const Question& question, const ModelConfig& config, const
 // Prompts that, with max_new_tokens, do not fit the target's context are an error unless
 // the user asked to skip them.
 std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> questions, const PromptFormat& format,
-                                                  const ModelConfig& config, const GenerateOptions& options) {
+                                                  const Transformer& target, const GenerateOptions& options) {
+  const ModelConfig& config = target.config();
   std::vector<Question> kept;
   for (Question& q : questions) {
     check_prompt_ids(q, config, options);
-    const int64_t needed = positions_needed(q, format, options);
+    const int64_t needed = positions_needed(q, format, target, options);
     if (needed <= config.max_position_embeddings) {
       kept.push_back(std::move(q));
       continue;
@@ -150,6 +155,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
   const c10::Device device = device_from_name(options.device, "--device");
   std::vector<Question> questions = select_questions(read_questions(options.bench), options);
+  AnswerFile out("--out", options.out, {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}});
 
   const bool every_prompt_given =
       std::all_of(questions.begin(), questions.end(), [](const Question& q) { return !q.prompt_token_ids.empty(); });
@@ -157,7 +163,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const Transformer& target = models.target;
   decode.eos_ids = target.config().eos_token_ids;
   const PromptFormat format{models.tokenizer.get(), chat_template};
-  questions = drop_or_refuse_long_prompts(std::move(questions), format, target.config(), options);
+  questions = drop_or_refuse_long_prompts(std::move(questions), format, target, options);
 
   EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",
                 .model_id = options.target.filename().string()};
@@ -167,18 +173,16 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
                          .max_wait_steps = options.max_wait},
               .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0};
 
-  // Each answer is written, whole, as soon as it is complete: a run that ends early leaves the
-  // answers before it, each on its own complete line.
-  AnswerFile out(options.out);
+  // Each answer is written, whole, as soon as it is complete: a run stopped by a verdict leaves
+  // the answers before it, each on its own complete line; a run that fails leaves --out as it was.
   EngineOutput output;
   try {
     output = run_engine(run, questions, [&](const Answer& answer) { out.write(answer); });
   } catch (const InvariantVerdict& verdict) {
+    out.commit();
     throw Verdict(verdict_line(verdict, run.all_turns, out.lines(), options.out));
-  } catch (...) {
-    out.remove();
-    throw;
   }
+  out.commit();
   const EngineTally& tally = output.tally;
 
   std::printf("%s: %zu questions, %lld tokens in %.2f s (%.1f tokens/s)", options.engine.c_str(), questions.size(),

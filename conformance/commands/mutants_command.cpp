@@ -9,7 +9,7 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
-#include "conformance/commands/output_file.h"
+#include "conformance/files/output_file.h"
 #include "impl/common/error.h"
 #include "impl/decoding/faults.h"
 #include "property_tests/properties/mutant_runner.h"
@@ -30,7 +30,7 @@ struct MutantsOptions {
 };
 
 void write_json(const std::filesystem::path& path, const nlohmann::json& report) {
-  write_output_file(path, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  write_output_file("--json", path, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
 }
 
 std::string shape(const props::MutantOutcome& outcome) {

@@ -12,7 +12,7 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
-#include "conformance/commands/output_file.h"
+#include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
@@ -95,9 +95,13 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   return settings;
 }
 
-// Writes one report when its flag was given.
-void write_report(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
-  if (!path.empty()) write_output_file(path, write);
+// Writes one report when its flag was given; never over an input.
+void write_report(const char* flag, const std::filesystem::path& path, const ScoreOptions& o,
+                  const std::function<void(std::ostream&)>& write) {
+  if (path.empty()) return;
+  write_output_file(flag, path, write,
+                    {{"--reference", o.reference}, {"--candidate", o.candidate}, {"--bench", o.bench},
+                     {"--rescore-with", o.rescore_with}, {"--tokenizer", o.tokenizer}});
 }
 
 void print_summary(const ScoreReport& report, double seconds) {
@@ -161,10 +165,10 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  write_report(o.json, [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
-  write_report(o.junit, [&](std::ostream& out) { write_junit_report(report, out); });
-  write_report(o.markdown, [&](std::ostream& out) { write_markdown_report(report, out); });
-  write_report(o.html, [&](std::ostream& out) { write_html_report(report, out); });
+  write_report("--json", o.json, o, [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
+  write_report("--junit", o.junit, o, [&](std::ostream& out) { write_junit_report(report, out); });
+  write_report("--markdown", o.markdown, o, [&](std::ostream& out) { write_markdown_report(report, out); });
+  write_report("--html", o.html, o, [&](std::ostream& out) { write_html_report(report, out); });
   print_summary(report, seconds);
   for (const auto* path : {&o.json, &o.junit, &o.markdown, &o.html}) {
     if (!path->empty()) std::printf("wrote %s\n", path->string().c_str());

@@ -30,6 +30,7 @@ struct ServeOptions {
   int64_t max_model_len = 4096;
   std::string dtype = "float32";
   std::string device = "cpu";
+  ConnectionLimits connections;
 };
 
 std::atomic<bool> stop_serving{false};
@@ -51,18 +52,17 @@ void run_serve(const ServeOptions& o) {
                            .vocab_size = config.vocab_size,
                            .context = std::min(o.max_model_len, config.max_position_embeddings),
                            .records_logprobs = engine == Engine::kOracle};
-  DecodeLoop loop(make_serve_engine({.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
+  const ServeEngineSettings settings{.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
                                      .batch_size = o.batch_size, .window = window, .draft_tokens = o.draft_tokens,
-                                     .eos_ids = config.eos_token_ids, .max_model_len = limits.context}),
-                  o.max_queue);
+                                     .eos_ids = config.eos_token_ids, .max_model_len = limits.context};
+  DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
 
   struct sigaction action {};
   action.sa_handler = on_serve_signal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  const int64_t threads = o.max_queue + 8;  // a waiting request holds its connection's thread
-  serve_completions(loop, *models.tokenizer, limits, {o.host, o.port}, threads, stop_serving, [&](int port) {
+  serve_completions(loop, *models.tokenizer, limits, {o.host, o.port}, o.connections, stop_serving, [&](int port) {
     std::printf("serve: %s on http://%s:%d/v1/completions, model %s\n", o.engine.c_str(), o.host.c_str(), port,
                 limits.model.c_str());
     std::fflush(stdout);
@@ -93,6 +93,22 @@ void add_serve_command(CLI::App& app) {
   c->add_option("--max-queue", o->max_queue, "Requests admitted and unfinished at once; more get 503")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  c->add_option("--max-connections", o->connections.max_connections, "Connections open at once; one more is answered 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--max-body-bytes", o->connections.max_body_bytes, "Largest request body; a larger one is answered 413")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  c->add_option("--max-header-bytes", o->connections.max_header_bytes, "Largest request headers; larger are answered 431")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{256}, int64_t{1} << 30));
+  c->add_option("--request-timeout", o->connections.request_timeout_seconds,
+                "Seconds to receive one whole request (or to wait idle for the next) before the connection closes")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  c->add_option("--backlog", o->connections.backlog, "Connections the kernel queues before they are accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
   c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
   c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
   c->callback([o] { run_serve(*o); });

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
-#include "conformance/commands/output_file.h"
+#include "conformance/files/output_file.h"
 #include "impl/bench/conversation.h"
 #include "impl/common/error.h"
 
@@ -47,7 +47,7 @@ void run_tokenize(const TokenizeOptions& o) {
     std::cout.flush();
     if (!std::cout) throw InputError("stdout: cannot write");
   } else {
-    write_output_file(o.out, write);
+    write_output_file("--out", o.out, write, {{"--target", o.target}, {"--bench", o.bench}});
   }
 }
 

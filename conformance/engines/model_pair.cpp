@@ -26,4 +26,13 @@ ModelPair load_model_pair(const std::filesystem::path& target_dir, const std::fi
   return pair;
 }
 
+void check_encoded_ids(std::span<const int64_t> ids, const Transformer& target, const std::string& where) {
+  const int64_t vocab = target.config().vocab_size;
+  for (const int64_t id : ids) {
+    if (id >= vocab)
+      throw InputError(where + ": the tokenizer encodes it with token " + std::to_string(id) +
+                       ", outside the target's vocabulary (" + std::to_string(vocab) + " tokens)");
+  }
+}
+
 }  // namespace specgate::cli

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 
 #include <ATen/core/Tensor.h>
 
@@ -26,5 +28,9 @@ struct ModelPair {
 // stderr.
 ModelPair load_model_pair(const std::filesystem::path& target_dir, const std::filesystem::path& draft_dir,
                           at::ScalarType dtype, c10::Device device, bool require_tokenizer = true);
+
+// InputError "<where>: the tokenizer encodes it with token T, outside the target's vocabulary (V
+// tokens)" when the tokenizer gave an id the target has no embedding for.
+void check_encoded_ids(std::span<const int64_t> ids, const Transformer& target, const std::string& where);
 
 }  // namespace specgate::cli

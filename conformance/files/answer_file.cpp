@@ -1,32 +1,29 @@
-#include "conformance/commands/answer_file.h"
+#include "conformance/files/answer_file.h"
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
-#include <system_error>
-
-#include "impl/common/error.h"
+#include <string>
 
 namespace specgate::cli {
 
-AnswerFile::AnswerFile(std::filesystem::path path) : path_(std::move(path)) {
-  std::error_code error;
-  if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), error);
-  if (error) throw InputError(path_.parent_path().string() + ": cannot create the folder: " + error.message());
-  out_.open(path_, std::ios::binary);
-  if (!out_) throw InputError(path_.string() + ": cannot open for writing");
+AnswerFile::AnswerFile(const std::string& flag, const std::filesystem::path& path, const std::vector<NamedInput>& inputs,
+                       bool resume)
+    : out_(flag, path, inputs) {
+  if (!resume || !std::filesystem::is_regular_file(path)) return;
+  std::ifstream in(path, std::ios::binary);
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t complete = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
+  out_.stream().write(content.data(), static_cast<std::streamsize>(complete));
+  out_.flush();
 }
 
 void AnswerFile::write(const Answer& answer) {
   std::ostringstream line;
   write_answer_line(line, answer);
-  if (!out_.write(line.view().data(), static_cast<std::streamsize>(line.view().size())).flush())
-    throw InputError(path_.string() + ": cannot write");
+  out_.stream() << line.view();
+  out_.flush();
   ++lines_;
-}
-
-void AnswerFile::remove() {
-  out_.close();
-  std::error_code ignored;
-  std::filesystem::remove(path_, ignored);
 }
 
 }  // namespace specgate::cli

@@ -2,27 +2,29 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <fstream>
+#include <string>
+#include <vector>
 
+#include "conformance/files/output_file.h"
 #include "impl/bench/answer.h"
 
 namespace specgate::cli {
 
-// An answer JSONL written one whole line at a time, each flushed as it is written, so that a
-// run that ends early leaves complete answers only.
+// An answer JSONL written one whole line at a time through an OutputFile: commit() puts the
+// complete lines written so far in place of the path; without it the path is left as it was.
 class AnswerFile {
  public:
-  // Creates the folder and the (empty) file; InputError naming the path otherwise.
-  explicit AnswerFile(std::filesystem::path path);
+  // `resume`: the complete lines the path already holds are kept, and new ones follow them; a
+  // last line without its newline, cut short by a killed run, is dropped.
+  AnswerFile(const std::string& flag, const std::filesystem::path& path, const std::vector<NamedInput>& inputs,
+             bool resume = false);
   // InputError when the line does not reach the file.
   void write(const Answer& answer);
   size_t lines() const { return lines_; }
-  // Closes and deletes the file: for runs that end in an error rather than a verdict.
-  void remove();
+  void commit() { out_.commit(); }
 
  private:
-  std::filesystem::path path_;
-  std::ofstream out_;
+  OutputFile out_;
   size_t lines_ = 0;
 };
 

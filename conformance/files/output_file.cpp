@@ -1,20 +1,100 @@
-#include "conformance/commands/output_file.h"
+#include "conformance/files/output_file.h"
 
-#include <fstream>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <system_error>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "impl/common/error.h"
 
 namespace specgate::cli {
+namespace {
 
-void write_output_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+namespace fs = std::filesystem;
+
+[[noreturn]] void refuse(const std::string& flag, const fs::path& path, const std::string& problem) {
+  throw InputError(flag + ": " + path.string() + ": " + problem);
+}
+
+void refuse_inputs(const std::string& flag, const fs::path& path, const std::vector<NamedInput>& inputs) {
   std::error_code error;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), error);
-  if (error) throw InputError(path.parent_path().string() + ": cannot create the folder: " + error.message());
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path.string() + ": cannot open for writing");
-  write(out);
-  if (!out.flush()) throw InputError(path.string() + ": cannot write");
+  const fs::path folder = fs::weakly_canonical(fs::absolute(path).parent_path(), error);
+  for (const NamedInput& input : inputs) {
+    if (input.path.empty()) continue;
+    if (fs::is_directory(input.path, error)) {
+      if (!folder.empty() && fs::equivalent(folder, input.path, error))
+        refuse(flag, path, "lies inside " + input.flag + "'s folder, which it would change");
+    } else if (fs::exists(path, error) && fs::equivalent(path, input.path, error)) {
+      refuse(flag, path, "is also " + input.flag + ", which writing it would destroy");
+    }
+  }
+}
+
+// The permissions a new file gets from the umask, as an ofstream's file would.
+mode_t new_file_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+OutputFile::OutputFile(std::string flag, fs::path path, const std::vector<NamedInput>& inputs)
+    : flag_(std::move(flag)), path_(std::move(path)) {
+  if (path_.empty()) throw InputError(flag_ + ": the path is empty");
+  refuse_inputs(flag_, path_, inputs);
+  std::error_code error;
+  const fs::file_status status = fs::status(path_, error);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    if (fs::is_directory(status)) refuse(flag_, path_, "is a folder");
+    out_.open(path_, std::ios::binary);
+    if (!out_) refuse(flag_, path_, "cannot open for writing");
+    return;
+  }
+  const fs::path folder = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
+  if (!fs::exists(folder, error)) refuse(flag_, path_, "the folder " + folder.string() + " does not exist");
+  if (!fs::is_directory(folder, error)) refuse(flag_, path_, folder.string() + " is not a folder");
+
+  std::string name = (folder / std::string(".").append(path_.filename().string()).append(".XXXXXX")).string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) refuse(flag_, path_, std::string("cannot create a file in its folder: ") + std::strerror(errno));
+  ::fchmod(fd, fs::exists(status) ? static_cast<mode_t>(status.permissions()) : new_file_mode());
+  ::close(fd);
+  temporary_ = name;
+  out_.open(temporary_, std::ios::binary);
+  if (!out_) refuse(flag_, path_, "cannot write in its folder");
+}
+
+OutputFile::~OutputFile() {
+  if (temporary_.empty()) return;
+  out_.close();
+  std::error_code ignored;
+  fs::remove(temporary_, ignored);
+}
+
+void OutputFile::flush() {
+  if (!out_.flush()) refuse(flag_, path_, "cannot write (is the disk full?)");
+}
+
+void OutputFile::commit() {
+  flush();
+  out_.close();
+  if (out_.fail()) refuse(flag_, path_, "cannot write (is the disk full?)");
+  if (temporary_.empty()) return;
+  std::error_code error;
+  fs::rename(temporary_, path_, error);
+  if (error) refuse(flag_, path_, "cannot put the written file in place: " + error.message());
+  temporary_.clear();
+}
+
+void write_output_file(const std::string& flag, const fs::path& path, const std::function<void(std::ostream&)>& write,
+                       const std::vector<NamedInput>& inputs) {
+  OutputFile out(flag, path, inputs);
+  write(out.stream());
+  out.commit();
 }
 
 }  // namespace specgate::cli

@@ -1,13 +1,48 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace specgate::cli {
 
-// Creates the file's folder, opens it, lets `write` fill it, and checks that every byte
-// reached the disk; InputError naming the path otherwise.
-void write_output_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
+// An input of a command, named by its flag for messages: a file, or a folder such as a checkpoint.
+struct NamedInput {
+  std::string flag;
+  std::filesystem::path path;
+};
+
+// A file a command writes, through a temporary file beside it that commit() renames over it: a
+// run that fails leaves `path` as it was, and the program never removes what it did not create.
+// What is not a regular file (/dev/stdout, a pipe) is written in place. InputError, naming the
+// flag and the path, for an empty path, a folder that does not exist, or a path that is one of
+// `inputs` or lies inside an input folder.
+class OutputFile {
+ public:
+  OutputFile(std::string flag, std::filesystem::path path, const std::vector<NamedInput>& inputs = {});
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& stream() { return out_; }
+  // Flushes out_; InputError naming the path when a byte did not reach the file.
+  void flush();
+  // Flushes and puts the file in place of `path`.
+  void commit();
+
+ private:
+  std::string flag_;
+  std::filesystem::path path_;
+  std::filesystem::path temporary_;  // empty when written in place
+  std::ofstream out_;
+};
+
+// Writes a whole file through an OutputFile.
+void write_output_file(const std::string& flag, const std::filesystem::path& path,
+                       const std::function<void(std::ostream&)>& write, const std::vector<NamedInput>& inputs = {});
 
 }  // namespace specgate::cli

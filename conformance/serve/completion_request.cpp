@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/json_line_context.h"
+#include "impl/common/json_value.h"
 
 namespace specgate::cli {
 namespace {
@@ -28,10 +29,9 @@ const json* present(const json& body, const char* field) {
 
 int64_t integer(const json& value, const char* field, int64_t low, int64_t high) {
   if (!value.is_number_integer()) wrong_type(field, "an integer", value);
-  if (value.is_number_unsigned() ? value.get<uint64_t>() > static_cast<uint64_t>(high)
-                                 : value.get<int64_t>() < low || value.get<int64_t>() > high)
-    refuse(field, value.dump() + " is outside [" + std::to_string(low) + ", " + std::to_string(high) + "]");
-  return value.get<int64_t>();
+  const std::optional<int64_t> checked = json_integer(value, low, high);
+  if (!checked) refuse(field, value.dump() + " is outside [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+  return *checked;
 }
 
 double real(const json& value, const char* field) {
@@ -49,7 +49,15 @@ bool flag(const json& body, const char* field) {
 std::vector<int64_t> prompt_of(const json& body, const Tokenizer& tokenizer, const ServeLimits& limits) {
   const json* prompt = present(body, "prompt");
   if (prompt == nullptr) refuse("prompt", "missing");
-  if (prompt->is_string()) return tokenizer.encode_prompt(prompt->get<std::string>());
+  if (prompt->is_string()) {
+    std::vector<int64_t> ids = tokenizer.encode_prompt(prompt->get<std::string>());
+    for (const int64_t id : ids) {
+      if (id >= limits.vocab_size)
+        refuse("prompt", "the tokenizer encodes it with token " + std::to_string(id) + ", outside the model's vocabulary (" +
+                             std::to_string(limits.vocab_size) + " tokens)");
+    }
+    return ids;
+  }
   if (!prompt->is_array()) wrong_type("prompt", "a string or a list of token ids", *prompt);
   if (prompt->empty()) refuse("prompt", "expected at least one token id, got an empty list");
   std::vector<int64_t> ids;

@@ -1,9 +1,19 @@
 #include "conformance/serve/completion_server.h"
 
 #include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string_view>
 #include <thread>
+#include <vector>
 
-#include <httplib.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
@@ -11,68 +21,274 @@
 namespace specgate::cli {
 namespace {
 
-constexpr const char* kJson = "application/json";
-constexpr time_t kConnectionSeconds = 60;
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+using Reply = std::function<void(Response)>;
 
-void send_error(httplib::Response& response, int status, const std::string& message) {
-  response.status = status;
-  if (status == 503) response.set_header("Retry-After", "1");
-  response.set_content(error_response(status, message), kJson);
+Response json_response(http::status status, std::string body) {
+  Response response{status, 11};
+  response.set(http::field::content_type, "application/json");
+  response.body() = std::move(body);
+  return response;
+}
+
+Response error_reply(http::status status, const std::string& message) {
+  Response response = json_response(status, error_response(static_cast<int>(status), message));
+  if (status == http::status::service_unavailable) response.set(http::field::retry_after, "1");
+  return response;
+}
+
+// libtorch's messages carry a backtrace after their first line.
+std::string first_line(std::string_view message) { return std::string(message.substr(0, message.find('\n'))); }
+
+// The routes, and what every connection shares.
+class Routes {
+ public:
+  Routes(DecodeLoop& loop, const Tokenizer& tokenizer, const ServeLimits& limits)
+      : loop_(loop), tokenizer_(tokenizer), limits_(limits) {}
+
+  // Answers `request` through `reply`: at once, or from the decode thread once decoded.
+  void route(const Request& request, Reply reply) {
+    const std::string_view target(request.target().data(), request.target().size());
+    const std::string path(target.substr(0, target.find('?')));
+    const http::verb wanted = path == "/v1/completions" ? http::verb::post : http::verb::get;
+    if (path != "/v1/completions" && path != "/health" && path != "/v1/models")
+      return reply(error_reply(http::status::not_found, "no route " + path));
+    if (request.method() != wanted)
+      return reply(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
+    if (path == "/v1/completions") return complete(request.body(), std::move(reply));
+    if (path == "/health") {
+      if (loop_.closing()) return reply(error_reply(http::status::service_unavailable, "the server is shutting down"));
+      return reply(Response{http::status::ok, 11});
+    }
+    reply(json_response(http::status::ok, models_card()));
+  }
+
+ private:
+  void complete(const std::string& body, Reply reply) {
+    auto request = std::make_shared<ServeRequest>();
+    try {
+      *request = parse_completion_request(body, tokenizer_, limits_);
+    } catch (const RequestRefused& refused) {
+      return reply(error_reply(http::int_to_status(static_cast<unsigned>(refused.status())), refused.what()));
+    } catch (const std::exception& e) {
+      return reply(error_reply(http::status::bad_request, "the prompt cannot be encoded: " + first_line(e.what())));
+    }
+    const int64_t id = next_id_++;
+    const bool admitted = loop_.submit(*request, [this, request, reply, id](Outcome outcome) {
+      try {
+        if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) std::rethrow_exception(*failure);
+        reply(json_response(http::status::ok,
+                            completion_response(*request, std::get<Generated>(outcome), tokenizer_, limits_.model, id)));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "serve: request cmpl-%lld failed: %s\n", static_cast<long long>(id), e.what());
+        reply(error_reply(http::status::internal_server_error, "decoding failed: " + first_line(e.what())));
+      }
+    });
+    if (!admitted)
+      reply(error_reply(http::status::service_unavailable,
+                        loop_.closing() ? "the server is shutting down" : "the request queue is full"));
+  }
+
+  std::string models_card() const {
+    const auto created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    const nlohmann::json card = {{"id", limits_.model}, {"object", "model"}, {"created", created.count()},
+                                 {"owned_by", "specgate"}, {"max_model_len", limits_.context}};
+    return nlohmann::json{{"object", "list"}, {"data", {card}}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+
+  DecodeLoop& loop_;
+  const Tokenizer& tokenizer_;
+  const ServeLimits& limits_;
+  std::atomic<int64_t> next_id_{0};
+};
+
+// Counts what the server must wait for before it stops.
+struct Tally {
+  std::atomic<int64_t> connections{0};
+  std::atomic<int64_t> unanswered{0};  // requests routed whose response is not yet written
+};
+
+// One client's connection: reads a request within the request timeout, routes it, writes the
+// answer, and reads the next while the client keeps it alive.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, Routes& routes, const ConnectionLimits& limits, Tally& tally)
+      : stream_(std::move(socket)), routes_(routes), limits_(limits), tally_(tally) {
+    ++tally_.connections;
+  }
+  ~Connection() { --tally_.connections; }
+
+  void start() { read(); }
+
+  // Answers 503 without reading a request: the server is at its connection limit.
+  void refuse() {
+    close_after_write_ = true;
+    write(error_reply(http::status::service_unavailable,
+                      "the server has " + std::to_string(limits_.max_connections) + " connections open (--max-connections)"));
+  }
+
+ private:
+  std::chrono::steady_clock::duration timeout() const {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(limits_.request_timeout_seconds));
+  }
+
+  void read() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(limits_.max_header_bytes));
+    parser_->body_limit(static_cast<uint64_t>(limits_.max_body_bytes));
+    stream_.expires_after(timeout());
+    http::async_read_header(stream_, buffer_, *parser_, beast::bind_front_handler(&Connection::on_header, shared_from_this()));
+  }
+
+  // Read apart from the body: Beast 1.74 checks body_limit against Content-Length reliably only
+  // then. A client that sent "Expect: 100-continue" (curl, for bodies over 1 KiB) waits for the
+  // interim answer before it sends the body.
+  void on_header(beast::error_code error, size_t bytes) {
+    if (error) return on_read(error, bytes);
+    const auto expect = parser_->get().find(http::field::expect);
+    if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
+      auto proceed = std::make_shared<http::response<http::empty_body>>(http::status::continue_, parser_->get().version());
+      http::async_write(stream_, *proceed, [self = shared_from_this(), proceed](beast::error_code failed, size_t) {
+        if (failed) return self->on_read(failed, 0);
+        self->read_body();
+      });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Connection::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code error, size_t) {
+    if (error == http::error::body_limit)
+      return answer_and_close(http::status::payload_too_large,
+                              "the request body is larger than " + std::to_string(limits_.max_body_bytes) + " bytes (--max-body-bytes)");
+    if (error == http::error::header_limit)
+      return answer_and_close(http::status::request_header_fields_too_large,
+                              "the request headers are larger than " + std::to_string(limits_.max_header_bytes) +
+                                  " bytes (--max-header-bytes)");
+    if (error && error.category() == http::make_error_code(http::error::bad_target).category() &&
+        error != http::error::end_of_stream && error != http::error::partial_message)
+      return answer_and_close(http::status::bad_request, "malformed HTTP request: " + error.message());
+    if (error) {
+      stream_.socket().close(error);
+      return;
+    }
+
+    const Request& request = parser_->get();
+    close_after_write_ = !request.keep_alive();
+    version_ = request.version();
+    stream_.expires_never();  // decoding takes what it takes
+    ++tally_.unanswered;
+    answering_ = true;
+    routes_.route(request, [self = shared_from_this()](Response response) {
+      asio::post(self->stream_.get_executor(),
+                 [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
+    });
+  }
+
+  void answer_and_close(http::status status, const std::string& message) {
+    close_after_write_ = true;
+    write(error_reply(status, message));
+  }
+
+  void write(Response response) {
+    response_.emplace(std::move(response));
+    response_->version(version_);
+    response_->keep_alive(!close_after_write_);
+    response_->prepare_payload();
+    stream_.expires_after(timeout());
+    http::async_write(stream_, *response_, beast::bind_front_handler(&Connection::on_write, shared_from_this()));
+  }
+
+  void on_write(beast::error_code error, size_t) {
+    if (answering_) {
+      answering_ = false;
+      --tally_.unanswered;
+    }
+    if (error || close_after_write_) {
+      stream_.socket().shutdown(tcp::socket::shutdown_send, error);
+      return;
+    }
+    read();
+  }
+
+  beast::tcp_stream stream_;
+  Routes& routes_;
+  const ConnectionLimits& limits_;
+  Tally& tally_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<Response> response_;
+  unsigned version_ = 11;
+  bool close_after_write_ = false;
+  bool answering_ = false;
+};
+
+tcp::endpoint resolve(asio::io_context& io, const ServerAddress& address) {
+  beast::error_code error;
+  tcp::resolver resolver(io);
+  const auto results = resolver.resolve(address.host, std::to_string(address.port), tcp::resolver::passive, error);
+  if (error || results.empty()) throw InputError("--host: cannot resolve '" + address.host + "': " + error.message());
+  return results.begin()->endpoint();
 }
 
 }  // namespace
 
 void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const ServeLimits& limits, const ServerAddress& address,
-                       int64_t threads, const std::atomic<bool>& stop, const std::function<void(int)>& on_listening) {
-  httplib::Server server;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  // Longer than httplib's 5 s defaults: a client's next request may come late while the
-  // decoder keeps every core busy.
-  server.set_keep_alive_timeout(kConnectionSeconds);
-  server.set_read_timeout(kConnectionSeconds, 0);
-  server.set_write_timeout(kConnectionSeconds, 0);
-  std::atomic<int64_t> next_id{0};
+                       const ConnectionLimits& connections, const std::atomic<bool>& stop,
+                       const std::function<void(int)>& on_listening) {
+  Routes routes(loop, tokenizer, limits);
+  Tally tally;
+  asio::io_context io(static_cast<int>(connections.io_threads));
+  tcp::acceptor acceptor(io);
+  const tcp::endpoint endpoint = resolve(io, address);
+  beast::error_code error;
+  acceptor.open(endpoint.protocol(), error);
+  // For a fixed port only: a restart need not wait out the last run's connections. With port 0,
+  // Linux may hand a reused address a port another socket holds.
+  if (!error && address.port != 0) acceptor.set_option(asio::socket_base::reuse_address(true), error);
+  if (!error) acceptor.bind(endpoint, error);
+  if (!error) acceptor.listen(static_cast<int>(connections.backlog), error);
+  if (error)
+    throw InputError("--host/--port: cannot listen on " + address.host + ":" + std::to_string(address.port) + ": " +
+                     error.message());
 
-  server.Post("/v1/completions", [&](const httplib::Request& http_request, httplib::Response& response) {
-    ServeRequest request;
-    try {
-      request = parse_completion_request(http_request.body, tokenizer, limits);
-    } catch (const RequestRefused& refused) {
-      return send_error(response, refused.status(), refused.what());
-    }
-    std::optional<std::future<Generated>> future = loop.submit(request);
-    if (!future) {
-      return send_error(response, 503, loop.closing() ? "the server is shutting down" : "the request queue is full");
-    }
-    try {
-      const Generated generated = future->get();
-      response.set_content(completion_response(request, generated, tokenizer, limits.model, next_id++), kJson);
-    } catch (const std::exception& e) {
-      send_error(response, 500, std::string("decoding failed: ") + e.what());
-    }
-  });
-  server.Get("/health", [&](const httplib::Request&, httplib::Response& response) {
-    if (loop.closing()) return send_error(response, 503, "the server is shutting down");
-    response.status = 200;
-  });
-  server.Get("/v1/models", [&](const httplib::Request&, httplib::Response& response) {
-    const auto created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-    const nlohmann::json card = {{"id", limits.model}, {"object", "model"}, {"created", created.count()},
-                                 {"owned_by", "specgate"}, {"max_model_len", limits.context}};
-    response.set_content(nlohmann::json{{"object", "list"}, {"data", {card}}}.dump(), kJson);
-  });
+  std::function<void()> accept = [&] {
+    acceptor.async_accept(asio::make_strand(io), [&](beast::error_code failed, tcp::socket socket) {
+      if (!acceptor.is_open()) return;
+      if (!failed) {
+        auto connection = std::make_shared<Connection>(std::move(socket), routes, connections, tally);
+        if (tally.connections.load() > connections.max_connections) {
+          connection->refuse();
+        } else {
+          connection->start();
+        }
+      }
+      accept();
+    });
+  };
+  accept();
+  std::vector<std::thread> threads;
+  for (int64_t i = 0; i < connections.io_threads; ++i) threads.emplace_back([&io] { io.run(); });
+  on_listening(acceptor.local_endpoint().port());
 
-  const int port = address.port == 0 ? server.bind_to_any_port(address.host) : server.bind_to_port(address.host, address.port)
-                                                                                    ? address.port
-                                                                                    : -1;
-  if (port <= 0) throw InputError("--host/--port: cannot listen on " + address.host + ":" + std::to_string(address.port));
-  std::thread listener([&server] { server.listen_after_bind(); });
-  on_listening(port);
   while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   loop.close();
   loop.drain();
-  server.stop();
-  listener.join();
+  // The answers of the last requests are on their way out; each write has its deadline.
+  while (tally.unanswered.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  asio::post(io, [&acceptor] { acceptor.close(); });
+  io.stop();
+  for (std::thread& thread : threads) thread.join();
 }
 
 }  // namespace specgate::cli

@@ -3,29 +3,37 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <future>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <thread>
+#include <variant>
 
 #include "conformance/serve/serve_engine.h"
 
 namespace specgate::cli {
 
+// What became of a request: its generation, or why decoding it failed.
+using Outcome = std::variant<Generated, std::exception_ptr>;
+
 // Feeds requests to a ServeEngine on a thread of its own. Requests that arrive while it
 // decodes are admitted before its next step. At most `capacity` requests are admitted and
-// unfinished at once.
+// unfinished at once. When a step throws, the requests admitted to the engine get that error
+// and a fresh engine from `make_engine` takes the next ones.
 class DecodeLoop {
  public:
-  DecodeLoop(std::unique_ptr<ServeEngine> engine, int64_t capacity);
+  // Called once per request, on the loop's thread, when it finished or failed.
+  using OnFinished = std::function<void(Outcome)>;
+
+  DecodeLoop(std::function<std::unique_ptr<ServeEngine>()> make_engine, int64_t capacity);
   ~DecodeLoop();
   DecodeLoop(const DecodeLoop&) = delete;
   DecodeLoop& operator=(const DecodeLoop&) = delete;
 
-  // The request's future generation, or nullopt when the loop is full or closing.
-  std::optional<std::future<Generated>> submit(ServeRequest request);
+  // False, and `on_finished` never called, when the loop is full or closing.
+  bool submit(ServeRequest request, OnFinished on_finished);
   // Refuses new requests from now on; those admitted still finish.
   void close();
   bool closing() const;
@@ -35,16 +43,16 @@ class DecodeLoop {
  private:
   void run();
 
+  std::function<std::unique_ptr<ServeEngine>()> make_engine_;
   std::unique_ptr<ServeEngine> engine_;
   const int64_t capacity_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::pair<int64_t, ServeRequest>> arrived_;
-  std::map<int64_t, std::promise<Generated>> unfinished_;
+  std::map<int64_t, OnFinished> unfinished_;
   int64_t next_id_ = 0;
   bool closing_ = false;
   bool stopping_ = false;
-  bool failed_ = false;  // the engine threw: every request is refused from then on
   std::thread thread_;
 };
 

@@ -21,7 +21,13 @@ namespace {
 
 using nlohmann::json;
 
-enum class Fault { kNone, kError500Once, kTooManyOnce, kSlowOnce, kDropOnce, kMalformed, kAlways500, kSlowAlways };
+enum class Fault {
+  kNone, kError500Once, kTooManyOnce, kSlowOnce, kDropOnce, kMalformed, kAlways500, kSlowAlways,
+  kTrickle,         // a byte every 50 ms, 3 s in all
+  kHuge,            // a 2 MB body
+  kNumberOverflow,  // 1e309 in a field nobody reads
+  kHang,            // nothing for 5 s
+};
 
 // A vLLM-shaped server whose reply to a question (its prompt is the question's text, "q<id>")
 // follows a scripted fault; it answers token ids {id, id + 1}.
@@ -61,7 +67,7 @@ class FaultServer {
       attempt = attempts_[id]++;
     }
     const bool first = attempt == 0;
-    const json good = {{"choices", {{{"index", 0}, {"text", "a" + std::to_string(id)}, {"token_ids", {id, id + 1}}}}}};
+    const json good = {{"choices", {{{"index", 0}, {"text", std::string("a").append(std::to_string(id))}, {"token_ids", {id, id + 1}}}}}};
     if ((fault == Fault::kError500Once && first) || fault == Fault::kAlways500) {
       response.status = 500;
       response.set_content(R"({"error": "engine overloaded"})", "application/json");
@@ -78,6 +84,23 @@ class FaultServer {
                                       sink.write(text.data(), text.size() / 2);
                                       return false;  // the connection closes mid-body
                                     });
+    } else if (fault == Fault::kTrickle) {
+      response.set_chunked_content_provider("application/json", [](size_t offset, httplib::DataSink& sink) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (offset < 60) return sink.write(" ", 1);
+        sink.done();
+        return true;
+      });
+    } else if (fault == Fault::kHuge) {
+      json huge = good;
+      huge["padding"] = std::string(2 << 20, 'x');
+      response.set_content(huge.dump(), "application/json");
+    } else if (fault == Fault::kNumberOverflow) {
+      response.set_content(R"({"unused": 1e309, "choices": [{"index": 0, "text": "a", "token_ids": [1, 2]}]})",
+                           "application/json");
+    } else if (fault == Fault::kHang) {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      response.set_content(good.dump(), "application/json");
     } else if (fault == Fault::kMalformed) {
       response.set_content(R"({"choices": [{"index": 0, "text": )", "application/json");
     } else {
@@ -105,9 +128,9 @@ class CollectorTest : public TempFolderTest {
     job.endpoint = server.endpoint();
     job.dialect = dialect_.get();
     job.defaults = {.model = "m", .max_new_tokens = 2};
-    for (int64_t id = 1; id <= questions; ++id) job.questions.push_back({id, "qa", {"q" + std::to_string(id)}, {}});
+    for (int64_t id = 1; id <= questions; ++id) job.questions.push_back({id, "qa", {std::string("q").append(std::to_string(id))}, {}});
     job.concurrency = 3;
-    job.timeout_seconds = 0.3;
+    job.http.timeout_seconds = 0.3;
     job.retries = 3;
     job.backoff_seconds = 0.01;
     job.out = dir_ / "answers.jsonl";
@@ -136,8 +159,8 @@ TEST_F(CollectorTest, RetriesTransientFaultsAndReportsAMalformedResponseThenResu
   CollectJob first = job(server, 8);
   const CollectResult failed = collect_answers(first);
   ASSERT_TRUE(failed.error.has_value());
-  EXPECT_EQ(failed.error->substr(0, 81),
-            "question 5 turn 0: malformed vllm response: field '(body)': invalid JSON: [json.e");
+  EXPECT_EQ(failed.error->substr(0, 90),
+            "question 5 turn 0: malformed vllm response: field '(body)': invalid JSON at line 1, column");
   EXPECT_EQ(server.attempts(5), 1) << "a malformed response is not retried";
   const std::map<int64_t, json> partial = lines();
   EXPECT_EQ(static_cast<int64_t>(partial.size()), failed.written);
@@ -171,7 +194,7 @@ TEST_F(CollectorTest, AnInterruptLeavesCompleteLinesAndAKilledRunsCutLineIsDropp
   FaultServer server({{3, Fault::kSlowAlways}, {4, Fault::kSlowAlways}});
   CollectJob interrupted = job(server, 6);
   interrupted.concurrency = 1;
-  interrupted.timeout_seconds = 2.0;
+  interrupted.http.timeout_seconds = 2.0;
   std::thread interrupter([&server] {
     while (server.attempts(3) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::raise(SIGINT);  // while question 3 is in flight
@@ -190,6 +213,52 @@ TEST_F(CollectorTest, AnInterruptLeavesCompleteLinesAndAKilledRunsCutLineIsDropp
   EXPECT_FALSE(resumed.error.has_value());
   EXPECT_EQ(resumed.skipped, 3);
   EXPECT_EQ(lines().size(), 6u);
+}
+
+TEST_F(CollectorTest, TheTimeoutBoundsAWholeRequestNotEachRead) {
+  FaultServer server({{1, Fault::kTrickle}});
+  CollectJob one = job(server, 1);
+  one.http.timeout_seconds = 0.5;
+  one.retries = 0;
+  const CollectResult result = collect_answers(one);
+  ASSERT_TRUE(result.error.has_value()) << "a reply trickled over 3 s passed a 0.5 s timeout";
+  EXPECT_NE(result.error->find("no complete response within 0.5"), std::string::npos) << *result.error;
+  EXPECT_EQ(lines().size(), 0u);
+}
+
+TEST_F(CollectorTest, AResponseLargerThanTheCapFailsItsQuestion) {
+  FaultServer server({{1, Fault::kHuge}});
+  CollectJob one = job(server, 1);
+  one.http.max_response_bytes = 1 << 20;
+  one.retries = 0;
+  const CollectResult result = collect_answers(one);
+  ASSERT_TRUE(result.error.has_value()) << "answered " << result.written << " with a reply past the cap";
+  EXPECT_NE(result.error->find("the response is larger than 1048576 bytes"), std::string::npos) << *result.error;
+}
+
+TEST_F(CollectorTest, ANumberBeyondDoubleInAReplyIsAMalformedResponse) {
+  FaultServer server({{1, Fault::kNumberOverflow}});
+  CollectJob one = job(server, 1);
+  const CollectResult result = collect_answers(one);
+  ASSERT_TRUE(result.error.has_value());
+  EXPECT_NE(result.error->find("question 1 turn 0: malformed vllm response"), std::string::npos) << *result.error;
+}
+
+TEST_F(CollectorTest, ASecondInterruptAbandonsTheRequestsInFlight) {
+  FaultServer server({{3, Fault::kHang}});
+  CollectJob interrupted = job(server, 6);
+  interrupted.concurrency = 1;
+  interrupted.http.timeout_seconds = 60.0;
+  std::thread interrupter([&server] {
+    while (server.attempts(3) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::raise(SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::raise(SIGINT);
+  });
+  const CollectResult result = collect_answers(interrupted);
+  interrupter.join();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_EQ(lines().size(), 2u) << "question 3, abandoned, has no line";
 }
 
 }  // namespace

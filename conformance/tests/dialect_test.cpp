@@ -83,7 +83,7 @@ TEST(OpenaiDialect, ReadsTextAndTheUsageCount) {
   EXPECT_EQ(c.new_tokens, 2);
   EXPECT_EQ(malformed(*dialect, R"({"choices": []})"), "field 'choices[0]': missing");
   EXPECT_EQ(malformed(*dialect, R"({"choices": [{"text": 3}]})"), "field 'choices[0].text': expected a string, got number 3");
-  EXPECT_EQ(malformed(*dialect, R"({"choices": [)").substr(0, 30), "field '(body)': invalid JSON: ");
+  EXPECT_EQ(malformed(*dialect, R"({"choices": [)").substr(0, 38), "field '(body)': invalid JSON at line 1");
 }
 
 // sgl-project/sglang, the response of POST /generate built in

@@ -81,6 +81,29 @@ printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}' | target_wi
 printf '{"bos_token": null,\n "eos_token": {"content": 7}}' >"$work/t/tokenizer_config.json"
 rm "$work/t/specgate_tokenizer.json"
 expect_input_error "$out" "t/tokenizer_config.json:2: field 'eos_token.content': expected a string" "${generate[@]}" --target "$work/t" --bench "$bench"
+printf '{"model": {"type": "BPE", "vocab": {"a": 500, "b": 1}, "merges": []}}' | target_with tokenizer.json
+rm "$work/t/specgate_tokenizer.json"
+printf '{"question_id": 1, "category": "qa", "turns": ["ab"]}\n' >"$work/ab.jsonl"
+expect_input_error "$out" "ab.jsonl: question 1: the tokenizer encodes it with token 500, outside the target's vocabulary (259 tokens)" \
+  "${generate[@]}" --target "$work/t" --bench "$work/ab.jsonl"
+
+# --- files that are folders or devices, too large, or lines too long: refused before they are read ---
+for file in config.json generation_config.json tokenizer.json; do
+  rm -rf "$work/t" && cp -r "$fixtures/target" "$work/t" && rm -f "$work/t/$file" && mkdir "$work/t/$file"
+  [ "$file" = tokenizer.json ] && rm "$work/t/specgate_tokenizer.json"
+  expect_input_error "$out" "t/$file: not a regular file (a folder)" "${generate[@]}" --target "$work/t" --bench "$bench"
+done
+rm -rf "$work/t" && cp -r "$fixtures/target" "$work/t" && ln -sf /dev/zero "$work/t/config.json"
+expect_input_error "$out" "t/config.json: not a regular file" "${generate[@]}" --target "$work/t" --bench "$bench"
+rm -rf "$work/t" && cp -r "$fixtures/target" "$work/t" && truncate -s 300M "$work/t/config.json"
+expect_input_error "$out" "t/config.json: 314572800 bytes, more than the 64 MiB a JSON file may be" "${generate[@]}" --target "$work/t" --bench "$bench"
+sed 's/"num_hidden_layers": [0-9]*/"num_hidden_layers": 10000000/' "$fixtures/target/config.json" | target_with config.json
+expect_input_error "$out" "t/config.json: field 'num_hidden_layers': 10000000 layers, but the checkpoint has no tensor 'model.layers.9999999.input_layernorm.weight'" \
+  "${generate[@]}" --target "$work/t" --bench "$bench"
+sed 's/"hidden_act": "silu"/"hidden_act": "gelu_pytorch_tanh"/' "$fixtures/target/config.json" | target_with config.json
+expect_input_error "$out" "field 'hidden_act': unsupported activation 'gelu_pytorch_tanh' (supported: silu)" "${generate[@]}" --target "$work/t" --bench "$bench"
+python3 -c 'print("{\"question_id\": 1, \"category\": \"qa\", \"turns\": [\"" + "a" * (17 << 20) + "\"]}")' >"$work/long.jsonl"
+expect_input_error "$out" "long.jsonl:1: the line is longer than 16 MiB" "${generate[@]}" --target "$fixtures/target" --bench "$work/long.jsonl"
 
 # --- the fixture pair handed to the demo ---
 demo=(demo --out "$work/demo" --max-new-tokens 2 --fixtures "$work/pair")
@@ -95,9 +118,40 @@ expect_input_error "$work/demo" "pair/fixture_report.json:1: field 'sample_bench
 
 # --- output paths and flags ---
 touch "$work/file"
-expect_input_error "$work/file/out.jsonl" "$work/file: cannot create the folder: Not a directory" generate --engine oracle --limit 1 --max-new-tokens 2 \
+expect_input_error "$work/file/out.jsonl" "--out: $work/file/out.jsonl: $work/file is not a folder" generate --engine oracle --limit 1 --max-new-tokens 2 \
   --target "$fixtures/target" --bench "$bench" --out "$work/file/out.jsonl"
 expect_input_error "$work/file/r.json" "$work/file" score --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --json "$work/file/r.json"
+oracle=(generate --engine oracle --limit 1 --max-new-tokens 2 --target "$fixtures/target")
+expect_input_error "$work/no/such/out.jsonl" "the folder $work/no/such does not exist" "${oracle[@]}" --bench "$bench" \
+  --out "$work/no/such/out.jsonl"
+[ ! -e "$work/no" ] || fail "a missing --out folder was created"
+expect_usage_error "--out: the path is empty" "${oracle[@]}" --bench "$bench" --out ""
+# An output that is one of the inputs is refused, and the input is left as it was.
+cp "$work/good.jsonl" "$work/kept.jsonl"
+expect_usage_error "--json: $work/kept.jsonl: is also --reference" score --reference "$work/kept.jsonl" --candidate "$work/good.jsonl" --json "$work/kept.jsonl"
+cmp -s "$work/good.jsonl" "$work/kept.jsonl" || fail "score --json over --reference changed it"
+cp "$bench" "$work/bench-copy.jsonl"
+expect_usage_error "is also --bench" "${oracle[@]}" --bench "$work/bench-copy.jsonl" --out "$work/bench-copy.jsonl"
+cmp -s "$bench" "$work/bench-copy.jsonl" || fail "generate --out over --bench changed it"
+rm -rf "$work/t" && cp -r "$fixtures/target" "$work/t"
+expect_usage_error "lies inside --target's folder" generate --engine oracle --limit 1 --max-new-tokens 2 --target "$work/t" \
+  --bench "$bench" --out "$work/t/config.json"
+cmp -s "$fixtures/target/config.json" "$work/t/config.json" || fail "generate --out into --target changed config.json"
+expect_usage_error "is also --bench" collect --endpoint http://127.0.0.1:9 --api vllm --model m --bench "$work/bench-copy.jsonl" \
+  --out "$work/bench-copy.jsonl" --retries 0
+cmp -s "$bench" "$work/bench-copy.jsonl" || fail "collect --out over --bench changed it"
+# A run that fails leaves an existing --out as it was, and leaves no file of its own.
+printf 'kept\n' >"$work/existing.jsonl"
+expect_usage_error "positions" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 1 \
+  --max-new-tokens 999999 --out "$work/existing.jsonl"
+[ "$(cat "$work/existing.jsonl")" = kept ] || fail "a failed generate changed its existing --out"
+[ -z "$(find "$work" -maxdepth 1 -name '.existing.jsonl.*')" ] || fail "a failed generate left its temporary file"
+# A device as --out is written in place and never removed: /dev/full fails with exit 2.
+if [ -c /dev/full ]; then
+  expect_usage_error "--out: /dev/full: cannot write" "${oracle[@]}" --bench "$bench" --out /dev/full
+  [ -c /dev/full ] || fail "generate --out /dev/full removed /dev/full"
+  expect_usage_error "--json: /dev/full: cannot write" score --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --json /dev/full
+fi
 expect_input_error "$out" "--max-new-tokens" generate --engine oracle --target "$fixtures/target" --bench "$bench" --out "$out" \
   --max-new-tokens 99999999999999999999
 expect_input_error "$out" "--seed" "${generate[@]}" --target "$fixtures/target" --bench "$bench" --seed -1

@@ -349,6 +349,6 @@ print(json.dumps({"question_id": answer["question_id"], "token_ids": answer["tok
 expect_usage_error "bad.jsonl:1: field 'token_ids[1]': token 99999999 is outside the vocabulary" score \
   --reference "$work/plain_ids.jsonl" --candidate "$work/bad.jsonl" --min-exact 0 --bench "$bench" --rescore-with "$fixtures/target"
 touch "$work/file"
-expect_usage_error "cannot create the folder" score "${ref[@]}" "${cand[@]}" --json "$work/file/report.json"
+expect_usage_error "is not a folder" score "${ref[@]}" "${cand[@]}" --json "$work/file/report.json"
 
 finish "score CLI"

@@ -71,7 +71,7 @@ for engine in exspec oracle; do
   start_serve --engine "$engine" "${options[@]}" || continue
   # Prompts as ids (vllm + --target), staggered: a request starts whenever another ends.
   collect --api vllm --target "$fixtures/target" --limit 12 --concurrency 4 --out "$work/$engine.vllm.jsonl" >/dev/null ||
-    fail "collect vllm from $engine"
+    fail "collect vllm from $engine (serve: $(tail -3 "$work/serve.err"))"
   exact "$work/$engine.generate.jsonl" "$work/$engine.vllm.jsonl"
   grep -q '"prompt_token_ids":\[\[' "$work/$engine.vllm.jsonl" || fail "vllm answers lack prompt_token_ids"
   # Text prompts (openai): serve tokenizes; compared in code points.

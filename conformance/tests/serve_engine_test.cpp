@@ -3,6 +3,8 @@
 // same tokens whatever arrives with it.
 #include <chrono>
 #include <future>
+#include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -17,19 +19,34 @@ void PrintTo(Engine engine, std::ostream* out) { *out << engine_name(engine); } 
 
 namespace {
 
+// The request's future generation, or nullopt when the loop refused it.
+std::optional<std::future<Generated>> submit(DecodeLoop& loop, ServeRequest request) {
+  auto promise = std::make_shared<std::promise<Generated>>();
+  std::future<Generated> future = promise->get_future();
+  const bool admitted = loop.submit(std::move(request), [promise](Outcome outcome) {
+    if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) return promise->set_exception(*failure);
+    promise->set_value(std::move(std::get<Generated>(outcome)));
+  });
+  if (!admitted) return std::nullopt;
+  return future;
+}
+
 class ServeEngineTest : public testing::TestWithParam<Engine> {};
 
 TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
   const test_support::Models& models = test_support::models();
-  DecodeLoop loop(make_serve_engine({.engine = GetParam(), .target = &models.target, .draft = &models.near_target,
-                                     .batch_size = 3, .window = 5, .draft_tokens = 3, .eos_ids = {}}),
-                  64);
+  DecodeLoop loop(
+      [&] {
+        return make_serve_engine({.engine = GetParam(), .target = &models.target, .draft = &models.near_target,
+                                  .batch_size = 3, .window = 5, .draft_tokens = 3, .eos_ids = {}});
+      },
+      64);
   const std::vector<SequenceRequest> sequences = test_support::mixed_requests(14, 5);
   std::mt19937_64 rng(11);
   std::vector<std::pair<ServeRequest, std::future<Generated>>> sent;
   for (const SequenceRequest& sequence : sequences) {
     ServeRequest request{.prompt = sequence.prompt, .max_new_tokens = 4 + static_cast<int64_t>(rng() % 20)};
-    std::optional<std::future<Generated>> future = loop.submit(request);
+    std::optional<std::future<Generated>> future = submit(loop, request);
     ASSERT_TRUE(future.has_value());
     sent.emplace_back(std::move(request), std::move(*future));
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 12));  // some arrive mid-decode, some together
@@ -54,24 +71,24 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
   };
   const ServeRequest probe = sampled(0, 7);
   const auto tokens_of = [](DecodeLoop& loop, ServeRequest request) {
-    std::optional<std::future<Generated>> future = loop.submit(std::move(request));
+    std::optional<std::future<Generated>> future = submit(loop, std::move(request));
     EXPECT_TRUE(future.has_value());
     return future->get().tokens;
   };
-  DecodeLoop alone(engine(), 64);
+  DecodeLoop alone(engine, 64);
   const std::vector<int64_t> expected = tokens_of(alone, probe);
 
   // The same request again, after and amid other traffic: sampled with and without seeds, greedy.
-  DecodeLoop busy(engine(), 64);
+  DecodeLoop busy(engine, 64);
   std::vector<std::future<Generated>> others;
   std::optional<std::future<Generated>> amid;
   for (size_t i = 1; i < sequences.size(); ++i) {
     ServeRequest other = i % 3 == 0 ? ServeRequest{.prompt = sequences[i].prompt, .max_new_tokens = 12}
                                     : sampled(i, i % 3 == 1 ? std::optional<uint64_t>(i) : std::nullopt);
-    others.push_back(*busy.submit(std::move(other)));
-    if (i == 4) amid = busy.submit(probe);
+    others.push_back(*submit(busy, std::move(other)));
+    if (i == 4) amid = submit(busy, probe);
   }
-  std::future<Generated> later = *busy.submit(probe);
+  std::future<Generated> later = *submit(busy, probe);
   ASSERT_TRUE(amid.has_value());
   EXPECT_EQ(amid->get().tokens, expected) << "sent amid others";
   EXPECT_EQ(later.get().tokens, expected) << "sent after others";
@@ -89,15 +106,36 @@ INSTANTIATE_TEST_SUITE_P(Engines, ServeEngineTest,
 
 TEST(DecodeLoopTest, RefusesBeyondItsCapacityAndAfterClose) {
   const test_support::Models& models = test_support::models();
-  DecodeLoop loop(make_serve_engine({.engine = Engine::kNonspecBatch, .target = &models.target}), 1);
-  std::optional<std::future<Generated>> first = loop.submit({.prompt = {1, 2, 3}, .max_new_tokens = 200});
+  DecodeLoop loop([&] { return make_serve_engine({.engine = Engine::kNonspecBatch, .target = &models.target}); }, 1);
+  std::optional<std::future<Generated>> first = submit(loop, {.prompt = {1, 2, 3}, .max_new_tokens = 200});
   ASSERT_TRUE(first.has_value());
-  EXPECT_FALSE(loop.submit({.prompt = {4}, .max_new_tokens = 2}).has_value()) << "full";
+  EXPECT_FALSE(submit(loop, {.prompt = {4}, .max_new_tokens = 2}).has_value()) << "full";
   loop.close();
   EXPECT_TRUE(loop.closing());
   EXPECT_EQ(first->get().tokens.size(), 200u) << "admitted before close: still finishes";
   loop.drain();
-  EXPECT_FALSE(loop.submit({.prompt = {4}, .max_new_tokens = 2}).has_value()) << "closed";
+  EXPECT_FALSE(submit(loop, {.prompt = {4}, .max_new_tokens = 2}).has_value()) << "closed";
+}
+
+TEST_P(ServeEngineTest, AFailedStepFailsItsRequestsAndTheLoopServesOn) {
+  const test_support::Models& models = test_support::models();
+  DecodeLoop loop(
+      [&] {
+        return make_serve_engine({.engine = GetParam(), .target = &models.target, .draft = &models.near_target,
+                                  .batch_size = 3, .window = 5, .draft_tokens = 3, .eos_ids = {}});
+      },
+      8);
+  const int64_t beyond_vocabulary = models.target.config().vocab_size + 5;
+  std::optional<std::future<Generated>> failing = submit(loop, {.prompt = {1, beyond_vocabulary}, .max_new_tokens = 4});
+  ASSERT_TRUE(failing.has_value());
+  EXPECT_ANY_THROW(failing->get());
+  const std::vector<int64_t> prompt = {1, 2, 3};
+  const std::vector<int64_t> expected = oracle_generate(models.target, prompt, {.max_new_tokens = 5, .top_logprobs = 0}, 0).tokens;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::optional<std::future<Generated>> next = submit(loop, {.prompt = prompt, .max_new_tokens = 5});
+    ASSERT_TRUE(next.has_value()) << "the loop refuses requests after a failure";
+    EXPECT_EQ(next->get().tokens, expected);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# `conformance serve` under hostile clients, on the fixture pair: a request that fails fails
+# alone and the server serves on; idle and slow connections cannot starve it; bodies, headers
+# and connections past their limits get 413, 431 and 503; a connection whose request does not
+# arrive whole in time is closed; a burst of 64 connections is all answered.
+set -uo pipefail
+conformance=$1 fixtures=$2
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+"$conformance" serve --target "$fixtures/target" --engine nonspec-batch --port 0 --model fixture \
+  --max-connections 400 --max-body-bytes 4096 --max-header-bytes 2048 --request-timeout 2 \
+  >"$work/serve.out" 2>"$work/serve.err" &
+serve_pid=$!
+trap 'kill -TERM $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null; rm -rf "$work"' EXIT
+port=""
+for _ in $(seq 600); do
+  port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/serve.out")
+  [ -n "$port" ] && break
+  kill -0 "$serve_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$port" ] || { fail "serve did not start: $(cat "$work/serve.err")"; finish serve_limits; }
+
+"$python" - "$port" <<'PY' || fail "see above"
+import json, socket, sys, threading, time, http.client
+port = int(sys.argv[1])
+failed = []
+
+def check(condition, what):
+    if not condition:
+        failed.append(what)
+        print("FAIL:", what)
+
+def request(method, path, body=None, headers=None, timeout=30):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    connection.request(method, path, body=body, headers=headers or {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    status, text = response.status, response.read().decode()
+    connection.close()
+    return status, text
+
+def complete(body, **kw):
+    return request("POST", "/v1/completions", json.dumps(body), **kw)
+
+# A bad request fails alone, with one line and no internals, and the server serves on.
+status, text = complete({"prompt": [1, 2, 3], "max_tokens": 0})
+check(status == 400 and "field 'max_tokens': 0 is outside [1, 4096]" in text, f"max_tokens 0: {status} {text}")
+status, text = complete({"prompt": [1, 2, 3], "max_tokens": 3})
+check(status == 200 and json.loads(text)["usage"]["completion_tokens"] == 3, f"after a bad request: {status} {text}")
+
+# Limits: body, headers, method, route.
+status, text = complete({"prompt": "a" * 5000})
+check(status == 413 and "--max-body-bytes" in text, f"5000-byte body: {status} {text}")
+status, text = request("GET", "/health", headers={"X-Padding": "p" * 3000})
+check(status == 431 and "--max-header-bytes" in text, f"3000-byte header: {status} {text}")
+status, text = request("GET", "/v1/completions")
+check(status == 405, f"GET /v1/completions: {status} {text}")
+status, text = request("GET", "/nowhere")
+check(status == 404, f"GET /nowhere: {status} {text}")
+
+# "Expect: 100-continue" (curl's way for bodies over 1 KiB) gets its 100 before the body is sent.
+body = json.dumps({"prompt": [1, 2, 3], "max_tokens": 2}).encode()
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+          b"Content-Length: %d\r\n\r\n" % len(body))
+interim = s.recv(4096)
+check(interim.startswith(b"HTTP/1.1 100"), f"Expect: 100-continue got {interim[:40]!r}")
+s.sendall(body)
+final = s.recv(65536)
+check(final.startswith(b"HTTP/1.1 200"), f"the body after 100 Continue got {final[:40]!r}")
+s.close()
+
+# 300 idle connections and 20 slowloris ones trickling a header byte at a time: /health and a
+# completion are still answered at once.
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
+for s in slow:
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")
+def trickle():
+    for _ in range(8):
+        for s in slow:
+            try:
+                s.sendall(b"X")
+            except OSError:
+                pass
+        time.sleep(0.5)
+trickler = threading.Thread(target=trickle)
+trickler.start()
+status, _ = request("GET", "/health", timeout=5)
+check(status == 200, f"/health amid 320 idle and slow connections: {status}")
+status, text = complete({"prompt": [1, 2], "max_tokens": 2}, timeout=10)
+check(status == 200, f"a completion amid 320 idle and slow connections: {status} {text}")
+# The slowloris connections are closed at --request-timeout (2 s), however they trickle.
+trickler.join()
+for s in slow:
+    s.settimeout(5)
+    try:
+        reply = s.recv(4096)
+    except OSError as e:
+        reply = repr(e).encode()
+    check(reply == b"", f"a slowloris connection still open after 4 s: {reply[:60]!r}")
+for s in idle + slow:
+    s.close()
+
+# One connection more than --max-connections (400) is answered 503 at once.
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(400)]
+time.sleep(0.3)
+try:
+    status, text = request("GET", "/health", timeout=5)
+except Exception as e:
+    status, text = 0, str(e)
+check(status == 503 and "--max-connections" in text, f"connection 401: {status} {text}")
+for s in held:
+    s.close()
+time.sleep(0.3)
+status, _ = request("GET", "/health", timeout=5)
+check(status == 200, f"/health once they closed: {status}")
+
+# A burst of 64 completions at once: every one answered, none reset.
+results = []
+def one(i):
+    try:
+        results.append(complete({"prompt": [1, 2 + i % 5], "max_tokens": 4}, timeout=120)[0])
+    except Exception as e:
+        results.append(repr(e))
+threads = [threading.Thread(target=one, args=(i,)) for i in range(64)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+check(results.count(200) == 64, f"64-client burst: {sorted(map(str, results))[:5]}... {results.count(200)} of 64 answered")
+sys.exit(1 if failed else 0)
+PY
+
+kill -TERM "$serve_pid"
+wait "$serve_pid" || fail "serve exited $? after SIGTERM"
+grep -q "Exception raised from\|frame #" "$work/serve.err" && fail "serve's log or a reply carries a backtrace"
+finish serve_limits
