@@ -10,7 +10,7 @@ carry="${1:-$root/gpu-carry}"
 mkdir -p "$carry/debs"
 packages=(librapidcheck-dev libgtest-dev libgmock-dev googletest libbenchmark-dev libbenchmark1debian nlohmann-json3-dev
           libcli11-dev libpcre2-dev libpcre2-8-0 libutf8proc-dev libutf8proc2 libsentencepiece-dev libsentencepiece0
-          libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 libbrotli1 zlib1g)
+          libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 libbrotli1 zlib1g libboost1.74-dev libboost-dev)
 (cd "$carry/debs" && apt-get download -q "${packages[@]}" >/dev/null)
 python="$("$root/ci/python-env.sh")"
 [ -f "$carry/real_pair/real_pair_report.json" ] || "$python" "$root/fixtures/real_model/make_real_pair.py" "$carry/real_pair"
