@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <regex>
+#include <sstream>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -110,7 +111,11 @@ struct HttpClient::Connection {
       io.run_for(std::chrono::milliseconds(100));
       if (outcome || !stopped.empty()) continue;
       if (abandon != nullptr && abandon->load()) stopped = "abandoned: interrupted";
-      if (Clock::now() >= deadline) stopped = "no complete response within " + std::to_string(limits.timeout_seconds) + " s (--timeout)";
+      if (Clock::now() >= deadline) {
+        std::ostringstream seconds;
+        seconds << limits.timeout_seconds;
+        stopped = "no complete response within " + seconds.str() + " s (--timeout)";
+      }
       if (stopped.empty()) continue;
       resolver.cancel();
       beast::error_code ignored;
