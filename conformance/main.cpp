@@ -1,9 +1,13 @@
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <optional>
+#include <string_view>
+#include <vector>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -95,6 +99,52 @@ int report_current_exception() {
   std::_Exit(kInternalError);
 }
 
+// Edits (insertions, deletions, substitutions) that turn `a` into `b`.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The command's option that `unknown` most likely meant: one it begins, else the nearest within
+// two edits; "" when none is near.
+std::string nearest_option(const CLI::App& command, const std::string& unknown) {
+  std::string nearest;
+  size_t best = 3;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& long_name : option->get_lnames()) {
+      const std::string name = "--" + long_name;
+      const size_t distance = name.starts_with(unknown) ? 0 : edit_distance(unknown, name);
+      if (distance < best) best = distance, nearest = name;
+    }
+  }
+  return nearest;
+}
+
+// "generate has no option --batch; did you mean --batch-size?" for the first argument that looks
+// like an option the command does not have; nullopt when every one is known.
+std::optional<std::string> unknown_option(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    for (const std::string& argument : command->remaining()) {
+      if (!argument.starts_with("-")) continue;
+      const std::string name = argument.substr(0, argument.find('='));
+      std::string message = command->get_name() + " has no option " + name;
+      if (const std::string nearest = nearest_option(*command, name); !nearest.empty()) message += "; did you mean " + nearest + "?";
+      return message;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,6 +169,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ParseError&) {
+    // An unknown option explains the rest of CLI11's complaints ("--target is required").
+    if (const std::optional<std::string> message = unknown_option(app)) return error(*message);
+    return report_current_exception();
   } catch (...) {
     return report_current_exception();
   }

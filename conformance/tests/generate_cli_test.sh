@@ -137,7 +137,7 @@ expect_usage_error "question 9999 is not in" generate --engine oracle --target "
   --question-ids 1,9999 "${out[@]}"
 expect_usage_error "missing.jsonl: " generate --engine oracle --target "$fixtures/target" \
   --bench "$work/missing.jsonl" "${out[@]}"
-expect_usage_error "nowhere/config.json: " generate --engine oracle --target "$work/nowhere" --bench "$bench" "${out[@]}"
+expect_usage_error "nowhere: no such checkpoint folder" generate --engine oracle --target "$work/nowhere" --bench "$bench" "${out[@]}"
 expect_usage_error "positions, the target has" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
   --max-new-tokens 9000 "${out[@]}"
 printf '{"question_id": 1, "category": "qa", "turns": "oops"}\n' >"$work/bad.jsonl"

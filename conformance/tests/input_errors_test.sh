@@ -156,6 +156,11 @@ expect_input_error "$out" "--max-new-tokens" generate --engine oracle --target "
   --max-new-tokens 99999999999999999999
 expect_input_error "$out" "--seed" "${generate[@]}" --target "$fixtures/target" --bench "$bench" --seed -1
 expect_input_error "$report" "--min-exact" "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --min-exact 1e400
+expect_usage_error "generate has no option --batch; did you mean --batch-size?" "${generate[@]}" --target "$fixtures/target" --bench "$bench" --batch 8
+expect_usage_error "score has no option --refrence; did you mean --reference?" score --refrence "$work/good.jsonl"
+touch "$work/model.gguf"
+expect_input_error "$out" "model.gguf: a GGUF file; a checkpoint is a Hugging Face folder" "${generate[@]}" --target "$work/model.gguf" --bench "$bench"
+expect_input_error "$out" "nowhere: no such checkpoint folder" "${generate[@]}" --target "$work/nowhere" --bench "$bench"
 expect_usage_error "subcommand" nosuch
 for command in generate score bench; do
   "$conformance" "$command" --help | grep -q "^Exit codes: 0 done or gate passed; 1 a verdict" || fail "$command --help lacks the exit codes"

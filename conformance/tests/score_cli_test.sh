@@ -341,7 +341,7 @@ expect_usage_error "--rescore-device: unknown device 'tpu'" score "${ref[@]}" "$
   --rescore-with "$fixtures/target" --rescore-device tpu
 expect_usage_error "unknown dtype 'float8'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
   --rescore-with "$fixtures/target" --rescore-dtype float8
-expect_usage_error "nowhere/config.json" score "${ref[@]}" "${cand[@]}" --bench "$bench" --rescore-with "$work/nowhere"
+expect_usage_error "nowhere: no such checkpoint folder" score "${ref[@]}" "${cand[@]}" --bench "$bench" --rescore-with "$work/nowhere"
 "$python" -c 'import json, sys
 answer = json.loads(open(sys.argv[1]).readline())
 print(json.dumps({"question_id": answer["question_id"], "token_ids": answer["token_ids"][:1] + [99999999]}))' \

@@ -80,7 +80,7 @@ std::vector<std::vector<int64_t>> parse_prompt_token_ids(const json& value, size
 }
 
 Question parse_question(const json& object, const LineContext& context) {
-  if (!object.is_object()) context.fail("expected a JSON object, got " + describe_json(object));
+  if (!object.is_object()) context.fail_not_object(describe_json(object));
   Question question;
   question.question_id = context.integer(required(object, "question_id", context), "question_id",
                                          std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <set>
+#include <system_error>
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,15 @@ bool is_ignorable(const std::string& name, const ModelConfig& config) {
 }  // namespace
 
 Transformer load_transformer(const std::filesystem::path& dir, at::ScalarType dtype, at::Device device) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) {
+    if (!std::filesystem::exists(dir, error)) throw InputError(dir.string() + ": no such checkpoint folder");
+    if (dir.extension() == ".gguf")
+      throw InputError(dir.string() + ": a GGUF file; a checkpoint is a Hugging Face folder (config.json, *.safetensors, "
+                                      "tokenizer.json): transformers writes one with from_pretrained(folder, gguf_file=...) "
+                                      "then save_pretrained");
+    throw InputError(dir.string() + ": a file; a checkpoint is a Hugging Face folder (config.json, *.safetensors, tokenizer.json)");
+  }
   ModelConfig config = read_model_config(dir / "config.json");
   config.eos_token_ids = read_eos_token_ids(dir, config);
   const CheckpointFiles files = CheckpointFiles::open(dir);

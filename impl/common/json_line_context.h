@@ -24,6 +24,10 @@ class LineContext {
   [[noreturn]] void fail_type(const std::string& field, const std::string& expected, const nlohmann::json& got) const {
     fail_field(field, "expected " + expected + ", got " + describe_json(got));
   }
+  // A line that is no JSON object; on the first line, with the hint that the file must be JSONL
+  // (a JSON array or a CSV file fails there).
+  [[noreturn]] void fail_not_object(const std::string& kind) const { fail("expected a JSON object, got " + kind + jsonl_hint()); }
+
   // For an optional field the command does not use: warns once per field and file, and goes on.
   void ignore_type(const std::string& field, const std::string& expected, const nlohmann::json& got) const {
     warn_ignored_field(source_, line_, field, "expected " + expected + ", got " + describe_json(got));
@@ -44,12 +48,16 @@ class LineContext {
     std::optional<nlohmann::json> parsed = parse_json(text, error);
     if (!parsed) {
       if (error.column) *error.column += static_cast<int64_t>(start);
-      fail("invalid JSON" + error.at(/*one_line=*/true));
+      const size_t first = text.find_first_not_of(" \t");
+      const bool opens_object = first != std::string_view::npos && text[first] == '{';
+      fail("invalid JSON" + error.at(/*one_line=*/true) + (opens_object ? "" : jsonl_hint()));
     }
     return std::move(*parsed);
   }
 
  private:
+  std::string jsonl_hint() const { return line_ == 1 ? " (the file must be JSONL: one JSON object per line)" : ""; }
+
   std::string source_;
   int64_t line_;
   std::string prefix_;

@@ -73,7 +73,7 @@ LineLayout scan_layout(std::string_view line, const LineContext& context) {
   try {
     if (scanner.peek() != '{') {
       scanner.skip_value();
-      context.fail("expected a JSON object, got " + JsonScanner(line).next_kind());
+      context.fail_not_object(JsonScanner(line).next_kind());
     }
     scanner.for_each_member([&](const std::string& key) {
       if (key == "top_logprobs") return keep(layout.at_top, scan_logprobs(scanner));

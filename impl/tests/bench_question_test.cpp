@@ -204,9 +204,13 @@ TEST_F(BenchQuestionFileTest, ATruncatedLineIsInvalidJson) {
 }
 
 TEST_F(BenchQuestionFileTest, EveryLineMustBeAnObject) {
-  EXPECT_EQ(error_for(R"([1, 2])"), at(1) + "expected a JSON object, got list");
+  const std::string hint = " (the file must be JSONL: one JSON object per line)";
+  EXPECT_EQ(error_for(R"([1, 2])"), at(1) + "expected a JSON object, got list" + hint);
   EXPECT_EQ(error_for(std::string(kGood) + "\n" + R"("question")"), at(2) + "expected a JSON object, got string");
-  EXPECT_EQ(error_for("null"), at(1) + "expected a JSON object, got null");
+  EXPECT_EQ(error_for("null"), at(1) + "expected a JSON object, got null" + hint);
+  // A JSON array over several lines, or a CSV file, fails on its first line with the hint.
+  EXPECT_TRUE(error_for("[\n" + std::string(kGood) + "\n]").ends_with(hint));
+  EXPECT_TRUE(error_for("question_id,category,turns\n1,qa,hi").ends_with(hint));
 }
 
 TEST_F(BenchQuestionFileTest, RequiredFieldsMustBePresent) {

@@ -120,7 +120,9 @@ std::string JsonNode::where() const {
     for (const Step* step : steps_from_origin()) names.push_back(step->name);
     line = json_value_line(origin_->text, names);
   }
-  return origin_->file + (line ? ":" + std::to_string(*line) : "") + ": ";
+  std::string text = origin_->file;
+  if (line) text.append(":").append(std::to_string(*line));
+  return text.append(": ");
 }
 
 }  // namespace specgate
