@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cmath>
 #include <fstream>
 #include <mutex>
@@ -218,13 +219,30 @@ class Collector {
           throw QuestionFailed{where + ": malformed " + std::string(job_.dialect->name()) + " response: " + e.what()};
         }
       }
-      last_error = response.status == 0 ? "no response (" + response.error + ")"
-                                         : "HTTP " + std::to_string(response.status) + ": " + quoted_body(response.body);
+      last_error = response.status == 0 ? "no response from " + url(path) + " (" + response.error + ")"
+                                         : "HTTP " + std::to_string(response.status) + " from " + url(path) + ": " +
+                                               quoted_body(response.body);
+      if (response.status == 404 || response.status == 405) throw QuestionFailed{where + ": " + last_error + api_hint()};
       const bool retryable = response.status == 0 || response.status == 429 || response.status >= 500;
       if (!retryable) throw QuestionFailed{where + ": " + last_error};
+      if (attempt < job_.retries && !stopping()) {
+        const std::lock_guard lock(mutex_);
+        std::fprintf(stderr, "collect: %s: %s; retry %lld of %lld\n", where.c_str(), last_error.c_str(),
+                     static_cast<long long>(attempt + 1), static_cast<long long>(job_.retries));
+      }
     }
     if (stop_requested.load()) throw QuestionAbandoned{};
     throw QuestionFailed{where + ": gave up after " + std::to_string(job_.retries + 1) + " attempts; last error " + last_error};
+  }
+
+  std::string url(const std::string& path) const {
+    return "http://" + job_.endpoint.host + ":" + std::to_string(job_.endpoint.port) + job_.endpoint.prefix + path;
+  }
+
+  // Where a server answers 404 or 405, the dialect is the likely mistake.
+  std::string api_hint() const {
+    return " (is --api " + std::string(job_.dialect->name()) +
+           " the server's? openai and vllm post to /v1/completions, sglang and tgi to /generate, llamacpp to /completion)";
   }
 
   // Sleeps backoff * 2^(attempt - 1), or what Retry-After asks if longer (at most a minute);

@@ -184,10 +184,23 @@ TEST_F(CollectorTest, GivesUpAfterTheBoundedRetriesAndReportsTheLastError) {
   one.concurrency = 1;
   const CollectResult result = collect_answers(one);
   ASSERT_TRUE(result.error.has_value());
-  EXPECT_EQ(*result.error,
-            R"(question 2 turn 0: gave up after 4 attempts; last error HTTP 500: {"error": "engine overloaded"})");
+  EXPECT_EQ(*result.error, "question 2 turn 0: gave up after 4 attempts; last error HTTP 500 from http://127.0.0.1:" +
+                               std::to_string(server.endpoint().port) +
+                               R"(/v1/completions: {"error": "engine overloaded"})");
   EXPECT_EQ(server.attempts(2), 4);
   EXPECT_EQ(lines().size(), 1u);
+}
+
+TEST_F(CollectorTest, ANotFoundNamesTheUrlAndTheApiAndIsNotRetried) {
+  FaultServer server({});
+  const std::unique_ptr<Dialect> sglang = dialect_from_name("sglang");
+  CollectJob one = job(server, 1);
+  one.dialect = sglang.get();
+  const CollectResult result = collect_answers(one);
+  ASSERT_TRUE(result.error.has_value());
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.endpoint().port) + "/generate";
+  EXPECT_TRUE(result.error->starts_with("question 1 turn 0: HTTP 404 from " + url)) << *result.error;
+  EXPECT_NE(result.error->find("(is --api sglang the server's?"), std::string::npos) << *result.error;
 }
 
 TEST_F(CollectorTest, AnInterruptLeavesCompleteLinesAndAKilledRunsCutLineIsDropped) {

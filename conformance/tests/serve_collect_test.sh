@@ -23,6 +23,9 @@ trap 'stop_serve; rm -rf "$work"' EXIT
 
 # Starts serve with the given arguments on a free port and waits (at most 60 s) until it listens.
 start_serve() {
+  # Emptied here: the background job's own redirection may come after the first read below,
+  # which would find the last server's port.
+  : >"$work/serve.out"
   "$conformance" serve --target "$fixtures/target" --port 0 --dtype float64 --model fixture "$@" \
     >"$work/serve.out" 2>"$work/serve.err" &
   serve_pid=$!
