@@ -53,6 +53,7 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
     if (!dialect->takes_token_ids()) throw InputError("--target: the " + o.api + " API takes text prompts only");
     tokenizer = load_tokenizer(o.target);
     job.prompt_format.tokenizer = tokenizer.get();
+    check_template_tokens(job.prompt_format, "--chat-template");
   }
   job.concurrency = o.concurrency;
   job.http = o.http;

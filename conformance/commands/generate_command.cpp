@@ -163,6 +163,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const Transformer& target = models.target;
   decode.eos_ids = target.config().eos_token_ids;
   const PromptFormat format{models.tokenizer.get(), chat_template};
+  if (format.tokenizer != nullptr) check_template_tokens(format, "--chat-template");
   questions = drop_or_refuse_long_prompts(std::move(questions), format, target, options);
 
   EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",

@@ -29,6 +29,7 @@ nlohmann::ordered_json prompt_line(const PromptFormat& format, const std::string
 void run_tokenize(const TokenizeOptions& o) {
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(o.target);
   const PromptFormat format{tokenizer.get(), chat_template_from_name(o.chat_template, "--chat-template")};
+  check_template_tokens(format, "--chat-template");
   std::vector<nlohmann::ordered_json> lines;
   if (o.bench.empty()) lines.push_back(prompt_line(format, turn_prompt_text(format, Question{.turns = {o.text}}, 0, {})));
   for (const Question& question : o.bench.empty() ? std::vector<Question>{} : read_questions(o.bench)) {

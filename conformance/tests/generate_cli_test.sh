@@ -81,20 +81,27 @@ expect_usage_error "--chat-template: unknown chat template 'alpaca'" generate --
   --bench "$bench" --chat-template alpaca --out "$work/x.jsonl"
 
 # conformance tokenize: the prompt text and its ids.
-"$conformance" tokenize --target "$fixtures/target" --text "hi" --chat-template chatml >"$work/tokens.jsonl" || fail "tokenize --text"
+"$conformance" tokenize --target "$fixtures/target" --text "hi" --chat-template vicuna >"$work/tokens.jsonl" || fail "tokenize --text"
 python3 - "$work/tokens.jsonl" <<'EOF' || fail "tokenize --text wrote the wrong prompt"
 import json, sys
 lines = [json.loads(line) for line in open(sys.argv[1])]
-text = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
-assert lines == [{"chat_template": "chatml", "prompt": text, "token_ids": [256] + list(text.encode())}], lines
+text = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
+        "detailed, and polite answers to the user's questions. USER: hi ASSISTANT:")
+assert lines == [{"chat_template": "vicuna", "prompt": text, "token_ids": [256] + list(text.encode())}], lines
 EOF
 "$conformance" tokenize --target "$fixtures/target" --bench "$work/bench_ids.jsonl" --out "$work/tokens_bench.jsonl" ||
   fail "tokenize --bench"
 [ "$(grep -c '"equals_bench_prompt_token_ids":true' "$work/tokens_bench.jsonl")" -eq 4 ] || fail "tokenize --bench disagrees with raw prompts"
-"$conformance" tokenize --target "$fixtures/target" --bench "$work/bench_ids.jsonl" --chat-template llama2 \
-  --out "$work/tokens_llama2.jsonl" || fail "tokenize --bench --chat-template llama2"
-[ "$(grep -c '"equals_bench_prompt_token_ids":false' "$work/tokens_llama2.jsonl")" -eq 4 ] || fail "llama2 prompts equal raw ones"
-grep -q '"prompt":"<s>\[INST\] ' "$work/tokens_llama2.jsonl" || fail "llama2 prompt text"
+"$conformance" tokenize --target "$fixtures/target" --bench "$work/bench_ids.jsonl" --chat-template vicuna \
+  --out "$work/tokens_vicuna.jsonl" || fail "tokenize --bench --chat-template vicuna"
+[ "$(grep -c '"equals_bench_prompt_token_ids":false' "$work/tokens_vicuna.jsonl")" -eq 4 ] || fail "vicuna prompts equal raw ones"
+# A template whose special tokens the tokenizer lacks (the fixture's is byte-level) is refused.
+for template in chatml smollm2 llama3 llama2; do
+  expect_usage_error "--chat-template $template: the tokenizer has no token '<" tokenize --target "$fixtures/target" --text hi \
+    --chat-template "$template"
+done
+expect_usage_error "--chat-template llama3: the tokenizer has no token '<|begin_of_text|>'" generate --engine oracle \
+  --target "$fixtures/target" --bench "$bench" --chat-template llama3 --out "$work/x.jsonl"
 expect_usage_error "give --text TEXT or --bench FILE" tokenize --target "$fixtures/target"
 expect_usage_error "excludes" tokenize --target "$fixtures/target" --text a --bench "$bench"
 expect_usage_error "nowhere: no tokenizer" tokenize --target "$work/nowhere" --text a

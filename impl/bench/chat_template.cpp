@@ -131,6 +131,25 @@ std::string_view chat_template_name(ChatTemplate chat_template) {
   return "?";
 }
 
+std::span<const std::string_view> template_tokens(ChatTemplate chat_template) {
+  static constexpr std::string_view kChatml[] = {"<|im_start|>", "<|im_end|>"};
+  static constexpr std::string_view kLlama3[] = {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
+  static constexpr std::string_view kLlama2[] = {"<s>", "</s>"};
+  switch (chat_template) {
+    case ChatTemplate::kChatml:
+    case ChatTemplate::kSmollm2:
+      return kChatml;
+    case ChatTemplate::kLlama3:
+      return kLlama3;
+    case ChatTemplate::kLlama2:
+      return kLlama2;
+    case ChatTemplate::kRaw:
+    case ChatTemplate::kVicuna:
+      break;
+  }
+  return {};
+}
+
 bool renders_bos(ChatTemplate chat_template) {
   return chat_template == ChatTemplate::kLlama3 || chat_template == ChatTemplate::kLlama2;
 }

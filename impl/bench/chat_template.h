@@ -24,6 +24,10 @@ std::string_view chat_template_name(ChatTemplate chat_template);
 // tokenizer must not add another.
 bool renders_bos(ChatTemplate chat_template);
 
+// The special tokens the template's text carries, each of which the tokenizer must have as one
+// token: a tokenizer without them would encode their text as plain text.
+std::span<const std::string_view> template_tokens(ChatTemplate chat_template);
+
 // The prompt text for the last of `user_turns`, after `answers` (one per earlier user turn,
 // as the conversation stored them).
 std::string render_chat(ChatTemplate chat_template, std::span<const std::string> user_turns,

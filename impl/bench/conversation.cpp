@@ -6,6 +6,15 @@
 
 namespace specgate {
 
+void check_template_tokens(const PromptFormat& format, std::string_view flag) {
+  for (const std::string_view token : template_tokens(format.chat_template)) {
+    if (!format.tokenizer->token_id(token))
+      throw InputError(std::string(flag) + " " + std::string(chat_template_name(format.chat_template)) +
+                       ": the tokenizer has no token '" + std::string(token) +
+                       "', so its text would be encoded as plain text (choose the template of the model's family)");
+  }
+}
+
 std::string turn_prompt_text(const PromptFormat& format, const Question& question, size_t turn,
                              std::span<const std::vector<int64_t>> answers) {
   if (turn >= question.turns.size() || answers.size() < turn)

@@ -17,6 +17,10 @@ struct PromptFormat {
   ChatTemplate chat_template = ChatTemplate::kRaw;
 };
 
+// InputError "<flag> <template>: the tokenizer has no token '<|eot_id|>' ..." when the format's
+// tokenizer lacks one of its template's special tokens.
+void check_template_tokens(const PromptFormat& format, std::string_view flag);
+
 // The text of turn `turn`'s prompt as Spec-Bench builds it: the question's turns up to `turn`
 // rendered with the template, each earlier turn's answer (`answers[t]`, generated ids) entering
 // the conversation decoded and stripped of surrounding whitespace.

@@ -16,7 +16,9 @@ struct Rescorer::Model {
 };
 
 Rescorer::Rescorer(const std::filesystem::path& dir, c10::ScalarType dtype, c10::Device device, ChatTemplate chat_template)
-    : model_(std::make_unique<Model>(Model{load_transformer(dir, dtype, device), load_tokenizer(dir), chat_template})) {}
+    : model_(std::make_unique<Model>(Model{load_transformer(dir, dtype, device), load_tokenizer(dir), chat_template})) {
+  check_template_tokens({model_->tokenizer.get(), chat_template}, "--chat-template");
+}
 
 Rescorer::~Rescorer() = default;
 
