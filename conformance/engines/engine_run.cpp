@@ -1,10 +1,19 @@
 #include "conformance/engines/engine_run.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "impl/bench/conversation.h"
 
 namespace specgate::cli {
+namespace {
+
+// A speculative engine's count of draft tokens; none for the others, which draft nothing.
+std::optional<int64_t> draft_count(const EngineSpec& spec, int64_t count) {
+  return needs_draft(spec.engine) ? std::optional<int64_t>(count) : std::nullopt;
+}
+
+}  // namespace
 
 EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions,
                         const std::function<void(const Answer&)>& answered) {
@@ -43,6 +52,8 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
                           .prompt_token_ids = *prompt_of[result.sequence_index],
                           .decoding_steps = finished.decoding_steps, .wall_time = finished.seconds,
                           .accept_lengths = std::move(result.accept_lengths),
+                          .drafted_tokens = draft_count(run.spec, result.drafted),
+                          .accepted_drafts = draft_count(run.spec, result.accepted),
                           .top_logprobs = std::move(finished.top_logprobs)};
         output.answers[result.sequence_index].turns.push_back(std::move(answer));
         hand_over_complete();

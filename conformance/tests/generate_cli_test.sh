@@ -16,9 +16,19 @@ for engine in nonspec-batch eqspec exspec rollback; do
   [ "$engine" = nonspec-batch ] || options=(--draft "$fixtures/draft")
   [ "$engine" = exspec ] && options+=(--window 7 --max-wait 2)
   generate --engine "$engine" "${options[@]}" --batch-size 5 --draft-tokens 3 --check-invariants \
-    --out "$work/$engine.jsonl" >/dev/null || fail "$engine run"
+    --out "$work/$engine.jsonl" >"$work/$engine.out" || fail "$engine run"
   [ "$(token_ids "$work/$engine.jsonl")" = "$(token_ids "$work/oracle.jsonl")" ] || fail "$engine differs from the oracle"
 done
+# The acceptance generate prints is the one score reads from the answers' drafted and accepted
+# counts; the oracle and nonspec-batch draft nothing and record no counts.
+for engine in eqspec exspec rollback; do
+  printed=$(sed -n 's/.*acceptance \([0-9.]*\),.*/\1/p' "$work/$engine.out")
+  "$conformance" score --reference "$work/oracle.jsonl" --candidate "$work/$engine.jsonl" >"$work/score.out"
+  scored=$(sed -n 's/.*acceptance \([0-9.]*\)%.*/\1/p' "$work/score.out")
+  python3 -c "import sys; assert abs(float(sys.argv[1]) * 100 - float(sys.argv[2])) < 0.051" "$printed" "${scored:-nan}" ||
+    fail "$engine: generate printed acceptance $printed, score read '${scored}'%"
+done
+grep -q '"drafted_tokens"' "$work/nonspec-batch.jsonl" && fail "nonspec-batch answers record drafted tokens"
 
 # Every turn of the multi-turn questions: later prompts hold the earlier answers.
 generate --engine oracle --turns all --question-ids 1,2,3,4 --out "$work/oracle_turns.jsonl" >/dev/null || fail "oracle --turns all"

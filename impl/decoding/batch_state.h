@@ -26,6 +26,7 @@ struct Row {
   int64_t target_cached = 0;     // leading content tokens whose K/V the target cache holds
   int64_t draft_cached = 0;      // likewise for the draft cache
   std::vector<int64_t> accept_lengths;
+  int64_t drafted = 0, accepted = 0;  // draft tokens proposed to the target, and kept by it
   SequenceRng rng;
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;

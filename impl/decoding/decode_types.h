@@ -25,6 +25,7 @@ struct SequenceResult {
   FinishReason finish_reason = FinishReason::kLength;
   int64_t rounds = 0;                   // decoding steps this sequence took part in
   std::vector<int64_t> accept_lengths;  // tokens appended per step
+  int64_t drafted = 0, accepted = 0;    // draft tokens proposed to the target, and kept by it
 };
 
 struct DecodeOptions {

@@ -164,6 +164,8 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
     outcome.draft_kept.push_back(draft_run(i, padding, content, a, k, faults));
     row.target_cached = content + a;
     row.draft_cached = draft_cached(outcome.draft_kept.back(), content, a, faults);
+    row.drafted += k;
+    row.accepted += a;
     stats_.accepted += a;
     stats_.generated += static_cast<int64_t>(record.appended.size());
     stats_.round_tokens += static_cast<int64_t>(record.appended.size());
@@ -228,7 +230,8 @@ SequenceResult finish_row(Row& row, int64_t step, DecodeStats& stats) {
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - row.admitted_at;
   stats.latencies.push_back({row.sequence_index, step - row.admitted_step, elapsed.count()});
   return {row.sequence_index, std::vector<int64_t>(row.tokens.begin() + row.prompt_length, row.tokens.end()),
-          row.finish_reason, static_cast<int64_t>(row.accept_lengths.size()), std::move(row.accept_lengths)};
+          row.finish_reason, static_cast<int64_t>(row.accept_lengths.size()), std::move(row.accept_lengths),
+          row.drafted, row.accepted};
 }
 
 }  // namespace specgate
