@@ -72,8 +72,10 @@ std::vector<Measurement> measure(const BenchSetup& setup, const std::vector<Benc
     std::vector<size_t> order(tallies.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tallies[a].seconds < tallies[b].seconds; });
-    EngineTally& median = tallies[order[order.size() / 2]];
-    m.seconds = median.seconds;
+    // The median's counters come from the faster of the two middle runs when they are even.
+    const size_t middle = (order.size() - 1) / 2;
+    EngineTally& median = tallies[order[middle]];
+    m.seconds = order.size() % 2 == 1 ? median.seconds : (median.seconds + tallies[order[middle + 1]].seconds) / 2;
     m.tokens = median.tokens;
     m.stats = std::move(median.stats);
     m.exspec_stats = median.exspec_stats;

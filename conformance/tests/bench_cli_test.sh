@@ -27,6 +27,8 @@ if machine["torch_threads"] != 1 or not machine["math_library"]:
 for r in results:
     where = f'{r["engine"]} B={r["batch_size"]}'
     if len(r["run_seconds"]) != 2: problems.append(f'{where}: {len(r["run_seconds"])} runs, expected 2')
+    elif abs(r["seconds"] - sum(r["run_seconds"]) / 2) > 1e-9 * r["seconds"]:
+        problems.append(f'{where}: seconds {r["seconds"]} is not the median (mean) of the two runs {r["run_seconds"]}')
     for name in ("speedup_vs_nonspec_same_batch", "speedup_vs_nonspec_batch1"):
         spread = r[name + "_spread"]
         if not (spread["min"] <= r[name] <= spread["max"]): problems.append(f'{where}: {name} {r[name]} outside {spread}')
