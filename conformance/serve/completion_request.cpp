@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +73,22 @@ std::vector<int64_t> prompt_of(const json& body, const Tokenizer& tokenizer, con
   return ids;
 }
 
+// The fields a request may carry: those the server reads, and OpenAI's others when they hold the
+// value that changes nothing. Anything else is refused rather than silently ignored.
+void refuse_unsupported_fields(const json& body) {
+  static const std::set<std::string> kRead = {"model", "prompt", "max_tokens", "temperature", "top_k", "top_p", "seed",
+                                              "logprobs", "n", "stream", "return_token_ids", "return_tokens_as_token_ids"};
+  const auto is = [](const json& value, const json& neutral) { return value == neutral; };
+  for (const auto& [field, value] : body.items()) {
+    if (kRead.contains(field) || value.is_null()) continue;
+    const bool neutral = (field == "stop" && value.is_array() && value.empty()) || (field == "echo" && is(value, false)) ||
+                         (field == "best_of" && is(value, 1)) || (field == "presence_penalty" && is(value, 0)) ||
+                         (field == "frequency_penalty" && is(value, 0)) || (field == "repetition_penalty" && is(value, 1)) ||
+                         (field == "user" && value.is_string());
+    if (!neutral) refuse(field, "not supported by this server (" + value.dump(-1, ' ', false, json::error_handler_t::replace) + ")");
+  }
+}
+
 }  // namespace
 
 ServeRequest parse_completion_request(std::string_view text, const Tokenizer& tokenizer, const ServeLimits& limits) {
@@ -84,6 +101,7 @@ ServeRequest parse_completion_request(std::string_view text, const Tokenizer& to
       throw RequestRefused(404, "The model `" + model->get<std::string>() + "` does not exist (this server serves `" +
                                     limits.model + "`)");
   }
+  refuse_unsupported_fields(body);
   if (flag(body, "stream")) refuse("stream", "streaming is not supported");
   if (const json* n = present(body, "n"); n != nullptr && integer(*n, "n", 1, 1) != 1) refuse("n", "only 1 is supported");
 

@@ -131,6 +131,11 @@ expect_http 400 "need 4098 positions, the model has 4096" POST /v1/completions '
 expect_http 400 "field 'temperature': expected a number, got string" POST /v1/completions '{"prompt": "a", "temperature": "hot"}'
 expect_http 400 "only the oracle engine records log-probabilities" POST /v1/completions '{"prompt": "a", "logprobs": 2}'
 expect_http 400 "not valid JSON" POST /v1/completions '{"prompt": '
+expect_http 400 "field 'stop': not supported by this server" POST /v1/completions '{"prompt": "a", "stop": ["b"]}'
+expect_http 400 "field 'echo': not supported" POST /v1/completions '{"prompt": "a", "echo": true}'
+expect_http 400 "field 'best_of': not supported" POST /v1/completions '{"prompt": "a", "best_of": 2}'
+expect_http 400 "field 'frobnicate': not supported" POST /v1/completions '{"prompt": "a", "frobnicate": 1}'
+expect_http 200 '"finish_reason"' POST /v1/completions '{"prompt": "a", "max_tokens": 2, "stop": [], "echo": false, "best_of": 1, "user": "u"}'
 expect_http 404 "does not exist" POST /v1/completions '{"prompt": "a", "model": "other"}'
 # A full queue (--max-queue 1): a second request while a long one decodes gets 503.
 http POST /v1/completions '{"prompt": "a", "max_tokens": 1000}' >"$work/long.out" &
