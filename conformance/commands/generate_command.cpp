@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "conformance/files/answer_file.h"
+#include "conformance/terminal/progress_bar.h"
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
@@ -178,7 +179,11 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   // the answers before it, each on its own complete line; a run that fails leaves --out as it was.
   EngineOutput output;
   try {
-    output = run_engine(run, questions, [&](const Answer& answer) { out.write(answer); });
+    ProgressBar progress("generate", static_cast<int64_t>(questions.size()));
+    output = run_engine(run, questions, [&](const Answer& answer) {
+      out.write(answer);
+      progress.update(static_cast<int64_t>(out.lines()), "question " + std::to_string(answer.question_id));
+    });
   } catch (const InvariantVerdict& verdict) {
     out.commit();
     throw Verdict(verdict_line(verdict, run.all_turns, out.lines(), options.out));
