@@ -14,7 +14,7 @@ namespace specgate {
 
 // 0.9166 -> "91.7%".
 std::string percent(double fraction);
-// A number with up to `digits` significant digits.
+// A number with up to `digits` significant digits; a whole number with more digits in full.
 std::string short_number(double value, int digits = 4);
 // A speed figure with `digits` significant digits and `suffix` ("2.41x"), or "–" when the
 // answers could not give it.

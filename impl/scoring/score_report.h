@@ -112,8 +112,8 @@ struct ScoreReport {
   std::optional<InputFile> bench;
   ScoreSettings settings;
   GroupSummary overall;
-  std::vector<std::pair<std::string, GroupSummary>> by_subtask, by_category;  // in reference order
-  std::vector<ItemResult> items;                                                // in reference order
+  std::vector<std::pair<std::string, GroupSummary>> by_subtask, by_category;  // in the order of items
+  std::vector<ItemResult> items;                                                // by question id
   std::vector<int64_t> missing_ids;     // in the reference, not in the candidate
   std::vector<int64_t> unexpected_ids;  // in the candidate, not in the reference
   // Answers whose last turn's token ids end with one of settings.eos_ids, on each side.

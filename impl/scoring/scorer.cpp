@@ -113,6 +113,10 @@ class Scorer {
     report_.reference = {request_.reference, reference.sha256(), reference.bytes(), reference.answers()};
     report_.candidate = {request_.candidate, candidate.sha256(), candidate.bytes(), candidate.answers()};
     finish_unmatched();
+    // Reports list questions by id, whatever order a concurrent collect wrote them in.
+    std::stable_sort(report_.items.begin(), report_.items.end(),
+                     [](const ItemResult& a, const ItemResult& b) { return a.question_id < b.question_id; });
+    std::sort(report_.missing_ids.begin(), report_.missing_ids.end());
     summarize(report_);
     report_.gate = evaluate_gate(report_);
     return std::move(report_);

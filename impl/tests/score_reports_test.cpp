@@ -10,6 +10,7 @@
 #include "impl/reports/html_report.h"
 #include "impl/reports/json_report.h"
 #include "impl/reports/junit_report.h"
+#include "impl/reports/report_text.h"
 #include "impl/reports/markdown_report.h"
 #include "impl/reports/markup.h"
 #include "impl/reports/svg_charts.h"
@@ -112,6 +113,13 @@ TEST_F(ScoreReportsTest, HtmlIsOneSelfContainedPageWithCharts) {
   EXPECT_EQ(occurrences(html, "exact match 100.0%</title>"), 1u);
   EXPECT_EQ(occurrences(html, ": exact match "), 4u);
   EXPECT_NE(html.find("position 1: 1 unattributed"), std::string::npos);
+}
+
+TEST(Markup, ShortNumbersWriteWholeNumbersPastTheirDigitsInFull) {
+  EXPECT_EQ(short_number(1020.4, 3), "1020");
+  EXPECT_EQ(short_number(97.46, 3), "97.5");
+  EXPECT_EQ(short_number(0.0106, 3), "0.0106");
+  EXPECT_EQ(short_number(2.5e20, 3), "2.5e+20");
 }
 
 TEST(Markup, EscapesMarkupAndReplacesWhatXmlForbids) {

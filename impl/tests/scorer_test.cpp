@@ -165,6 +165,14 @@ TEST_F(ScorerTest, ComparesCodePointsWhenEitherSideLacksTokenIds) {
   EXPECT_EQ(unit_summary(report.overall), "code_points");
 }
 
+TEST_F(ScorerTest, ItemsAndMissingIdsAreListedByQuestionWhateverTheFileOrder) {
+  const ScoreReport report = score({text(3, "c"), text(1, "a"), text(4, "d"), text(2, "b")}, {text(2, "b"), text(3, "x")});
+  std::vector<int64_t> ids;
+  for (const ItemResult& item : report.items) ids.push_back(item.question_id);
+  EXPECT_EQ(ids, (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(report.missing_ids, (std::vector<int64_t>{1, 4}));
+}
+
 TEST_F(ScorerTest, EmptyAnswersAreScoredByTheEdgeRules) {
   const ScoreReport report = score({tokens(1, "qa", ""), tokens(2, "qa", ""), tokens(3, "qa", "4, 5")},
                                    {tokens(1, "qa", ""), tokens(2, "qa", "9"), tokens(3, "qa", "")});
