@@ -113,6 +113,10 @@ void print_summary(const ScoreReport& report, double seconds) {
               percent(all.partial_match).c_str(), unit_summary(all).c_str(), static_cast<long long>(d.hard),
               static_cast<long long>(d.near_tie), static_cast<long long>(d.unattributed), static_cast<long long>(d.length),
               report.missing_ids.size(), report.unexpected_ids.size(), seconds);
+  if (!report.prompt_mismatch_ids.empty())
+    std::printf("prompts: %zu question(s) answered from different prompts on the two sides, not compared (first: question "
+                "%lld)\n",
+                report.prompt_mismatch_ids.size(), static_cast<long long>(report.prompt_mismatch_ids.front()));
   const SpeedSummary& speed = all.speed;
   if (speed.any())
     std::printf("speed: %s tokens per target pass, acceptance %s, reference %s tokens/s, candidate %s tokens/s, "

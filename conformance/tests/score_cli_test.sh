@@ -351,4 +351,20 @@ expect_usage_error "bad.jsonl:1: field 'token_ids[1]': token 99999999 is outside
 touch "$work/file"
 expect_usage_error "is not a folder" score "${ref[@]}" "${cand[@]}" --json "$work/file/report.json"
 
+# Answers made from different prompts (another chat template) are their own finding, per
+# question, before any comparison: not divergences at index 0.
+"$conformance" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 3 --max-new-tokens 8 \
+  --out "$work/raw.jsonl" >/dev/null || fail "generate raw"
+"$conformance" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 3 --max-new-tokens 8 \
+  --chat-template vicuna --out "$work/vicuna.jsonl" >/dev/null || fail "generate vicuna"
+"$conformance" score --reference "$work/raw.jsonl" --candidate "$work/vicuna.jsonl" --json "$work/prompts.json" \
+  --markdown "$work/prompts.md" --junit "$work/prompts.xml" --html "$work/prompts.html" >"$work/prompts.out"
+[ $? -eq 1 ] || fail "score of answers from different prompts did not exit 1"
+grep -q "^prompts: 3 question(s) answered from different prompts" "$work/prompts.out" || fail "no prompt finding: $(cat "$work/prompts.out")"
+grep -q "divergences: 0 hard, 0 near-tie, 0 unattributed, 0 length" "$work/prompts.out" || fail "prompt mismatches counted as divergences"
+validate "$work/prompts.json"
+grep -qF 'answered from a different prompt (prompt\_token\_ids differ at turn 0, token 1)' "$work/prompts.md" ||
+  fail "the Markdown report lacks the prompt finding"
+grep -q 'type="prompt_mismatch"' "$work/prompts.xml" || fail "the JUnit report lacks the prompt finding"
+
 finish "score CLI"

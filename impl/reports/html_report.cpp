@@ -189,6 +189,12 @@ void write_divergences(const ScoreReport& report, std::ostream& out) {
           << item.reference_line << ")</td></tr>\n";
       continue;
     }
+    if (item.prompt_mismatch) {
+      out << "<td class=\"num\">–</td><td>–</td><td>" << tag("missing", "prompt mismatch")
+          << "</td><td class=\"num\">0</td><td class=\"muted\">" << escape_markup(prompt_mismatch_label(*item.prompt_mismatch))
+          << "</td></tr>\n";
+      continue;
+    }
     const Divergence& d = item.divergence->where;
     const AttributionResult& a = item.divergence->attribution;
     std::string attribution = tag(std::string(attribution_name(a.kind)), std::string(attribution_name(a.kind)));

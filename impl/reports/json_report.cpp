@@ -50,7 +50,8 @@ ordered_json speed_json(const SpeedSummary& speed) {
 
 ordered_json group_json(const GroupSummary& group) {
   return {{"questions", group.questions},       {"exact", group.exact},
-          {"missing", group.missing},           {"exact_match", group.exact_match},
+          {"missing", group.missing},           {"prompt_mismatches", group.prompt_mismatches},
+          {"exact_match", group.exact_match},
           {"partial_match", group.partial_match}, {"unit", unit_summary(group)},
           {"divergences", divergences_json(group.divergences)}, {"speed", speed_json(group.speed)}};
 }
@@ -102,7 +103,7 @@ ordered_json item_json(const ItemResult& item) {
   return {{"question_id", item.question_id},
           {"category", item.category},
           {"subtask", item.subtask},
-          {"status", compared ? "compared" : "missing"},
+          {"status", item.missing ? "missing" : item.prompt_mismatch ? "prompt_mismatch" : "compared"},
           {"unit", item.unit ? ordered_json(std::string(unit_name(*item.unit))) : ordered_json(nullptr)},
           {"exact", c.exact},
           {"partial", c.partial},
@@ -113,6 +114,9 @@ ordered_json item_json(const ItemResult& item) {
           {"candidate_turns", compared ? ordered_json(item.candidate_turns) : ordered_json(nullptr)},
           {"reference_line", item.reference_line},
           {"candidate_line", or_null(item.candidate_line)},
+          {"prompt_mismatch", item.prompt_mismatch ? ordered_json{{"turn", item.prompt_mismatch->turn},
+                                                                  {"index", item.prompt_mismatch->index}}
+                                                    : ordered_json(nullptr)},
           {"first_divergence", item.divergence ? divergence_json(*item.unit, *item.divergence) : ordered_json(nullptr)}};
 }
 
@@ -180,6 +184,7 @@ ordered_json score_report_json(const ScoreReport& report) {
         {"speed", speed_json(overall.speed)},
         {"missing", report.missing_ids.size()},
         {"unexpected", report.unexpected_ids.size()},
+        {"prompt_mismatches", report.prompt_mismatch_ids.size()},
         {"ended_with_eos", {{"reference", report.reference_ended_with_eos}, {"candidate", report.candidate_ended_with_eos}}},
         {"rescored_prompts",
          {{"from_answer_prompt_token_ids", report.rescored_from_answer_prompts},
@@ -189,6 +194,7 @@ ordered_json score_report_json(const ScoreReport& report) {
       {"items", items},
       {"missing_ids", report.missing_ids},
       {"unexpected_ids", report.unexpected_ids},
+      {"prompt_mismatch_ids", report.prompt_mismatch_ids},
       {"gate", {{"passed", report.gate.passed}, {"reasons", report.gate.reasons}}}};
 }
 

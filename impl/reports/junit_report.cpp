@@ -31,9 +31,11 @@ TestCase question_case(const ItemResult& item) {
   if (item.comparison.exact) return test;
   test.failed = true;
   test.message = divergence_summary(item);
-  test.type = item.missing ? "missing" : std::string(attribution_name(item.divergence->attribution.kind));
+  test.type = item.missing           ? "missing"
+              : item.prompt_mismatch ? "prompt_mismatch"
+                                     : std::string(attribution_name(item.divergence->attribution.kind));
   test.details = "reference line " + std::to_string(item.reference_line);
-  if (item.missing) return test;
+  if (item.missing || item.prompt_mismatch) return test;
   const ItemDivergence& d = *item.divergence;
   test.details += ", candidate line " + std::to_string(*item.candidate_line) + "\nunit: " + std::string(unit_name(*item.unit)) +
                   "\npartial match: " + short_number(item.comparison.partial) + " (lcp " +

@@ -103,6 +103,10 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
         out << "– | – | – | missing from the candidate |" << (decoded ? " |" : "") << "\n";
         continue;
       }
+      if (item.prompt_mismatch) {
+        out << "– | – | – | " << cell(prompt_mismatch_label(*item.prompt_mismatch)) << " |" << (decoded ? " |" : "") << "\n";
+        continue;
+      }
       const Divergence& d = item.divergence->where;
       out << d.index << " (turn " << d.turn << ") | " << cell(symbol_label(*item.unit, d.reference_symbol)) << " | "
           << cell(symbol_label(*item.unit, d.candidate_symbol)) << " | "

@@ -114,8 +114,14 @@ std::string attribution_label(const AttributionResult& attribution) {
   return "?";
 }
 
+std::string prompt_mismatch_label(const PromptMismatch& mismatch) {
+  return "answered from a different prompt (prompt_token_ids differ at turn " + std::to_string(mismatch.turn) +
+         ", token " + std::to_string(mismatch.index) + "): not compared";
+}
+
 std::string divergence_summary(const ItemResult& item) {
   if (item.missing) return "no answer in the candidate";
+  if (item.prompt_mismatch) return prompt_mismatch_label(*item.prompt_mismatch);
   if (!item.divergence) return "exact";
   const Divergence& d = item.divergence->where;
   const std::string unit = *item.unit == Unit::kTokenIds ? "token" : "code point";

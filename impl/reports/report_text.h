@@ -38,6 +38,8 @@ std::string eos_summary(const ScoreReport& report);
 // ...", "unattributed: ...".
 std::string attribution_label(const AttributionResult& attribution);
 // The first divergence of a question in one line; for a missing answer, says so.
+// "answered from a different prompt (prompt_token_ids differ at turn T, token I): not compared".
+std::string prompt_mismatch_label(const PromptMismatch& mismatch);
 std::string divergence_summary(const ItemResult& item);
 // "specgate score: PASSED" or "... FAILED".
 std::string verdict(const GateResult& gate);

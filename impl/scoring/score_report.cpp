@@ -54,6 +54,7 @@ struct SpeedTotals {
 void count(const ItemResult& item, GroupSummary& group) {
   ++group.questions;
   if (item.missing) ++group.missing;
+  if (item.prompt_mismatch) ++group.prompt_mismatches;
   if (item.comparison.exact) ++group.exact;
   group.partial_match += item.comparison.partial;
   if (item.unit == Unit::kTokenIds) ++group.token_id_items;
@@ -143,6 +144,11 @@ GateResult evaluate_gate(const ScoreReport& report) {
     result.passed = false;
     result.reasons.push_back(std::move(reason));
   };
+  // First: it explains the exact match that follows from it.
+  if (!report.prompt_mismatch_ids.empty())
+    fail(std::to_string(report.prompt_mismatch_ids.size()) +
+         " question(s) were answered from different prompts, so their answers cannot be compared (another chat "
+         "template or tokenizer?): " + id_list(report.prompt_mismatch_ids));
   if (overall.exact_match < gate.min_exact)
     fail("exact match " + format_number(overall.exact_match) + " is below --min-exact " + format_number(gate.min_exact) +
          " (" + std::to_string(overall.exact) + " of " + std::to_string(overall.questions) + " questions)");

@@ -18,7 +18,7 @@ namespace specgate {
 enum class Unit { kTokenIds, kCodePoints };
 std::string_view unit_name(Unit unit);  // token_ids, code_points
 
-inline constexpr int kScoreReportSchemaVersion = 1;
+inline constexpr int kScoreReportSchemaVersion = 2;
 
 struct GateSettings {
   double min_exact = 1.0;    // fraction of questions answered exactly
@@ -60,6 +60,12 @@ struct ItemDivergence {
 };
 
 // One reference question.
+// Where two answers' prompts first differ: the turn, and the token of its prompt_token_ids.
+struct PromptMismatch {
+  int64_t turn = 0;
+  int64_t index = 0;
+};
+
 struct ItemResult {
   int64_t question_id = 0;
   std::string category, subtask;
@@ -70,6 +76,9 @@ struct ItemResult {
   int64_t reference_line = 0;
   std::optional<int64_t> candidate_line;
   std::optional<ItemDivergence> divergence;
+  // The answers were generated from different prompts (another chat template or tokenizer):
+  // not compared, not exact, partial 0, no divergence.
+  std::optional<PromptMismatch> prompt_mismatch;
   AnswerSpeed reference_speed, candidate_speed;  // compared questions only
 };
 
@@ -94,7 +103,7 @@ struct SpeedSummary {
 
 // Means over the questions of a group; missing answers count as 0.
 struct GroupSummary {
-  int64_t questions = 0, exact = 0, missing = 0;
+  int64_t questions = 0, exact = 0, missing = 0, prompt_mismatches = 0;
   double exact_match = 0.0, partial_match = 0.0;
   DivergenceCounts divergences;
   int64_t token_id_items = 0, code_point_items = 0;
@@ -116,6 +125,7 @@ struct ScoreReport {
   std::vector<ItemResult> items;                                                // by question id
   std::vector<int64_t> missing_ids;     // in the reference, not in the candidate
   std::vector<int64_t> unexpected_ids;  // in the candidate, not in the reference
+  std::vector<int64_t> prompt_mismatch_ids;  // answered from different prompts on the two sides
   // Answers whose last turn's token ids end with one of settings.eos_ids, on each side.
   int64_t reference_ended_with_eos = 0, candidate_ended_with_eos = 0;
   // Where re-scored prompts came from: the reference answer's prompt_token_ids, or the bench

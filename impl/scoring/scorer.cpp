@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <unordered_map>
 #include <utility>
 
@@ -117,6 +118,7 @@ class Scorer {
     std::stable_sort(report_.items.begin(), report_.items.end(),
                      [](const ItemResult& a, const ItemResult& b) { return a.question_id < b.question_id; });
     std::sort(report_.missing_ids.begin(), report_.missing_ids.end());
+    std::sort(report_.prompt_mismatch_ids.begin(), report_.prompt_mismatch_ids.end());
     summarize(report_);
     report_.gate = evaluate_gate(report_);
     return std::move(report_);
@@ -234,6 +236,17 @@ class Scorer {
                        where(request_.reference, reference.line) + ") " + has(reference));
     }
     item.comparison = compare_answers(reference_symbols, candidate_symbols);
+    // The prompts must agree up to the first turn whose answers differ: a later turn's prompt
+    // holds the earlier answers.
+    const size_t last_turn = item.comparison.divergence ? static_cast<size_t>(item.comparison.divergence->turn)
+                                                        : std::numeric_limits<size_t>::max();
+    if (std::optional<PromptMismatch> mismatch = first_prompt_mismatch(reference, candidate, last_turn)) {
+      item.prompt_mismatch = mismatch;
+      item.comparison = Comparison{.exact = false, .lcp = 0, .reference_length = item.comparison.reference_length,
+                                   .candidate_length = item.comparison.candidate_length, .partial = 0.0};
+      report_.prompt_mismatch_ids.push_back(item.question_id);
+      return;
+    }
     if (!item.comparison.divergence) return;
     const Divergence& d = *item.comparison.divergence;
     ItemDivergence divergence;
@@ -249,6 +262,19 @@ class Scorer {
     }
     divergence.attribution = attribute(item, reference, candidate, d);
     item.divergence = std::move(divergence);
+  }
+
+  static std::optional<PromptMismatch> first_prompt_mismatch(const AnswerRecord& reference, const AnswerRecord& candidate,
+                                                            size_t last_turn) {
+    if (!reference.prompt_token_ids || !candidate.prompt_token_ids) return std::nullopt;
+    const auto& r = *reference.prompt_token_ids;
+    const auto& c = *candidate.prompt_token_ids;
+    for (size_t turn = 0; turn < std::min(r.size(), c.size()) && turn <= last_turn; ++turn) {
+      if (r[turn] == c[turn]) continue;
+      const auto [differs, unused] = std::mismatch(r[turn].begin(), r[turn].end(), c[turn].begin(), c[turn].end());
+      return PromptMismatch{static_cast<int64_t>(turn), static_cast<int64_t>(differs - r[turn].begin())};
+    }
+    return std::nullopt;
   }
 
   AttributionResult attribute(const ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate,

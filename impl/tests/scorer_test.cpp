@@ -173,6 +173,37 @@ TEST_F(ScorerTest, ItemsAndMissingIdsAreListedByQuestionWhateverTheFileOrder) {
   EXPECT_EQ(report.missing_ids, (std::vector<int64_t>{1, 4}));
 }
 
+std::string with_prompts(int64_t id, const std::string& token_ids, const std::string& prompt_token_ids) {
+  return R"({"question_id": )" + std::to_string(id) + R"(, "choices": [{"index": 0, "turns": ["a", "b"], "token_ids": )" +
+         token_ids + R"(, "prompt_token_ids": )" + prompt_token_ids + "}]}";
+}
+
+TEST_F(ScorerTest, AnswersFromDifferentPromptsAreAFindingOfTheirOwnNotADivergence) {
+  const ScoreReport report =
+      score({with_prompts(1, "[[5, 6], [7]]", "[[1, 2, 3], [1, 2, 3, 5, 6, 9]]"),
+             with_prompts(2, "[[5, 6], [7]]", "[[1, 2, 3], [1, 2, 3, 5, 6, 9]]"),
+             with_prompts(3, "[[5, 6], [7]]", "[[1, 2, 3], [1, 2, 3, 5, 6, 9]]")},
+            {with_prompts(1, "[[5, 6], [7]]", "[[1, 2, 4], [1, 2, 4, 5, 6, 9]]"),
+             // Turn 0's answers differ, so turn 1's prompts, which hold them, differ too: a divergence.
+             with_prompts(2, "[[5, 8], [7]]", "[[1, 2, 3], [1, 2, 3, 5, 8, 9]]"),
+             with_prompts(3, "[[5, 6], [7]]", "[[1, 2, 3], [1, 2, 3, 5, 6, 9]]")});
+  const ItemResult& one = item_for(report, 1);
+  ASSERT_TRUE(one.prompt_mismatch.has_value());
+  EXPECT_EQ(one.prompt_mismatch->turn, 0);
+  EXPECT_EQ(one.prompt_mismatch->index, 2);
+  EXPECT_FALSE(one.comparison.exact);
+  EXPECT_FALSE(one.divergence.has_value());
+  EXPECT_FALSE(item_for(report, 2).prompt_mismatch.has_value());
+  EXPECT_TRUE(item_for(report, 2).divergence.has_value());
+  EXPECT_TRUE(item_for(report, 3).comparison.exact);
+  EXPECT_EQ(report.overall.prompt_mismatches, 1);
+  EXPECT_EQ(report.prompt_mismatch_ids, (std::vector<int64_t>{1}));
+  EXPECT_EQ(report.overall.divergences.hard + report.overall.divergences.unattributed, 1) << "question 2 alone diverges";
+  ASSERT_FALSE(report.gate.passed);
+  EXPECT_NE(report.gate.reasons.front().find("1 question(s) were answered from different prompts"), std::string::npos)
+      << report.gate.reasons.front();
+}
+
 TEST_F(ScorerTest, EmptyAnswersAreScoredByTheEdgeRules) {
   const ScoreReport report = score({tokens(1, "qa", ""), tokens(2, "qa", ""), tokens(3, "qa", "4, 5")},
                                    {tokens(1, "qa", ""), tokens(2, "qa", "9"), tokens(3, "qa", "")});
