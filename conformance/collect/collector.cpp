@@ -92,6 +92,10 @@ std::set<int64_t> answered_ids(const std::filesystem::path& path) {
   return ids;
 }
 
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string quoted_body(const std::string& body) {
   std::string quoted = body.substr(0, kQuotedBodyBytes);
   std::replace(quoted.begin(), quoted.end(), '\n', ' ');
@@ -113,6 +117,7 @@ class Collector {
     }
     AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
     out_ = &out;
+    run_ = RunInfo{.engine = std::string(job_.dialect->name()), .batch_size = job_.concurrency, .started_at = unix_seconds()};
 
     StopSignals signals;
     ProgressBar progress("collect", static_cast<int64_t>(pending_.size()));
@@ -151,7 +156,7 @@ class Collector {
   std::optional<Answer> ask(HttpClient& client, const Question& question) {
     Answer answer{.question_id = question.question_id, .category = question.category,
                   .answer_id = job_.defaults.model + "-" + std::to_string(question.question_id),
-                  .model_id = job_.defaults.model, .has_token_ids = job_.dialect->gives_token_ids()};
+                  .model_id = job_.defaults.model, .has_token_ids = job_.dialect->gives_token_ids(), .run = run_};
     const bool bench_ids = job_.dialect->takes_token_ids() && !question.prompt_token_ids.empty();
     if (!bench_ids) answer.chat_template = chat_template_name(job_.prompt_format.chat_template);
     const size_t turns = job_.all_turns ? question.turns.size() : 1;
@@ -166,7 +171,7 @@ class Collector {
       const std::string where = "question " + std::to_string(question.question_id) + " turn " + std::to_string(turn);
       answer.turns.push_back(turn_of(send(client, request, where), request));
     }
-    answer.tstamp = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    answer.tstamp = unix_seconds();
     return answer;
   }
 
@@ -277,6 +282,7 @@ class Collector {
   std::atomic<bool> failed_{false};
   std::mutex mutex_;  // guards out_, result_ and the progress bar
   AnswerFile* out_ = nullptr;
+  RunInfo run_;
   CollectResult result_;
   ProgressBar* progress_ = nullptr;
 };

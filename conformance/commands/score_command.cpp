@@ -119,12 +119,13 @@ void print_summary(const ScoreReport& report, double seconds) {
                 report.prompt_mismatch_ids.size(), static_cast<long long>(report.prompt_mismatch_ids.front()));
   const SpeedSummary& speed = all.speed;
   if (speed.any())
-    std::printf("speed: %s tokens per target pass, acceptance %s, reference %s tokens/s, candidate %s tokens/s, "
-                "speedup %s\n",
+    std::printf("speed: %s tokens per target pass, acceptance %s; per request: reference %s tokens/s, candidate %s "
+                "tokens/s, speedup %s\n",
                 optional_figure(speed.tokens_per_pass).c_str(),
                 optional_percent(speed.acceptance).c_str(),
                 optional_figure(speed.reference_tokens_per_second).c_str(),
                 optional_figure(speed.candidate_tokens_per_second).c_str(), optional_figure(speed.speedup, "x").c_str());
+  if (const std::string line = run_throughput_line(report); !line.empty()) std::printf("%s\n", line.c_str());
   std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
 }

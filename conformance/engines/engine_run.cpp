@@ -1,12 +1,17 @@
 #include "conformance/engines/engine_run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "impl/bench/conversation.h"
 
 namespace specgate::cli {
 namespace {
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 // A speculative engine's count of draft tokens; none for the others, which draft nothing.
 std::optional<int64_t> draft_count(const EngineSpec& spec, int64_t count) {
@@ -19,11 +24,14 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
                         const std::function<void(const Answer&)>& answered) {
   EngineOutput output;
   const PromptFormat format{run.tokenizer, run.chat_template};
+  const RunInfo run_info{.engine = engine_name(run.spec.engine),
+                         .batch_size = run.spec.engine == Engine::kOracle ? 1 : run.spec.batch_size,
+                         .started_at = unix_seconds()};
   size_t turn_count = 1;
   for (const Question& question : questions) {
     output.answers.push_back({.question_id = question.question_id, .category = question.category,
                               .answer_id = engine_name(run.spec.engine) + "-" + std::to_string(question.question_id),
-                              .model_id = run.model_id});
+                              .model_id = run.model_id, .run = run_info});
     if (run.all_turns) turn_count = std::max(turn_count, question.turns.size());
     if (question.prompt_token_ids.empty()) output.answers.back().chat_template = chat_template_name(run.chat_template);
   }
@@ -31,6 +39,7 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
   const auto hand_over_complete = [&] {
     for (; complete < questions.size(); ++complete) {
       if (output.answers[complete].turns.size() < std::min(turn_count, questions[complete].turns.size())) return;
+      output.answers[complete].tstamp = unix_seconds();
       if (answered) answered(output.answers[complete]);
     }
   };

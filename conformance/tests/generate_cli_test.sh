@@ -29,6 +29,24 @@ for engine in eqspec exspec rollback; do
     fail "$engine: generate printed acceptance $printed, score read '${scored}'%"
 done
 grep -q '"drafted_tokens"' "$work/nonspec-batch.jsonl" && fail "nonspec-batch answers record drafted tokens"
+# score's run throughput is the tokens/s generate printed for the same run (the run's wall time
+# from its start to its last answer's tstamp), whatever the batch size; per request is another figure.
+for engine in oracle eqspec; do
+  options=()
+  [ "$engine" = eqspec ] && options=(--draft "$fixtures/draft" --batch-size 4)
+  generate --engine "$engine" "${options[@]}" --out "$work/run_$engine.jsonl" >"$work/run_$engine.out" || fail "$engine run"
+done
+"$conformance" score --reference "$work/run_oracle.jsonl" --candidate "$work/run_eqspec.jsonl" >"$work/score.out"
+python3 - "$work/run_oracle.out" "$work/run_eqspec.out" "$work/score.out" <<'PY' || fail "score's run throughput is not generate's"
+import re, sys
+printed = [float(re.search(r"\(([0-9.]+) tokens/s\)", open(path).read()).group(1)) for path in sys.argv[1:3]]
+line = re.search(r"run throughput: reference ([0-9.]+) tokens/s \(oracle, batch 1\), candidate ([0-9.]+) tokens/s "
+                 r"\(eqspec, batch 4\)", open(sys.argv[3]).read())
+assert line, open(sys.argv[3]).read()
+scored = [float(line.group(1)), float(line.group(2))]
+for p, s in zip(printed, scored):
+    assert abs(s - p) <= 0.1 * p, f"generate printed {printed}, score read {scored}"
+PY
 
 # Every turn of the multi-turn questions: later prompts hold the earlier answers.
 generate --engine oracle --turns all --question-ids 1,2,3,4 --out "$work/oracle_turns.jsonl" >/dev/null || fail "oracle --turns all"

@@ -56,6 +56,8 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
                {"answer_id", answer.answer_id},     {"model_id", answer.model_id},
                {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};
   if (answer.chat_template) line["chat_template"] = *answer.chat_template;
+  if (answer.run)
+    line["run"] = {{"engine", answer.run->engine}, {"batch_size", answer.run->batch_size}, {"started_at", answer.run->started_at}};
   out << line.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace) << "\n";
 }
 

@@ -24,6 +24,14 @@ struct AnswerTurn {
   std::vector<std::vector<TokenLogprob>> top_logprobs;       // per generated token; empty when not recorded
 };
 
+// The run an answer came from; every answer of one run carries the same, so that score can
+// divide a run's tokens by its wall time (tstamp of the last answer less started_at).
+struct RunInfo {
+  std::string engine;       // the decoder, or for collected answers the server's API
+  int64_t batch_size = 1;   // sequences decoded together; for collect, requests in flight
+  double started_at = 0.0;  // Unix seconds when the run began decoding
+};
+
 // One line of a Spec-Bench answer file (DESIGN.md section 6); `turns` fill choices[0].
 struct Answer {
   int64_t question_id = 0;
@@ -32,8 +40,9 @@ struct Answer {
   std::string model_id;
   std::vector<AnswerTurn> turns;
   bool has_token_ids = true;  // false when the engine gave text only
-  double tstamp = 0.0;
-  std::optional<std::string> chat_template;  // what rendered the prompts; absent when the bench gave their ids
+  double tstamp = 0.0;  // Unix seconds when the answer was complete
+  std::optional<std::string> chat_template;
+  std::optional<RunInfo> run;  // what rendered the prompts; absent when the bench gave their ids
 };
 
 // Writes `answer` as one JSON line.

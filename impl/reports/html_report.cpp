@@ -134,7 +134,7 @@ void write_speed_table(const ScoreReport& report, std::ostream& out) {
   if (!has_speed(report)) return;
   out << "<h2>Speed per subtask</h2>\n<div class=\"panel\"><table>\n<tr><th>subtask</th>"
          "<th class=\"num\">tokens per target pass</th><th class=\"num\">acceptance</th>"
-         "<th class=\"num\">reference tokens/s</th><th class=\"num\">candidate tokens/s</th>"
+         "<th class=\"num\">reference tokens/s per request</th><th class=\"num\">candidate tokens/s per request</th>"
          "<th class=\"num\">speedup</th></tr>\n";
   const auto row = [&out](const std::string& label, const SpeedSummary& s) {
     out << "<tr><td>" << label << "</td><td class=\"num\">" << optional_figure(s.tokens_per_pass)
@@ -146,7 +146,9 @@ void write_speed_table(const ScoreReport& report, std::ostream& out) {
   for (const auto& [subtask, group] : report.by_subtask) row(escape_markup(subtask), group.speed);
   row("<strong>all</strong>", report.overall.speed);
   out << "</table><p class=\"muted\">– where the answers do not carry what a figure needs (wall_time, new_tokens, "
-         "decoding_steps, accept_lengths, drafted_tokens and accepted_drafts).</p></div>\n";
+         "decoding_steps, accept_lengths, drafted_tokens and accepted_drafts).</p>";
+  if (const std::string line = run_throughput_line(report); !line.empty()) out << "<p>" << escape_markup(line) << "</p>";
+  out << "</div>\n";
 }
 
 // The same context as decoded text, when scoring had a tokenizer.

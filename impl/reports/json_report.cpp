@@ -45,7 +45,18 @@ ordered_json speed_json(const SpeedSummary& speed) {
           {"acceptance", or_null(speed.acceptance)},
           {"reference_tokens_per_second", or_null(speed.reference_tokens_per_second)},
           {"candidate_tokens_per_second", or_null(speed.candidate_tokens_per_second)},
-          {"speedup", or_null(speed.speedup)}};
+          {"speedup", or_null(speed.speedup)},
+          {"reference_run_tokens_per_second", or_null(speed.reference_run_tokens_per_second)},
+          {"candidate_run_tokens_per_second", or_null(speed.candidate_run_tokens_per_second)},
+          {"run_speedup", or_null(speed.run_speedup)}};
+}
+
+ordered_json runs_json(const std::vector<RunSummary>& runs) {
+  ordered_json out = ordered_json::array();
+  for (const RunSummary& run : runs)
+    out.push_back({{"engine", run.engine}, {"batch_size", run.batch_size}, {"answers", run.answers},
+                   {"tokens", run.tokens}, {"seconds", run.seconds}});
+  return out;
 }
 
 ordered_json group_json(const GroupSummary& group) {
@@ -135,10 +146,13 @@ ordered_json settings_json(const ScoreSettings& settings) {
       {"partial_rule", "lcp / reference_length; 1 when both are empty, 0 when only the reference is; a candidate that "
                        "runs past the reference scores 1 without being exact"},
       {"near_tie_threshold", settings.near_tie_threshold},
-      {"speed_rule", "per side, tokens/s is the mean over compared questions of new_tokens / wall_time (new_tokens "
-                     "defaults to the length of token_ids); the candidate's tokens per target pass is the mean of "
+      {"speed_rule", "per side, tokens/s is what one request sees: the mean over compared questions of new_tokens / "
+                     "wall_time (new_tokens defaults to the length of token_ids); run tokens/s (overall only) is what "
+                     "the system delivers: the compared answers' tokens over their runs' wall time, each run from its "
+                     "started_at to its last answer's tstamp; the candidate's tokens per target pass is the mean of "
                      "accept_lengths, else new_tokens / decoding_steps, pooled; acceptance is accepted_drafts / "
-                     "drafted_tokens, pooled; speedup is the candidate's tokens/s over the reference's; null when the "
+                     "drafted_tokens, pooled; speedup and run_speedup are the candidate's over the reference's; "
+                     "--min-speedup gates run_speedup where both sides record their runs, else speedup; null when the "
                      "answers do not carry what a number needs"},
       {"attribution_rule", "margin = logprob(reference token) - logprob(candidate token) under the reference model at the "
                            "first divergence: from the reference answer's top_logprobs when both tokens are there, else "
@@ -195,6 +209,7 @@ ordered_json score_report_json(const ScoreReport& report) {
       {"missing_ids", report.missing_ids},
       {"unexpected_ids", report.unexpected_ids},
       {"prompt_mismatch_ids", report.prompt_mismatch_ids},
+      {"runs", {{"reference", runs_json(report.reference_runs)}, {"candidate", runs_json(report.candidate_runs)}}},
       {"gate", {{"passed", report.gate.passed}, {"reasons", report.gate.reasons}}}};
 }
 

@@ -76,11 +76,13 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   group_row(out, "**all**", all);
 
   if (has_speed(report)) {
-    out << "\n| subtask | tokens per pass | acceptance | reference tokens/s | candidate tokens/s | speedup |\n";
+    out << "\n| subtask | tokens per pass | acceptance | reference tokens/s per request | candidate tokens/s per request | "
+           "speedup |\n";
     out << "|---|--:|--:|--:|--:|--:|\n";
     for (const auto& [subtask, group] : report.by_subtask) speed_row(out, cell(subtask), group.speed);
     speed_row(out, "**all**", all.speed);
   }
+  if (const std::string line = run_throughput_line(report); !line.empty()) out << "\n" << cell(line) << "\n";
 
   out << "\n**Gate** (" << gate_settings(report.settings.gate) << "): " << (report.gate.passed ? "passed" : "failed")
       << "\n";

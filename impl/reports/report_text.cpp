@@ -114,6 +114,20 @@ std::string attribution_label(const AttributionResult& attribution) {
   return "?";
 }
 
+std::string run_throughput_line(const ScoreReport& report) {
+  const SpeedSummary& speed = report.overall.speed;
+  if (!speed.reference_run_tokens_per_second && !speed.candidate_run_tokens_per_second) return "";
+  const auto runs = [](const std::vector<RunSummary>& list) {
+    std::string text;
+    for (const RunSummary& run : list)
+      text += (text.empty() ? " (" : "; ") + run.engine + ", batch " + std::to_string(run.batch_size);
+    return text.empty() ? text : text + ")";
+  };
+  return "run throughput: reference " + optional_figure(speed.reference_run_tokens_per_second) + " tokens/s" +
+         runs(report.reference_runs) + ", candidate " + optional_figure(speed.candidate_run_tokens_per_second) +
+         " tokens/s" + runs(report.candidate_runs) + ", speedup " + optional_figure(speed.run_speedup, "x");
+}
+
 std::string prompt_mismatch_label(const PromptMismatch& mismatch) {
   return "answered from a different prompt (prompt_token_ids differ at turn " + std::to_string(mismatch.turn) +
          ", token " + std::to_string(mismatch.index) + "): not compared";

@@ -38,6 +38,10 @@ std::string eos_summary(const ScoreReport& report);
 // ...", "unattributed: ...".
 std::string attribution_label(const AttributionResult& attribution);
 // The first divergence of a question in one line; for a missing answer, says so.
+// "run throughput: reference 467 tokens/s (oracle, batch 1), candidate 1099 tokens/s (eqspec, batch
+// 4), speedup 2.35x", what the system delivered on each side; "" when the answers record no runs.
+std::string run_throughput_line(const ScoreReport& report);
+
 // "answered from a different prompt (prompt_token_ids differ at turn T, token I): not compared".
 std::string prompt_mismatch_label(const PromptMismatch& mismatch);
 std::string divergence_summary(const ItemResult& item);

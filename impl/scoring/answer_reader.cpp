@@ -166,6 +166,20 @@ double parse_seconds(const json& value, const std::string& field, const LineCont
   return seconds;
 }
 
+RunInfo parse_run(const json& run, const LineContext& context) {
+  if (!run.is_object()) context.fail_type("run", "an object with engine, batch_size and started_at", run);
+  const auto member = [&](const char* key) -> const json& {
+    const auto it = run.find(key);
+    if (it == run.end()) context.fail_field(std::string("run.") + key, "missing");
+    return *it;
+  };
+  const json& engine = member("engine");
+  if (!engine.is_string()) context.fail_type("run.engine", "a string", engine);
+  return {.engine = engine.get<std::string>(),
+          .batch_size = context.integer(member("batch_size"), "run.batch_size", 1, std::numeric_limits<int32_t>::max()),
+          .started_at = parse_seconds(member("started_at"), "run.started_at", context)};
+}
+
 int64_t parse_count(const json& value, const std::string& field, const LineContext& context) {
   const bool fits = value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
   if (!fits) context.fail_type(field, "a non-negative integer", value);
@@ -323,6 +337,12 @@ void parse_plain(const json& object, const LineLayout& layout, const LineContext
   }
 }
 
+// The turns the line holds, before any are dropped.
+size_t turn_count_of(const AnswerRecord& record) {
+  if (record.texts) return record.texts->size();
+  return record.token_ids ? record.token_ids->size() : 0;
+}
+
 template <typename T>
 void keep_first_turn(std::optional<std::vector<T>>& turns) {
   if (turns && turns->size() > 1) turns->resize(1);
@@ -375,13 +395,17 @@ AnswerRecord parse_answer_line(std::string_view line, const std::string& source,
     if (const json* value = optional_member(object, field); value != nullptr && !value->is_string())
       context.ignore_type(field, "a string", *value);
   }
-  if (const json* tstamp = optional_member(object, "tstamp"); tstamp != nullptr && !tstamp->is_number())
-    context.ignore_type("tstamp", "a number", *tstamp);
+  const json* tstamp = optional_member(object, "tstamp");
+  if (tstamp != nullptr && !tstamp->is_number()) context.ignore_type("tstamp", "a number", *tstamp);
   if (object.contains("choices")) {
     parse_choice(object, layout, scope, context, record);
   } else {
     parse_plain(object, layout, context, record);
   }
+  if (const json* run = optional_member(object, "run")) record.speed.run = parse_run(*run, context);
+  const bool every_turn = scope == TurnScope::kAll || turn_count_of(record) == 1;
+  if (tstamp != nullptr && tstamp->is_number() && tstamp->get<double>() > 0.0 && every_turn)
+    record.speed.finished_at = tstamp->get<double>();
   if (scope == TurnScope::kFirst) {
     keep_first_turn(record.texts);
     keep_first_turn(record.token_ids);

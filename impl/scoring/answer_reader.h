@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "impl/bench/answer.h"
 #include "impl/common/line_reader.h"
 #include "impl/common/token_logprob.h"
 
@@ -25,6 +26,9 @@ struct AnswerSpeed {
   int64_t accepted_tokens = 0;              // their sum: tokens appended by those passes
   std::optional<int64_t> drafted_tokens;    // draft tokens proposed
   std::optional<int64_t> accepted_drafts;   // of those, the ones the target kept
+  // tstamp, when the answer covers every turn its run generated (not the first of several).
+  std::optional<double> finished_at;
+  std::optional<RunInfo> run;  // the run it came from, as generate and collect record it
 };
 
 // One answer as scoring needs it. Log-probabilities are not kept: a reference's

@@ -25,7 +25,7 @@ struct GateSettings {
   double min_partial = 0.0;  // mean partial match
   std::optional<int64_t> max_hard_divergences;
   std::optional<double> min_tokens_per_pass;  // the candidate's, overall
-  std::optional<double> min_speedup;          // the candidate's tokens/s over the reference's, overall
+  std::optional<double> min_speedup;          // run_speedup where both sides record runs, else speedup
 };
 
 struct ScoreSettings {
@@ -96,6 +96,11 @@ struct SpeedSummary {
   // Each side's mean over questions of new_tokens / wall_time.
   std::optional<double> reference_tokens_per_second, candidate_tokens_per_second;
   std::optional<double> speedup;  // candidate_tokens_per_second / reference_tokens_per_second
+  // Overall only: each side's tokens over its runs' wall time, what the system delivers (with
+  // batching, far more than one request sees); absent unless every compared answer records its
+  // run and tstamp.
+  std::optional<double> reference_run_tokens_per_second, candidate_run_tokens_per_second;
+  std::optional<double> run_speedup;
   bool any() const {
     return tokens_per_pass || acceptance || reference_tokens_per_second || candidate_tokens_per_second;
   }
@@ -108,6 +113,15 @@ struct GroupSummary {
   DivergenceCounts divergences;
   int64_t token_id_items = 0, code_point_items = 0;
   SpeedSummary speed;
+};
+
+// The answers of one run on one side (RunInfo): how many, their tokens, and the run's wall time
+// from its start to its last answer's tstamp.
+struct RunSummary {
+  std::string engine;
+  int64_t batch_size = 1;
+  int64_t answers = 0, tokens = 0;
+  double seconds = 0.0;
 };
 
 struct GateResult {
@@ -126,6 +140,7 @@ struct ScoreReport {
   std::vector<int64_t> missing_ids;     // in the reference, not in the candidate
   std::vector<int64_t> unexpected_ids;  // in the candidate, not in the reference
   std::vector<int64_t> prompt_mismatch_ids;  // answered from different prompts on the two sides
+  std::vector<RunSummary> reference_runs, candidate_runs;  // the runs the compared answers came from
   // Answers whose last turn's token ids end with one of settings.eos_ids, on each side.
   int64_t reference_ended_with_eos = 0, candidate_ended_with_eos = 0;
   // Where re-scored prompts came from: the reference answer's prompt_token_ids, or the bench

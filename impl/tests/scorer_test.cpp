@@ -137,7 +137,7 @@ TEST_F(ScorerTest, SpeedGatesFailBelowTheirBoundAndWhereNothingCanBeComputed) {
                                  {timed(1, "qa", R"(, "wall_time": [1.0], "accept_lengths": [2, 2])")}, settings);
   EXPECT_EQ(slow.gate.reasons, (std::vector<std::string>{
                                    "tokens per target pass 2 is below --min-tokens-per-pass 2.5",
-                                   "speedup 1x over the reference is below --min-speedup 1.5"}));
+                                   "per-request speedup 1x over the reference is below --min-speedup 1.5"}));
   const ScoreReport untimed = score({tokens(1, "qa", "1")}, {tokens(1, "qa", "1")}, settings);
   EXPECT_FALSE(untimed.overall.speed.any());
   ASSERT_EQ(untimed.gate.reasons.size(), 2u);
@@ -202,6 +202,40 @@ TEST_F(ScorerTest, AnswersFromDifferentPromptsAreAFindingOfTheirOwnNotADivergenc
   ASSERT_FALSE(report.gate.passed);
   EXPECT_NE(report.gate.reasons.front().find("1 question(s) were answered from different prompts"), std::string::npos)
       << report.gate.reasons.front();
+}
+
+std::string from_run(int64_t id, double wall_time, double tstamp, const std::string& engine, int64_t batch_size,
+                     double started_at) {
+  return R"({"question_id": )" + std::to_string(id) + R"(, "tstamp": )" + std::to_string(tstamp) +
+         R"(, "run": {"engine": ")" + engine + R"(", "batch_size": )" + std::to_string(batch_size) +
+         R"(, "started_at": )" + std::to_string(started_at) + R"(}, "choices": [{"index": 0, "turns": ["a"], "token_ids": [[1, 2, 3, 4]], "wall_time": [)" +
+         std::to_string(wall_time) + "]}]}";
+}
+
+TEST_F(ScorerTest, RunThroughputIsTokensOverEachRunsWallTimeBesideThePerRequestRate) {
+  // The reference: one request at a time, 1 s each. The candidate: batches of 2 answered together
+  // in 1.5 s, written in two runs (a resumed file) with a pause between them that must not count.
+  const ScoreReport report = score(
+      {from_run(1, 1.0, 101.0, "oracle", 1, 100.0), from_run(2, 1.0, 102.0, "oracle", 1, 100.0),
+       from_run(3, 1.0, 103.0, "oracle", 1, 100.0), from_run(4, 1.0, 104.0, "oracle", 1, 100.0)},
+      {from_run(1, 1.5, 201.5, "eqspec", 2, 200.0), from_run(2, 1.5, 201.5, "eqspec", 2, 200.0),
+       from_run(3, 1.5, 501.5, "eqspec", 2, 500.0), from_run(4, 1.5, 501.5, "eqspec", 2, 500.0)},
+      {.gate = {.min_speedup = 1.2}});
+  const SpeedSummary& speed = report.overall.speed;
+  EXPECT_DOUBLE_EQ(*speed.reference_tokens_per_second, 4.0) << "per request: 4 tokens in 1 s";
+  EXPECT_DOUBLE_EQ(*speed.candidate_tokens_per_second, 4.0 / 1.5);
+  EXPECT_DOUBLE_EQ(*speed.reference_run_tokens_per_second, 16.0 / 4.0);
+  EXPECT_DOUBLE_EQ(*speed.candidate_run_tokens_per_second, 16.0 / 3.0) << "two runs of 1.5 s, the pause between them left out";
+  EXPECT_DOUBLE_EQ(*speed.run_speedup, 4.0 / 3.0);
+  ASSERT_EQ(report.candidate_runs.size(), 2u);
+  EXPECT_EQ(report.candidate_runs[0].engine, "eqspec");
+  EXPECT_EQ(report.candidate_runs[0].batch_size, 2);
+  EXPECT_EQ(report.candidate_runs[0].answers, 2);
+  EXPECT_TRUE(report.gate.passed) << "--min-speedup gates the run throughput (1.33x), not per request (0.67x)";
+
+  const ScoreReport untimed = score({from_run(1, 1.0, 101.0, "oracle", 1, 100.0), text(2, "a")},
+                                    {from_run(1, 1.0, 201.0, "oracle", 1, 200.0), text(2, "a")});
+  EXPECT_FALSE(untimed.overall.speed.run_speedup.has_value()) << "an answer without its run leaves the runs unknown";
 }
 
 TEST_F(ScorerTest, EmptyAnswersAreScoredByTheEdgeRules) {
