@@ -72,6 +72,28 @@ TEST(VllmDialect, AsksForTokenIdsAndReadsThem) {
             "field 'choices[0].logprobs.top_logprobs[0]. the': expected a key token_id:<id> (return_tokens_as_token_ids)");
 }
 
+// What no answer can be: check_completion's refusals, whatever the dialect parsed.
+std::string impossible(const Completion& completion, int64_t max_new_tokens) {
+  try {
+    check_completion(completion, CompletionRequest{.max_new_tokens = max_new_tokens});
+  } catch (const MalformedResponse& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(CheckCompletion, RefusesCountsAndIdsNoAnswerCanHave) {
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1, 2, 3}, .new_tokens = 3}, 8), "accepted");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1, 2, 3}, .new_tokens = 999}, 8),
+            "field 'completion_tokens': the server counts 999 tokens, but gave 3 token ids");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1, int64_t{1} << 62}}, 8),
+            "field 'token_ids[1]': token id 4611686018427387904 is beyond any vocabulary");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>(9, 1)}, 8), "field 'token_ids': 9 tokens, more than the 8 asked");
+  EXPECT_EQ(impossible({.new_tokens = 999}, 8), "field 'completion_tokens': 999 tokens, more than the 8 asked");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .prompt_token_ids = {int64_t{1} << 40}}, 8),
+            "field 'prompt_token_ids[0]': token id 1099511627776 is beyond any vocabulary");
+}
+
 TEST(OpenaiDialect, ReadsTextAndTheUsageCount) {
   const auto dialect = dialect_from_name("openai");
   EXPECT_FALSE(dialect->gives_token_ids());
