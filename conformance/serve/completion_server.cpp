@@ -249,7 +249,7 @@ void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const Serve
   Routes routes(loop, tokenizer, limits);
   Tally tally;
   asio::io_context io(static_cast<int>(connections.io_threads));
-  tcp::acceptor acceptor(io);
+  tcp::acceptor acceptor(asio::make_strand(io));  // accepts and the final close never run at once
   const tcp::endpoint endpoint = resolve(io, address);
   beast::error_code error;
   acceptor.open(endpoint.protocol(), error);
@@ -284,9 +284,10 @@ void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const Serve
   while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   loop.close();
   loop.drain();
-  // The answers of the last requests are on their way out; each write has its deadline.
+  // No new connections from here; the answers of the last requests are on their way out, each
+  // write with its deadline.
+  asio::post(acceptor.get_executor(), [&acceptor] { acceptor.close(); });
   while (tally.unanswered.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  asio::post(io, [&acceptor] { acceptor.close(); });
   io.stop();
   for (std::thread& thread : threads) thread.join();
 }
