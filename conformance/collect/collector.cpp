@@ -92,10 +92,6 @@ std::set<int64_t> answered_ids(const std::filesystem::path& path) {
   return ids;
 }
 
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string quoted_body(const std::string& body) {
   std::string quoted = body.substr(0, kQuotedBodyBytes);
   std::replace(quoted.begin(), quoted.end(), '\n', ' ');

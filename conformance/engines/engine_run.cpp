@@ -1,17 +1,12 @@
 #include "conformance/engines/engine_run.h"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 
 #include "impl/bench/conversation.h"
 
 namespace specgate::cli {
 namespace {
-
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // A speculative engine's count of draft tokens; none for the others, which draft nothing.
 std::optional<int64_t> draft_count(const EngineSpec& spec, int64_t count) {

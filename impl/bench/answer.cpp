@@ -1,5 +1,7 @@
 #include "impl/bench/answer.h"
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 namespace specgate {
@@ -20,6 +22,10 @@ void put_per_turn(json& choice, const char* name, const std::vector<AnswerTurn>&
 }
 
 }  // namespace
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 void write_answer_line(std::ostream& out, const Answer& answer) {
   json choice = {{"index", 0}, {"turns", json::array()}, {"wall_time", json::array()}, {"accept_lengths", json::array()}};

@@ -45,6 +45,9 @@ struct Answer {
   std::optional<RunInfo> run;  // what rendered the prompts; absent when the bench gave their ids
 };
 
+// The clock tstamp and RunInfo::started_at are read from: Unix seconds, now.
+double unix_seconds();
+
 // Writes `answer` as one JSON line.
 void write_answer_line(std::ostream& out, const Answer& answer);
 
