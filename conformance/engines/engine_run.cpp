@@ -19,9 +19,16 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
                         const std::function<void(const Answer&)>& answered) {
   EngineOutput output;
   const PromptFormat format{run.tokenizer, run.chat_template};
-  const RunInfo run_info{.engine = engine_name(run.spec.engine),
-                         .batch_size = run.spec.engine == Engine::kOracle ? 1 : run.spec.batch_size,
-                         .started_at = unix_seconds()};
+  const SamplingParams& sampling = run.spec.decode.sampling;
+  const RunInfo run_info{
+      .engine = engine_name(run.spec.engine),
+      .batch_size = run.spec.engine == Engine::kOracle ? 1 : run.spec.batch_size,
+      .started_at = unix_seconds(),
+      .max_new_tokens = run.spec.decode.max_new_tokens,
+      .draft_tokens = draft_count(run.spec, run.spec.decode.draft_tokens),
+      .window = is_exspec(run.spec.engine) ? std::optional(run.spec.exspec.window) : std::nullopt,
+      .sampling = {.temperature = sampling.temperature, .top_k = sampling.top_k, .top_p = sampling.top_p,
+                   .seed = sampling.seed}};
   size_t turn_count = 1;
   for (const Question& question : questions) {
     output.answers.push_back({.question_id = question.question_id, .category = question.category,

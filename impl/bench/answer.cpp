@@ -21,6 +21,19 @@ void put_per_turn(json& choice, const char* name, const std::vector<AnswerTurn>&
   choice[name] = std::move(values);
 }
 
+json run_json(const RunInfo& run) {
+  json sampling = {{"temperature", run.sampling.temperature}};
+  if (run.sampling.top_k) sampling["top_k"] = *run.sampling.top_k;
+  if (run.sampling.top_p) sampling["top_p"] = *run.sampling.top_p;
+  if (run.sampling.seed) sampling["seed"] = *run.sampling.seed;
+  json object = {{"engine", run.engine}, {"batch_size", run.batch_size}, {"started_at", run.started_at},
+                 {"max_new_tokens", run.max_new_tokens}};
+  if (run.draft_tokens) object["draft_tokens"] = *run.draft_tokens;
+  if (run.window) object["window"] = *run.window;
+  object["sampling"] = std::move(sampling);
+  return object;
+}
+
 }  // namespace
 
 double unix_seconds() {
@@ -62,8 +75,7 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
                {"answer_id", answer.answer_id},     {"model_id", answer.model_id},
                {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};
   if (answer.chat_template) line["chat_template"] = *answer.chat_template;
-  if (answer.run)
-    line["run"] = {{"engine", answer.run->engine}, {"batch_size", answer.run->batch_size}, {"started_at", answer.run->started_at}};
+  if (answer.run) line["run"] = run_json(*answer.run);
   out << line.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace) << "\n";
 }
 

@@ -24,12 +24,24 @@ struct AnswerTurn {
   std::vector<std::vector<TokenLogprob>> top_logprobs;       // per generated token; empty when not recorded
 };
 
+// How an answer's tokens were chosen; a setting not sent to a server is absent.
+struct SamplingSettings {
+  double temperature = 0.0;  // 0: greedy
+  std::optional<int64_t> top_k;  // 0: off
+  std::optional<double> top_p;
+  std::optional<uint64_t> seed;
+};
+
 // The run an answer came from; every answer of one run carries the same, so that score can
 // divide a run's tokens by its wall time (tstamp of the last answer less started_at).
 struct RunInfo {
   std::string engine;       // the decoder, or for collected answers the server's API
   int64_t batch_size = 1;   // sequences decoded together; for collect, requests in flight
   double started_at = 0.0;  // Unix seconds when the run began decoding
+  int64_t max_new_tokens = 0;
+  std::optional<int64_t> draft_tokens;  // K, where the decoder drafts
+  std::optional<int64_t> window;        // sequences active at once, EXSPEC's
+  SamplingSettings sampling;
 };
 
 // One line of a Spec-Bench answer file (DESIGN.md section 6); `turns` fill choices[0].
