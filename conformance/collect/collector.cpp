@@ -29,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kLongestWaitSeconds = 60.0;
 constexpr size_t kQuotedBodyBytes = 200;
+// The chat_template of answers from a chat endpoint, which renders prompts with its own.
+constexpr const char* kServerTemplate = "server";
 
 std::atomic<bool> stop_requested{false};     // the first SIGINT or SIGTERM: start no new question
 std::atomic<bool> abandon_requested{false};  // the second: abandon the requests in flight
@@ -113,7 +115,10 @@ class Collector {
     }
     AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
     out_ = &out;
-    run_ = RunInfo{.engine = std::string(job_.dialect->name()), .batch_size = job_.concurrency, .started_at = unix_seconds()};
+    const CompletionRequest& asked = job_.defaults;
+    run_ = RunInfo{.engine = std::string(job_.dialect->name()), .batch_size = job_.concurrency,
+                   .started_at = unix_seconds(), .max_new_tokens = asked.max_new_tokens,
+                   .sampling = {.temperature = asked.temperature, .top_k = asked.top_k, .top_p = asked.top_p, .seed = asked.seed}};
 
     StopSignals signals;
     ProgressBar progress("collect", static_cast<int64_t>(pending_.size()));
@@ -154,12 +159,18 @@ class Collector {
                   .answer_id = job_.defaults.model + "-" + std::to_string(question.question_id),
                   .model_id = job_.defaults.model, .has_token_ids = job_.dialect->gives_token_ids(), .run = run_};
     const bool bench_ids = job_.dialect->takes_token_ids() && !question.prompt_token_ids.empty();
-    if (!bench_ids) answer.chat_template = chat_template_name(job_.prompt_format.chat_template);
+    if (job_.dialect->takes_messages()) {
+      answer.chat_template = kServerTemplate;
+    } else if (!bench_ids) {
+      answer.chat_template = chat_template_name(job_.prompt_format.chat_template);
+    }
     const size_t turns = job_.all_turns ? question.turns.size() : 1;
     for (size_t turn = 0; turn < turns; ++turn) {
       if (turn > 0 && stop_requested.load()) return std::nullopt;
       CompletionRequest request = job_.defaults;
-      if (bench_ids || (job_.dialect->takes_token_ids() && job_.prompt_format.tokenizer != nullptr)) {
+      if (job_.dialect->takes_messages()) {
+        request.messages = messages(question, turn, answer);
+      } else if (bench_ids || (job_.dialect->takes_token_ids() && job_.prompt_format.tokenizer != nullptr)) {
         request.prompt_ids = turn_prompt(job_.prompt_format, question, turn, answer_ids(answer));
       } else {
         request.prompt_text = prompt_text(question, turn, answer);
@@ -186,6 +197,16 @@ class Collector {
     std::vector<std::string> answer_texts;
     for (const AnswerTurn& previous : answer.turns) answer_texts.emplace_back(strip_whitespace(previous.text));
     return render_chat(job_.prompt_format.chat_template, std::span(question.turns).first(turn + 1), answer_texts);
+  }
+
+  // The conversation up to turn `turn`, each earlier answer stripped as prompt_text() enters it.
+  static std::vector<ChatMessage> messages(const Question& question, size_t turn, const Answer& answer) {
+    std::vector<ChatMessage> conversation;
+    for (size_t t = 0; t <= turn; ++t) {
+      conversation.push_back({"user", question.turns[t]});
+      if (t < turn) conversation.push_back({"assistant", std::string(strip_whitespace(answer.turns[t].text))});
+    }
+    return conversation;
   }
 
   static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {
@@ -243,7 +264,8 @@ class Collector {
   // Where a server answers 404 or 405, the dialect is the likely mistake.
   std::string api_hint() const {
     return " (is --api " + std::string(job_.dialect->name()) +
-           " the server's? openai and vllm post to /v1/completions, sglang and tgi to /generate, llamacpp to /completion)";
+           " the server's? openai and vllm post to /v1/completions, sglang and tgi to /generate, llamacpp to /completion, "
+           "openai-chat, vllm-chat and sglang-chat to /v1/chat/completions)";
   }
 
   // Sleeps backoff * 2^(attempt - 1), or what Retry-After asks if longer (at most a minute);

@@ -35,7 +35,11 @@ std::unique_ptr<Dialect> dialect_from_name(const std::string& name) {
   if (name == "sglang") return make_sglang_dialect();
   if (name == "llamacpp") return make_llamacpp_dialect();
   if (name == "tgi") return make_tgi_dialect();
-  throw InputError("--api: unknown API '" + name + "' (expected openai, vllm, sglang, llamacpp or tgi)");
+  if (name == "openai-chat") return make_openai_chat_dialect();
+  if (name == "vllm-chat") return make_vllm_chat_dialect();
+  if (name == "sglang-chat") return make_sglang_chat_dialect();
+  throw InputError("--api: unknown API '" + name +
+                   "' (expected openai, vllm, sglang, llamacpp, tgi, openai-chat, vllm-chat or sglang-chat)");
 }
 
 }  // namespace specgate::cli

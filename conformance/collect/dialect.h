@@ -12,11 +12,18 @@
 
 namespace specgate::cli {
 
+// One message of a conversation sent to a chat endpoint.
+struct ChatMessage {
+  std::string role;  // user or assistant
+  std::string content;
+};
+
 // One generation request, whatever the server's dialect.
 struct CompletionRequest {
   std::string model;
   std::optional<std::vector<int64_t>> prompt_ids;  // the prompt as token ids where the server takes them
   std::string prompt_text;                         // the prompt otherwise
+  std::vector<ChatMessage> messages;               // the conversation, for chat endpoints
   int64_t max_new_tokens = 128;
   double temperature = 0.0;  // 0: greedy
   std::optional<int64_t> top_k;
@@ -49,7 +56,12 @@ class Dialect {
   virtual std::string_view name() const = 0;
   virtual std::string path() const = 0;
   virtual bool takes_token_ids() const = 0;
+  // A chat endpoint: it takes the conversation as messages and renders them with its own template.
+  virtual bool takes_messages() const { return false; }
   virtual bool gives_token_ids() const = 0;
+  // Whether top_logprobs come back keyed by token id; a dialect that names them by text alone
+  // is not asked for them.
+  virtual bool gives_top_logprobs() const = 0;
   virtual std::string request_body(const CompletionRequest& request) const = 0;
   // Throws MalformedResponse.
   virtual Completion parse_response(std::string_view body) const = 0;
@@ -60,12 +72,16 @@ std::unique_ptr<Dialect> make_vllm_dialect();
 std::unique_ptr<Dialect> make_sglang_dialect();
 std::unique_ptr<Dialect> make_llamacpp_dialect();
 std::unique_ptr<Dialect> make_tgi_dialect();
+std::unique_ptr<Dialect> make_openai_chat_dialect();
+std::unique_ptr<Dialect> make_vllm_chat_dialect();
+std::unique_ptr<Dialect> make_sglang_chat_dialect();
 
 // MalformedResponse when a completion cannot be the answer to `request`: more tokens than it
 // asked, a token count that disagrees with the token ids, an id beyond any vocabulary (2^31).
 void check_completion(const Completion& completion, const CompletionRequest& request);
 
-// openai, vllm, sglang, llamacpp or tgi; InputError naming --api otherwise.
+// openai, vllm, sglang, llamacpp, tgi, openai-chat, vllm-chat or sglang-chat; InputError naming
+// --api otherwise.
 std::unique_ptr<Dialect> dialect_from_name(const std::string& name);
 
 }  // namespace specgate::cli

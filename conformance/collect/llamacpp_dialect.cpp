@@ -18,6 +18,7 @@ class LlamacppDialect : public Dialect {
   std::string path() const override { return "/completion"; }
   bool takes_token_ids() const override { return true; }
   bool gives_token_ids() const override { return true; }
+  bool gives_top_logprobs() const override { return true; }
 
   // llama.cpp's default samplers are not neutral (top_k 40, top_p 0.95, min_p 0.05): what the
   // user did not ask for is switched off.

@@ -6,7 +6,6 @@
 // prompt_token_ids; usage.completion_tokens). With return_tokens_as_token_ids the keys of
 // top_logprobs read "token_id:<id>" (vllm/entrypoints/openai/serving_engine.py).
 #include <algorithm>
-#include <charconv>
 
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/response_fields.h"
@@ -16,8 +15,6 @@ namespace {
 
 using namespace response;
 
-constexpr std::string_view kTokenIdPrefix = "token_id:";
-
 class OpenaiDialect : public Dialect {
  public:
   explicit OpenaiDialect(bool vllm) : vllm_(vllm) {}
@@ -26,6 +23,7 @@ class OpenaiDialect : public Dialect {
   std::string path() const override { return "/v1/completions"; }
   bool takes_token_ids() const override { return true; }
   bool gives_token_ids() const override { return vllm_; }
+  bool gives_top_logprobs() const override { return vllm_; }
 
   std::string request_body(const CompletionRequest& r) const override {
     json body = {{"model", r.model}, {"max_tokens", r.max_new_tokens}, {"temperature", r.temperature}, {"stream", false}};
@@ -76,13 +74,7 @@ class OpenaiDialect : public Dialect {
       if (!top[i].is_object()) throw MalformedResponse(at(path, i), "expected an object of {token: logprob}");
       for (const auto& [key, logprob] : top[i].items()) {
         const std::string field = at(path, i) + "." + key;
-        int64_t id = -1;
-        const char* end = key.data() + key.size();
-        const auto [stop, error] = key.starts_with(kTokenIdPrefix)
-                                       ? std::from_chars(key.data() + kTokenIdPrefix.size(), end, id)
-                                       : std::from_chars_result{key.data(), std::errc::invalid_argument};
-        if (error != std::errc{} || stop != end || id < 0) throw MalformedResponse(field, "expected a key token_id:<id> (return_tokens_as_token_ids)");
-        alternatives[i].push_back({id, number(logprob, field)});
+        alternatives[i].push_back({token_id_key(key, field), number(logprob, field)});
       }
       std::sort(alternatives[i].begin(), alternatives[i].end(),
                 [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob > b.logprob; });

@@ -1,5 +1,6 @@
 #include "conformance/collect/response_fields.h"
 
+#include <charconv>
 #include <limits>
 
 #include "conformance/collect/dialect.h"
@@ -77,6 +78,17 @@ const json& per_token(const json& value, size_t tokens, const std::string& path)
 
 TokenLogprob id_and_logprob(const json& entry, const std::string& path) {
   return {count(member(entry, "id", path), path + ".id"), number(member(entry, "logprob", path), path + ".logprob")};
+}
+
+int64_t token_id_key(const std::string& key, const std::string& path) {
+  constexpr std::string_view kPrefix = "token_id:";
+  int64_t id = -1;
+  const char* end = key.data() + key.size();
+  const auto [stop, error] = key.starts_with(kPrefix) ? std::from_chars(key.data() + kPrefix.size(), end, id)
+                                                      : std::from_chars_result{key.data(), std::errc::invalid_argument};
+  if (error != std::errc{} || stop != end || id < 0)
+    throw MalformedResponse(path, "expected a token token_id:<id> (return_tokens_as_token_ids), got '" + key + "'");
+  return id;
 }
 
 std::string at(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }

@@ -30,5 +30,7 @@ std::string at(const std::string& path, size_t index);  // "path[index]"
 const json& per_token(const json& value, size_t tokens, const std::string& path);
 // An {"id", "logprob", ...} object.
 TokenLogprob id_and_logprob(const json& entry, const std::string& path);
+// The id in a vLLM "token_id:<id>" token (return_tokens_as_token_ids).
+int64_t token_id_key(const std::string& key, const std::string& path);
 
 }  // namespace specgate::cli::response

@@ -31,6 +31,7 @@ class SglangDialect : public Dialect {
   std::string path() const override { return "/generate"; }
   bool takes_token_ids() const override { return true; }
   bool gives_token_ids() const override { return true; }
+  bool gives_top_logprobs() const override { return true; }
 
   std::string request_body(const CompletionRequest& r) const override {
     json sampling = {{"max_new_tokens", r.max_new_tokens}, {"temperature", r.temperature}};

@@ -48,6 +48,10 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   if (o.limit > 0 && static_cast<int64_t>(job.questions.size()) > o.limit) job.questions.resize(o.limit);
   job.all_turns = o.turns == "all";
   job.prompt_format.chat_template = chat_template_from_name(o.chat_template, "--chat-template");
+  if (dialect->takes_messages() && command.count("--chat-template") > 0)
+    throw InputError("--chat-template: the " + o.api + " API renders the conversation with the server's own template");
+  if (o.top_logprobs > 0 && !dialect->gives_top_logprobs())
+    throw InputError("--top-logprobs: the " + o.api + " API names alternatives by text, not token id");
   std::unique_ptr<Tokenizer> tokenizer;
   if (!o.target.empty()) {
     if (!dialect->takes_token_ids()) throw InputError("--target: the " + o.api + " API takes text prompts only");
@@ -79,9 +83,13 @@ void add_collect_command(CLI::App& app) {
   auto o = std::make_shared<CollectOptions>();
   CLI::App* c = app.add_subcommand(
       "collect", "Ask a running server (vLLM, SGLang, llama.cpp, TGI or any OpenAI-compatible one) every question of a "
-                 "bench and write its answers with token ids; exit 2 when the input or the endpoint is unusable");
+                 "bench, on its completion or chat endpoint, and write its answers with token ids; exit 2 when the input "
+                 "or the endpoint is unusable");
   c->add_option("--endpoint", o->endpoint, "The server's root, http://HOST:PORT[/PREFIX]")->required();
-  c->add_option("--api", o->api, "openai, vllm, sglang, llamacpp or tgi")->required();
+  c->add_option("--api", o->api,
+                "openai, vllm, sglang, llamacpp or tgi; openai-chat, vllm-chat or sglang-chat for /v1/chat/completions, "
+                "where the server renders the conversation with its own template")
+      ->required();
   c->add_option("--model", o->model, "The model name the server serves")->required();
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
   c->add_option("--out", o->out, "Answer JSONL to write")->required();

@@ -10,6 +10,8 @@
 #include "conformance/commands/commands.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/serve/completion_server.h"
+#include "impl/bench/chat_template.h"
+#include "impl/bench/conversation.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
@@ -23,6 +25,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8000;
   std::string model;
+  std::string chat_template = "raw";
   int64_t batch_size = 8;
   int64_t window = 0;
   int64_t draft_tokens = 4;
@@ -51,7 +54,9 @@ void run_serve(const ServeOptions& o) {
   const ServeLimits limits{.model = o.model.empty() ? o.target.filename().string() : o.model,
                            .vocab_size = config.vocab_size,
                            .context = std::min(o.max_model_len, config.max_position_embeddings),
-                           .records_logprobs = engine == Engine::kOracle};
+                           .records_logprobs = engine == Engine::kOracle,
+                           .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
+  check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   const ServeEngineSettings settings{.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
                                      .batch_size = o.batch_size, .window = window, .draft_tokens = o.draft_tokens,
                                      .eos_ids = config.eos_token_ids, .max_model_len = limits.context};
@@ -63,8 +68,8 @@ void run_serve(const ServeOptions& o) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   serve_completions(loop, *models.tokenizer, limits, {o.host, o.port}, o.connections, stop_serving, [&](int port) {
-    std::printf("serve: %s on http://%s:%d/v1/completions, model %s\n", o.engine.c_str(), o.host.c_str(), port,
-                limits.model.c_str());
+    std::printf("serve: %s on http://%s:%d/v1/completions and /v1/chat/completions (template %s), model %s\n",
+                o.engine.c_str(), o.host.c_str(), port, o.chat_template.c_str(), limits.model.c_str());
     std::fflush(stdout);
   });
   std::printf("serve: stopped\n");
@@ -75,14 +80,17 @@ void run_serve(const ServeOptions& o) {
 void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* c = app.add_subcommand(
-      "serve", "Serve one of our decoders over an OpenAI-compatible HTTP API (POST /v1/completions, GET /health, "
-               "GET /v1/models) until SIGTERM or SIGINT");
+      "serve", "Serve one of our decoders over an OpenAI-compatible HTTP API (POST /v1/completions, POST "
+               "/v1/chat/completions, GET /health, GET /v1/models) until SIGTERM or SIGINT");
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec)");
   c->add_option("--engine", o->engine, "exspec, eqspec, nonspec-batch or oracle")->capture_default_str();
   c->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   c->add_option("--port", o->port, "Port to listen on (0: any free one, printed)")->capture_default_str()->check(CLI::Range(0, 65535));
   c->add_option("--model", o->model, "The model name requests must use (default: the target folder's name)");
+  c->add_option("--chat-template", o->chat_template,
+                "raw, vicuna, chatml, smollm2, llama3 or llama2: renders /v1/chat/completions' messages, as generate's")
+      ->capture_default_str();
   c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
   c->add_option("--window", o->window, "exspec: sequences active at once (default 2x --batch-size)")->check(CLI::Range(1, 1 << 20));
   c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "impl/bench/conversation.h"
 #include "impl/common/json_line_context.h"
 #include "impl/common/json_value.h"
 
@@ -47,18 +48,20 @@ bool flag(const json& body, const char* field) {
   return value->get<bool>();
 }
 
+// `ids` as the tokenizer encoded `field`, each checked to lie in the model's vocabulary.
+std::vector<int64_t> in_vocabulary(std::vector<int64_t> ids, const char* field, const ServeLimits& limits) {
+  for (const int64_t id : ids) {
+    if (id >= limits.vocab_size)
+      refuse(field, "the tokenizer encodes it with token " + std::to_string(id) + ", outside the model's vocabulary (" +
+                        std::to_string(limits.vocab_size) + " tokens)");
+  }
+  return ids;
+}
+
 std::vector<int64_t> prompt_of(const json& body, const Tokenizer& tokenizer, const ServeLimits& limits) {
   const json* prompt = present(body, "prompt");
   if (prompt == nullptr) refuse("prompt", "missing");
-  if (prompt->is_string()) {
-    std::vector<int64_t> ids = tokenizer.encode_prompt(prompt->get<std::string>());
-    for (const int64_t id : ids) {
-      if (id >= limits.vocab_size)
-        refuse("prompt", "the tokenizer encodes it with token " + std::to_string(id) + ", outside the model's vocabulary (" +
-                             std::to_string(limits.vocab_size) + " tokens)");
-    }
-    return ids;
-  }
+  if (prompt->is_string()) return in_vocabulary(tokenizer.encode_prompt(prompt->get<std::string>()), "prompt", limits);
   if (!prompt->is_array()) wrong_type("prompt", "a string or a list of token ids", *prompt);
   if (prompt->empty()) refuse("prompt", "expected at least one token id, got an empty list");
   std::vector<int64_t> ids;
@@ -73,26 +76,61 @@ std::vector<int64_t> prompt_of(const json& body, const Tokenizer& tokenizer, con
   return ids;
 }
 
+// The messages rendered with the server's template: user and assistant alternating, the user first and last.
+std::vector<int64_t> chat_prompt_of(const json& body, const Tokenizer& tokenizer, const ServeLimits& limits) {
+  const json* messages = present(body, "messages");
+  if (messages == nullptr) refuse("messages", "missing");
+  if (!messages->is_array()) wrong_type("messages", "a list of messages", *messages);
+  if (messages->empty()) refuse("messages", "expected at least one message, got an empty list");
+  std::vector<std::string> user_turns, answers;
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const json& message = (*messages)[i];
+    const std::string field = "messages[" + std::to_string(i) + "]";
+    if (!message.is_object()) wrong_type(field, "an object {role, content}", message);
+    for (const auto& [key, value] : message.items()) {
+      if (key != "role" && key != "content") refuse(field + "." + key, "not supported by this server");
+    }
+    const json* role = present(message, "role");
+    const json* content = present(message, "content");
+    if (role == nullptr || content == nullptr) refuse(field, "expected both role and content");
+    if (!role->is_string()) wrong_type(field + ".role", "a string", *role);
+    if (!content->is_string()) wrong_type(field + ".content", "text", *content);
+    const std::string expected = i % 2 == 0 ? "user" : "assistant";
+    if (*role != expected)
+      refuse(field + ".role", "expected '" + expected + "' (user and assistant alternate from the user's, template " +
+                                  std::string(chat_template_name(limits.chat_template)) + "), got " + role->dump());
+    (i % 2 == 0 ? user_turns : answers).push_back(content->get<std::string>());
+  }
+  if (messages->size() % 2 == 0) refuse("messages", "the last message must be the user's");
+  const PromptFormat format{&tokenizer, limits.chat_template};
+  return in_vocabulary(encode_turn_prompt(format, render_chat(limits.chat_template, user_turns, answers)), "messages", limits);
+}
+
 // The fields a request may carry: those the server reads, and OpenAI's others when they hold the
 // value that changes nothing. Anything else is refused rather than silently ignored.
-void refuse_unsupported_fields(const json& body) {
-  static const std::set<std::string> kRead = {"model", "prompt", "max_tokens", "temperature", "top_k", "top_p", "seed",
-                                              "logprobs", "n", "stream", "return_token_ids", "return_tokens_as_token_ids"};
+void refuse_unsupported_fields(const json& body, ServeApi api) {
+  static const std::set<std::string> kCompletion = {"model", "prompt", "max_tokens", "temperature", "top_k", "top_p",
+                                                    "seed", "logprobs", "n", "stream", "return_token_ids",
+                                                    "return_tokens_as_token_ids"};
+  static const std::set<std::string> kChat = {"model", "messages", "max_tokens", "max_completion_tokens", "temperature",
+                                              "top_k", "top_p", "seed", "logprobs", "top_logprobs", "n", "stream",
+                                              "return_token_ids", "return_prompt_token_ids",
+                                              "return_tokens_as_token_ids"};
   const auto is = [](const json& value, const json& neutral) { return value == neutral; };
   for (const auto& [field, value] : body.items()) {
-    if (kRead.contains(field) || value.is_null()) continue;
-    const bool neutral = (field == "stop" && value.is_array() && value.empty()) || (field == "echo" && is(value, false)) ||
-                         (field == "best_of" && is(value, 1)) || (field == "presence_penalty" && is(value, 0)) ||
+    if ((api == ServeApi::kChat ? kChat : kCompletion).contains(field) || value.is_null()) continue;
+    const bool neutral = (field == "stop" && value.is_array() && value.empty()) || (field == "presence_penalty" && is(value, 0)) ||
                          (field == "frequency_penalty" && is(value, 0)) || (field == "repetition_penalty" && is(value, 1)) ||
-                         (field == "user" && value.is_string());
+                         (field == "user" && value.is_string()) ||
+                         (api == ServeApi::kCompletions && ((field == "echo" && is(value, false)) || (field == "best_of" && is(value, 1)))) ||
+                         (api == ServeApi::kChat && field == "add_generation_prompt" && is(value, true));
     if (!neutral) refuse(field, "not supported by this server (" + value.dump(-1, ' ', false, json::error_handler_t::replace) + ")");
   }
 }
 
-}  // namespace
-
-ServeRequest parse_completion_request(std::string_view text, const Tokenizer& tokenizer, const ServeLimits& limits) {
-  const json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
+// The body as an object for this server's model, its fields all supported.
+json request_object(std::string_view text, const ServeLimits& limits, ServeApi api) {
+  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) throw RequestRefused(400, "the body is not valid JSON");
   if (!body.is_object()) throw RequestRefused(400, "the body is a JSON " + describe_json(body) + ", not an object");
   if (const json* model = present(body, "model")) {
@@ -101,18 +139,22 @@ ServeRequest parse_completion_request(std::string_view text, const Tokenizer& to
       throw RequestRefused(404, "The model `" + model->get<std::string>() + "` does not exist (this server serves `" +
                                     limits.model + "`)");
   }
-  refuse_unsupported_fields(body);
+  refuse_unsupported_fields(body, api);
   if (flag(body, "stream")) refuse("stream", "streaming is not supported");
   if (const json* n = present(body, "n"); n != nullptr && integer(*n, "n", 1, 1) != 1) refuse("n", "only 1 is supported");
+  return body;
+}
 
-  ServeRequest request;
-  request.prompt = prompt_of(body, tokenizer, limits);
-  if (const json* max_tokens = present(body, "max_tokens")) request.max_new_tokens = integer(*max_tokens, "max_tokens", 1, limits.context);
+// What both endpoints read besides the prompt and the log-probabilities asked.
+void read_generation_fields(const json& body, const char* max_tokens_field, const ServeLimits& limits, ServeRequest& request) {
+  if (const json* max_tokens = present(body, max_tokens_field))
+    request.max_new_tokens = integer(*max_tokens, max_tokens_field, 1, limits.context);
   const int64_t needed = static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens;
   if (needed > limits.context)
-    refuse("prompt", std::to_string(request.prompt.size()) + " prompt tokens and max_tokens " +
-                         std::to_string(request.max_new_tokens) + " need " + std::to_string(needed) +
-                         " positions, the model has " + std::to_string(limits.context));
+    refuse(request.api == ServeApi::kChat ? "messages" : "prompt",
+           std::to_string(request.prompt.size()) + " prompt tokens and " + max_tokens_field + " " +
+               std::to_string(request.max_new_tokens) + " need " + std::to_string(needed) + " positions, the model has " +
+               std::to_string(limits.context));
   if (const json* temperature = present(body, "temperature")) {
     request.sampling.temperature = real(*temperature, "temperature");
     if (!(request.sampling.temperature >= 0.0 && std::isfinite(request.sampling.temperature)))
@@ -127,57 +169,106 @@ ServeRequest parse_completion_request(std::string_view text, const Tokenizer& to
     if (!(request.sampling.top_p > 0.0 && request.sampling.top_p <= 1.0)) refuse("top_p", "must be in (0, 1]");
   }
   if (const json* seed = present(body, "seed")) request.seed = static_cast<uint64_t>(integer(*seed, "seed", 0, std::numeric_limits<int64_t>::max()));
-  if (const json* logprobs = present(body, "logprobs")) {
-    request.top_logprobs = integer(*logprobs, "logprobs", 0, 20);
-    if (request.top_logprobs > 0 && !limits.records_logprobs)
-      refuse("logprobs", "only the oracle engine records log-probabilities");
-  }
   request.return_token_ids = flag(body, "return_token_ids");
   request.token_id_keys = flag(body, "return_tokens_as_token_ids");
+}
+
+int64_t top_logprobs(const json& value, const char* field, const ServeLimits& limits) {
+  const int64_t count = integer(value, field, 0, 20);
+  if (count > 0 && !limits.records_logprobs) refuse(field, "only the oracle engine records log-probabilities");
+  return count;
+}
+
+// The choice's log-probabilities in each endpoint's shape, tokens named by text or by "token_id:<id>".
+json logprobs_of(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer) {
+  if (request.top_logprobs == 0) return nullptr;
+  const auto key = [&](int64_t token) {
+    return request.token_id_keys ? "token_id:" + std::to_string(token) : tokenizer.decode(std::vector<int64_t>{token});
+  };
+  const auto entry = [&](const std::string& token, double logprob) {
+    return json{{"token", token}, {"logprob", logprob}, {"bytes", std::vector<uint8_t>(token.begin(), token.end())}};
+  };
+  json tokens = json::array(), token_logprobs = json::array(), top = json::array(), content = json::array();
+  for (size_t i = 0; i < generated.tokens.size(); ++i) {
+    const std::string token = key(generated.tokens[i]);
+    json alternatives = json::object(), alternative_list = json::array();
+    json chosen = nullptr;
+    for (const TokenLogprob& a : generated.top_logprobs.at(i)) {
+      alternatives[key(a.token_id)] = a.logprob;
+      alternative_list.push_back(entry(key(a.token_id), a.logprob));
+      if (a.token_id == generated.tokens[i]) chosen = a.logprob;
+    }
+    tokens.push_back(token);
+    token_logprobs.push_back(chosen);
+    top.push_back(std::move(alternatives));
+    json item = entry(token, 0.0);
+    item["logprob"] = chosen;
+    item["top_logprobs"] = std::move(alternative_list);
+    content.push_back(std::move(item));
+  }
+  if (request.api == ServeApi::kChat) return {{"content", content}};
+  return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}};
+}
+
+}  // namespace
+
+ServeRequest parse_completion_request(std::string_view text, const Tokenizer& tokenizer, const ServeLimits& limits) {
+  const json body = request_object(text, limits, ServeApi::kCompletions);
+  ServeRequest request{.api = ServeApi::kCompletions};
+  request.prompt = prompt_of(body, tokenizer, limits);
+  read_generation_fields(body, "max_tokens", limits, request);
+  if (const json* logprobs = present(body, "logprobs")) request.top_logprobs = top_logprobs(*logprobs, "logprobs", limits);
   return request;
 }
 
-std::string completion_response(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
-                                const std::string& model, int64_t id) {
-  json logprobs = nullptr;
-  if (request.top_logprobs > 0) {
-    json tokens = json::array(), token_logprobs = json::array(), top = json::array();
-    const auto key = [&](int64_t token) {
-      return request.token_id_keys ? "token_id:" + std::to_string(token) : tokenizer.decode(std::vector<int64_t>{token});
-    };
-    for (size_t i = 0; i < generated.tokens.size(); ++i) {
-      tokens.push_back(key(generated.tokens[i]));
-      json alternatives = json::object();
-      json chosen = nullptr;
-      for (const TokenLogprob& a : generated.top_logprobs.at(i)) {
-        alternatives[key(a.token_id)] = a.logprob;
-        if (a.token_id == generated.tokens[i]) chosen = a.logprob;
-      }
-      token_logprobs.push_back(chosen);
-      top.push_back(std::move(alternatives));
-    }
-    logprobs = {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}};
+ServeRequest parse_chat_request(std::string_view text, const Tokenizer& tokenizer, const ServeLimits& limits) {
+  const json body = request_object(text, limits, ServeApi::kChat);
+  if (present(body, "max_tokens") != nullptr && present(body, "max_completion_tokens") != nullptr)
+    refuse("max_completion_tokens", "give max_tokens or max_completion_tokens, not both");
+  ServeRequest request{.api = ServeApi::kChat, .return_prompt_token_ids = flag(body, "return_prompt_token_ids")};
+  request.prompt = chat_prompt_of(body, tokenizer, limits);
+  read_generation_fields(body, present(body, "max_completion_tokens") != nullptr ? "max_completion_tokens" : "max_tokens",
+                         limits, request);
+  const json* top = present(body, "top_logprobs");
+  if (flag(body, "logprobs")) {
+    request.top_logprobs = top == nullptr ? 0 : top_logprobs(*top, "top_logprobs", limits);
+    if (request.top_logprobs == 0) refuse("top_logprobs", "give how many alternatives per token, 1 to 20");
+  } else if (top != nullptr) {
+    refuse("top_logprobs", "needs logprobs: true");
   }
-  json choice = {{"index", 0},
-                 {"text", tokenizer.decode(generated.tokens)},
-                 {"logprobs", logprobs},
-                 {"finish_reason", generated.finish_reason == FinishReason::kEos ? "stop" : "length"},
-                 {"stop_reason", nullptr}};
+  return request;
+}
+
+std::string response_body(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
+                          const std::string& model, int64_t id) {
+  const bool chat = request.api == ServeApi::kChat;
+  const std::string text = tokenizer.decode(generated.tokens);
+  json choice = {{"index", 0}};
+  if (chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", text}};
+  } else {
+    choice["text"] = text;
+  }
+  choice["logprobs"] = logprobs_of(request, generated, tokenizer);
+  choice["finish_reason"] = generated.finish_reason == FinishReason::kEos ? "stop" : "length";
+  choice["stop_reason"] = nullptr;
   if (request.return_token_ids) {
     choice["token_ids"] = generated.tokens;
-    choice["prompt_token_ids"] = request.prompt;
+    if (!chat) choice["prompt_token_ids"] = request.prompt;
   }
+  if (request.return_prompt_token_ids) choice["prompt_token_ids"] = request.prompt;
   const auto created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
   const int64_t prompt_tokens = static_cast<int64_t>(request.prompt.size());
   const int64_t completion_tokens = static_cast<int64_t>(generated.tokens.size());
-  return json{{"id", "cmpl-" + std::to_string(id)},
-              {"object", "text_completion"},
-              {"created", created.count()},
-              {"model", model},
-              {"choices", json::array({choice})},
-              {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens + completion_tokens},
-                         {"completion_tokens", completion_tokens}}}}
-      .dump(-1, ' ', false, json::error_handler_t::replace);
+  json response = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id)},
+                   {"object", chat ? "chat.completion" : "text_completion"},
+                   {"created", created.count()},
+                   {"model", model},
+                   {"choices", json::array({choice})},
+                   {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens + completion_tokens},
+                              {"completion_tokens", completion_tokens}}}};
+  if (chat && request.return_token_ids) response["prompt_token_ids"] = request.prompt;
+  return response.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string error_response(int status, const std::string& message) {

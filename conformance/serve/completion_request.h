@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "impl/bench/chat_template.h"
 #include "impl/common/finish_reason.h"
 #include "impl/common/token_logprob.h"
 #include "impl/sampling/sampling.h"
@@ -14,14 +15,19 @@
 
 namespace specgate::cli {
 
-// One POST /v1/completions request, checked.
+// The endpoint a request came to.
+enum class ServeApi { kCompletions, kChat };
+
+// One POST /v1/completions or /v1/chat/completions request, checked.
 struct ServeRequest {
+  ServeApi api = ServeApi::kCompletions;
   std::vector<int64_t> prompt;
   int64_t max_new_tokens = 16;
   SamplingParams sampling;  // greedy unless temperature > 0; its seed is the server's, 0
   std::optional<uint64_t> seed;  // names the request's random stream; a fresh one is drawn without
   int64_t top_logprobs = 0;
   bool return_token_ids = false;
+  bool return_prompt_token_ids = false;  // SGLang's chat field: prompt_token_ids in the choice
   bool token_id_keys = false;  // vLLM's return_tokens_as_token_ids: top_logprobs keyed "token_id:<id>"
 };
 
@@ -47,6 +53,7 @@ struct ServeLimits {
   int64_t vocab_size = 0;
   int64_t context = 0;       // positions: prompt plus max_tokens
   bool records_logprobs = false;
+  ChatTemplate chat_template = ChatTemplate::kRaw;  // renders chat requests' messages
 };
 
 // Parses and checks an OpenAI completion request (vLLM's fields included): prompt as text or
@@ -57,9 +64,18 @@ struct ServeLimits {
 // context or ids outside the vocabulary; 404 for another model's name.
 ServeRequest parse_completion_request(std::string_view body, const Tokenizer& tokenizer, const ServeLimits& limits);
 
-// The OpenAI completion response (vLLM's token_ids and prompt_token_ids when asked).
-std::string completion_response(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
-                                const std::string& model, int64_t id);
+// Parses and checks an OpenAI chat completion request as parse_completion_request() does, with
+// messages instead of prompt (user and assistant turns alternating from the user's, the last the
+// user's, content as text), rendered by `limits.chat_template`; max_completion_tokens as
+// max_tokens; logprobs as a boolean with top_logprobs; SGLang's return_prompt_token_ids;
+// add_generation_prompt only true.
+ServeRequest parse_chat_request(std::string_view body, const Tokenizer& tokenizer, const ServeLimits& limits);
+
+// The response to `request` in its endpoint's shape, as vLLM's: a CompletionResponse (token_ids
+// and prompt_token_ids in the choice when asked) or a ChatCompletionResponse (token_ids in the
+// choice, prompt_token_ids beside the choices).
+std::string response_body(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
+                          const std::string& model, int64_t id);
 
 // {"error": {"message", "type", "code"}}, as vLLM's ErrorResponse.
 std::string error_response(int status, const std::string& message);

@@ -55,12 +55,14 @@ class Routes {
   void route(const Request& request, Reply reply) {
     const std::string_view target(request.target().data(), request.target().size());
     const std::string path(target.substr(0, target.find('?')));
-    const http::verb wanted = path == "/v1/completions" ? http::verb::post : http::verb::get;
-    if (path != "/v1/completions" && path != "/health" && path != "/v1/models")
+    const bool generates = path == "/v1/completions" || path == "/v1/chat/completions";
+    const http::verb wanted = generates ? http::verb::post : http::verb::get;
+    if (!generates && path != "/health" && path != "/v1/models")
       return reply(error_reply(http::status::not_found, "no route " + path));
     if (request.method() != wanted)
       return reply(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
-    if (path == "/v1/completions") return complete(request.body(), std::move(reply));
+    if (generates) return complete(path == "/v1/chat/completions" ? ServeApi::kChat : ServeApi::kCompletions,
+                                   request.body(), std::move(reply));
     if (path == "/health") {
       if (loop_.closing()) return reply(error_reply(http::status::service_unavailable, "the server is shutting down"));
       return reply(Response{http::status::ok, 11});
@@ -69,10 +71,11 @@ class Routes {
   }
 
  private:
-  void complete(const std::string& body, Reply reply) {
+  void complete(ServeApi api, const std::string& body, Reply reply) {
     auto request = std::make_shared<ServeRequest>();
     try {
-      *request = parse_completion_request(body, tokenizer_, limits_);
+      *request = api == ServeApi::kChat ? parse_chat_request(body, tokenizer_, limits_)
+                                        : parse_completion_request(body, tokenizer_, limits_);
     } catch (const RequestRefused& refused) {
       return reply(error_reply(http::int_to_status(static_cast<unsigned>(refused.status())), refused.what()));
     } catch (const std::exception& e) {
@@ -83,9 +86,9 @@ class Routes {
       try {
         if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) std::rethrow_exception(*failure);
         reply(json_response(http::status::ok,
-                            completion_response(*request, std::get<Generated>(outcome), tokenizer_, limits_.model, id)));
+                            response_body(*request, std::get<Generated>(outcome), tokenizer_, limits_.model, id)));
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "serve: request cmpl-%lld failed: %s\n", static_cast<long long>(id), e.what());
+        std::fprintf(stderr, "serve: request %lld failed: %s\n", static_cast<long long>(id), e.what());
         reply(error_reply(http::status::internal_server_error, "decoding failed: " + first_line(e.what())));
       }
     });

@@ -25,7 +25,7 @@ struct ConnectionLimits {
   int64_t io_threads = 2;                 // read, parse and write; decoding has a thread of its own
 };
 
-// Serves POST /v1/completions, GET /health and GET /v1/models on `address` until `stop` turns
+// Serves POST /v1/completions, POST /v1/chat/completions, GET /health and GET /v1/models on `address` until `stop` turns
 // true; then new requests get 503, those in flight finish and are answered, and it returns.
 // `on_listening` gets the bound port. A request that fails is answered alone (400 for bad input,
 // 500 with one line otherwise); the server serves on. Throws InputError when the address cannot

@@ -69,7 +69,7 @@ TEST(VllmDialect, AsksForTokenIdsAndReadsThem) {
   json text_keys = json::parse(kVllmResponse);
   text_keys["choices"][0]["logprobs"]["top_logprobs"][0] = {{" the", -0.25}};
   EXPECT_EQ(malformed(*dialect, text_keys.dump()),
-            "field 'choices[0].logprobs.top_logprobs[0]. the': expected a key token_id:<id> (return_tokens_as_token_ids)");
+            "field 'choices[0].logprobs.top_logprobs[0]. the': expected a token token_id:<id> (return_tokens_as_token_ids), got ' the'");
 }
 
 // What no answer can be: check_completion's refusals, whatever the dialect parsed.
@@ -269,6 +269,111 @@ TEST(TgiDialect, SendsTextWithDetailsAndReadsTokensPrefillAndTopTokens) {
   EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16}));
   EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679);
   EXPECT_EQ(malformed(*dialect, R"({"generated_text": "x"})"), "field 'details': missing");
+}
+
+CompletionRequest conversation() {
+  CompletionRequest request = greedy_ids();
+  request.prompt_ids.reset();
+  request.messages = {{"user", "Hi"}, {"assistant", "Hello."}, {"user", "Again"}};
+  return request;
+}
+
+// vllm/entrypoints/openai/protocol.py: ChatCompletionResponse{id, object, created, model,
+// choices: [ChatCompletionResponseChoice{index, message: ChatMessage{role, content, reasoning,
+// tool_calls}, logprobs: ChatCompletionLogProbs{content: [{token, logprob, bytes, top_logprobs:
+// [{token, logprob, bytes}]}]}, finish_reason, stop_reason, token_ids}], usage, prompt_logprobs,
+// prompt_token_ids, kv_transfer_params}.
+constexpr const char* kVllmChatResponse = R"({
+  "id": "chatcmpl-1f", "object": "chat.completion", "created": 1732300000, "model": "m",
+  "choices": [{"index": 0, "message": {"role": "assistant", "content": " the cat", "reasoning": null, "tool_calls": []},
+    "logprobs": {"content": [
+      {"token": "token_id:279", "logprob": -0.25, "bytes": [116],
+       "top_logprobs": [{"token": "token_id:279", "logprob": -0.25, "bytes": [116]},
+                        {"token": "token_id:264", "logprob": -1.75, "bytes": [97]}]},
+      {"token": "token_id:8415", "logprob": -1.5, "bytes": [99],
+       "top_logprobs": [{"token": "token_id:8415", "logprob": -1.5, "bytes": [99]},
+                        {"token": "token_id:5679", "logprob": -1.25, "bytes": [100]}]}]},
+    "finish_reason": "length", "stop_reason": null, "token_ids": [279, 8415]}],
+  "service_tier": null, "system_fingerprint": null,
+  "usage": {"prompt_tokens": 9, "total_tokens": 11, "completion_tokens": 2},
+  "prompt_logprobs": null, "prompt_token_ids": [1, 15, 16, 17, 18, 19, 20, 21, 22], "kv_transfer_params": null})";
+
+TEST(VllmChatDialect, SendsMessagesAndReadsTokenIdsPromptIdsAndTopLogprobs) {
+  const auto dialect = dialect_from_name("vllm-chat");
+  EXPECT_EQ(dialect->path(), "/v1/chat/completions");
+  EXPECT_TRUE(dialect->takes_messages());
+  EXPECT_FALSE(dialect->takes_token_ids());
+  const json request = json::parse(dialect->request_body(conversation()));
+  EXPECT_EQ(request["messages"], json::parse(R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."},
+                                                 {"role": "user", "content": "Again"}])"));
+  EXPECT_FALSE(request.contains("prompt"));
+  EXPECT_EQ(request["max_tokens"], 4);
+  EXPECT_EQ(request["return_token_ids"], true);
+  EXPECT_EQ(request["logprobs"], true);
+  EXPECT_EQ(request["top_logprobs"], 2);
+  EXPECT_EQ(request["return_tokens_as_token_ids"], true);
+
+  const Completion c = dialect->parse_response(kVllmChatResponse);
+  EXPECT_EQ(c.text, " the cat");
+  EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
+  EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16, 17, 18, 19, 20, 21, 22}));
+  EXPECT_EQ(c.new_tokens, 2);
+  ASSERT_EQ(c.top_logprobs.size(), 2u);
+  EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679) << "alternatives sorted by log-probability";
+  EXPECT_DOUBLE_EQ(c.top_logprobs[0][1].logprob, -1.75);
+  json no_ids = json::parse(kVllmChatResponse);
+  no_ids["choices"][0].erase("token_ids");
+  EXPECT_EQ(malformed(*dialect, no_ids.dump()), "field 'choices[0].token_ids': missing (the server ignored return_token_ids)");
+  json text_tokens = json::parse(kVllmChatResponse);
+  text_tokens["choices"][0]["logprobs"]["content"][1]["top_logprobs"][0]["token"] = " cat";
+  EXPECT_EQ(malformed(*dialect, text_tokens.dump()),
+            "field 'choices[0].logprobs.content[1].top_logprobs[0].token': expected a token token_id:<id> "
+            "(return_tokens_as_token_ids), got ' cat'");
+  json null_content = json::parse(kVllmChatResponse);
+  null_content["choices"][0]["message"]["content"] = nullptr;
+  EXPECT_EQ(malformed(*dialect, null_content.dump()), "field 'choices[0].message.content': expected a string, got null");
+}
+
+// sgl-project/sglang python/sglang/srt/entrypoints/openai/protocol.py: ChatCompletionResponse{id,
+// object, created, model, choices: [ChatCompletionResponseChoice{index, message, logprobs,
+// finish_reason, matched_stop, prompt_token_ids, token_ids}], usage}; the ids only when the
+// request sets return_prompt_token_ids and return_token_ids.
+constexpr const char* kSglangChatResponse = R"({
+  "id": "5c1e", "object": "chat.completion", "created": 1732300000, "model": "m",
+  "choices": [{"index": 0, "message": {"role": "assistant", "content": " the cat", "reasoning_content": null, "tool_calls": null},
+    "logprobs": null, "finish_reason": "length", "matched_stop": null,
+    "prompt_token_ids": [1, 15, 16], "token_ids": [279, 8415]}],
+  "usage": {"prompt_tokens": 3, "total_tokens": 5, "completion_tokens": 2, "prompt_tokens_details": null, "reasoning_tokens": 0},
+  "metadata": {"weight_version": "default"}})";
+
+TEST(SglangChatDialect, AsksForBothIdListsAndReadsThemFromTheChoice) {
+  const auto dialect = dialect_from_name("sglang-chat");
+  EXPECT_FALSE(dialect->gives_top_logprobs()) << "SGLang's chat logprobs name tokens by text";
+  CompletionRequest sampled = conversation();
+  sampled.top_k = 20;
+  sampled.seed = 7;
+  const json request = json::parse(dialect->request_body(sampled));
+  EXPECT_EQ(request["return_token_ids"], true);
+  EXPECT_EQ(request["return_prompt_token_ids"], true);
+  EXPECT_EQ(request["top_k"], 20);
+  EXPECT_EQ(request["seed"], 7);
+  const Completion c = dialect->parse_response(kSglangChatResponse);
+  EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
+  EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16}));
+  EXPECT_EQ(c.new_tokens, 2);
+}
+
+TEST(OpenaiChatDialect, ReadsTheMessageAndTheUsageCountOnly) {
+  const auto dialect = dialect_from_name("openai-chat");
+  EXPECT_FALSE(dialect->gives_token_ids());
+  const json request = json::parse(dialect->request_body(conversation()));
+  EXPECT_FALSE(request.contains("return_token_ids"));
+  const Completion c = dialect->parse_response(kVllmChatResponse);
+  EXPECT_EQ(c.text, " the cat");
+  EXPECT_FALSE(c.token_ids.has_value());
+  EXPECT_TRUE(c.prompt_token_ids.empty());
+  EXPECT_EQ(c.new_tokens, 2);
+  EXPECT_EQ(malformed(*dialect, R"({"choices": [{"text": "x"}]})"), "field 'choices[0].message': missing");
 }
 
 TEST(Dialects, UnknownNamesAndEndpointsAreInputErrors) {

@@ -87,6 +87,19 @@ for engine in exspec oracle; do
     --api vllm --target "$fixtures/target" --turns all --concurrency 2 --out "$work/$engine.vllm_turns.jsonl" >/dev/null ||
     fail "collect --turns all from $engine"
   exact "$work/$engine.turns.jsonl" "$work/$engine.vllm_turns.jsonl"
+  # The chat endpoint renders the same prompts from messages (serve's template, raw here).
+  for api in vllm-chat sglang-chat openai-chat; do
+    "$conformance" collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$work/four.jsonl" --max-new-tokens 24 \
+      --api $api --turns all --concurrency 2 --out "$work/$engine.$api.jsonl" >/dev/null || fail "collect --api $api from $engine"
+    exact "$work/$engine.turns.jsonl" "$work/$engine.$api.jsonl"
+    [ "$(grep -c '"chat_template":"server"' "$work/$engine.$api.jsonl")" = 4 ] || fail "$api answers do not say the server rendered them"
+  done
+  for api in vllm-chat sglang-chat; do
+    grep -q '"prompt_token_ids":\[\[' "$work/$engine.$api.jsonl" || fail "$api answers lack prompt_token_ids"
+  done
+  grep -q '"token_ids"' "$work/$engine.openai-chat.jsonl" && fail "openai-chat answers claim token ids"
+  grep -q '"run":{"batch_size":2,"engine":"vllm-chat","max_new_tokens":24,"sampling":{"temperature":0.0},"started_at":' \
+    "$work/$engine.vllm-chat.jsonl" || fail "collected answers do not record what was asked: $(head -c 300 "$work/$engine.vllm-chat.jsonl")"
   if [ "$engine" = oracle ]; then
     # A chat template builds the same prompts as generate's, and the answers say which.
     generate --engine oracle --chat-template vicuna --turns all --question-ids 1,2 --out "$work/vicuna.generate.jsonl" \
@@ -110,6 +123,22 @@ PY
       --max-new-tokens 24 --api vllm --turns all --out "$work/ids.vllm.jsonl" >/dev/null || fail "collect from prompt_token_ids"
     exact "$work/vicuna.generate.jsonl" "$work/ids.vllm.jsonl"
     grep -q '"chat_template"' "$work/ids.vllm.jsonl" && fail "answers to prompt_token_ids claim a chat template"
+    # serve --chat-template vicuna renders chat messages as generate --chat-template vicuna does,
+    # with the oracle's top log-probabilities keyed by token id.
+    stop_serve
+    start_serve --engine oracle --chat-template vicuna || continue
+    "$conformance" collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$work/two.jsonl" --max-new-tokens 24 \
+      --api vllm-chat --turns all --top-logprobs 3 --out "$work/vicuna.chat.jsonl" >/dev/null || fail "collect --api vllm-chat from vicuna"
+    exact "$work/vicuna.generate.jsonl" "$work/vicuna.chat.jsonl"
+    "$python" - "$work/vicuna.generate.jsonl" "$work/vicuna.chat.jsonl" <<'PY' || fail "vllm-chat top_logprobs differ from generate's"
+import json, sys
+generated, served = ({a["question_id"]: a["choices"][0]["top_logprobs"] for a in map(json.loads, open(path))} for path in sys.argv[1:3])
+assert generated.keys() == served.keys() and served, (generated.keys(), served.keys())
+for question, turns in served.items():
+    for turn, expected_turn in zip(turns, generated[question], strict=True):
+        for got, expected in zip(turn, expected_turn, strict=True):
+            assert got == expected[:3], (question, got, expected[:3])
+PY
   fi
   stop_serve
 done
@@ -137,6 +166,21 @@ expect_http 400 "field 'best_of': not supported" POST /v1/completions '{"prompt"
 expect_http 400 "field 'frobnicate': not supported" POST /v1/completions '{"prompt": "a", "frobnicate": 1}'
 expect_http 200 '"finish_reason"' POST /v1/completions '{"prompt": "a", "max_tokens": 2, "stop": [], "echo": false, "best_of": 1, "user": "u"}'
 expect_http 404 "does not exist" POST /v1/completions '{"prompt": "a", "model": "other"}'
+chat() { expect_http "$1" "$2" POST /v1/chat/completions "$3"; }
+chat 200 '"message":{"content":' '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 2}'
+chat 200 '"prompt_token_ids":[' '{"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+  {"role": "user", "content": "c"}], "max_completion_tokens": 2, "return_token_ids": true, "add_generation_prompt": true}'
+chat 400 "field 'messages[0].role': expected 'user'" '{"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "a"}]}'
+chat 400 "field 'messages': the last message must be the user's" '{"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}'
+chat 400 "field 'messages[0].content': expected text, got list" '{"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]}'
+chat 400 "field 'messages[0].name': not supported" '{"messages": [{"role": "user", "content": "a", "name": "n"}]}'
+chat 400 "field 'messages': missing" '{"max_tokens": 2}'
+chat 400 "field 'prompt': not supported" '{"messages": [{"role": "user", "content": "a"}], "prompt": "a"}'
+chat 400 "field 'top_logprobs': needs logprobs: true" '{"messages": [{"role": "user", "content": "a"}], "top_logprobs": 2}'
+chat 400 "field 'top_logprobs': only the oracle engine" '{"messages": [{"role": "user", "content": "a"}], "logprobs": true, "top_logprobs": 2}'
+chat 400 "field 'tools': not supported" '{"messages": [{"role": "user", "content": "a"}], "tools": []}'
+chat 400 "field 'stream': streaming is not supported" '{"messages": [{"role": "user", "content": "a"}], "stream": true}'
+chat 400 "need 4098 positions" '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 4096}'
 # A full queue (--max-queue 1): a second request while a long one decodes gets 503.
 http POST /v1/completions '{"prompt": "a", "max_tokens": 1000}' >"$work/long.out" &
 long=$!
@@ -160,4 +204,8 @@ expect_usage_error "question 1 turn 0: gave up after 1 attempts" "${asks[@]}" --
   --api vllm --retries 0
 expect_usage_error "the tgi API takes text prompts only" "${asks[@]}" --endpoint "http://127.0.0.1:$port" --api tgi \
   --target "$fixtures/target"
+expect_usage_error "the vllm-chat API renders the conversation with the server's own template" "${asks[@]}" \
+  --endpoint "http://127.0.0.1:$port" --api vllm-chat --chat-template vicuna
+expect_usage_error "--top-logprobs: the openai API names alternatives by text, not token id" "${asks[@]}" \
+  --endpoint "http://127.0.0.1:$port" --api openai --top-logprobs 2
 finish serve_collect

@@ -1,0 +1,108 @@
+// POST /v1/chat/completions: OpenAI's, vLLM's and SGLang's. The request carries the conversation
+// as messages, which the server renders with its own chat template.
+// vLLM (vllm/entrypoints/openai/protocol.py): ChatCompletionRequest's return_token_ids and
+// return_tokens_as_token_ids; ChatCompletionResponse.prompt_token_ids beside choices, and
+// ChatCompletionResponseChoice.token_ids; logprobs.content[i] = {token, logprob, bytes,
+// top_logprobs: [{token, logprob, bytes}]}, each token "token_id:<id>" with
+// return_tokens_as_token_ids.
+// SGLang (python/sglang/srt/entrypoints/openai/protocol.py): ChatCompletionRequest's top_k,
+// return_token_ids and return_prompt_token_ids; ChatCompletionResponseChoice.token_ids and
+// prompt_token_ids. Its logprobs name tokens by text alone.
+#include <algorithm>
+
+#include "conformance/collect/dialect.h"
+#include "conformance/collect/response_fields.h"
+
+namespace specgate::cli {
+namespace {
+
+using namespace response;
+
+enum class ChatServer { kOpenai, kVllm, kSglang };
+
+class ChatDialect : public Dialect {
+ public:
+  explicit ChatDialect(ChatServer server) : server_(server) {}
+
+  std::string_view name() const override {
+    return server_ == ChatServer::kVllm ? "vllm-chat" : server_ == ChatServer::kSglang ? "sglang-chat" : "openai-chat";
+  }
+  std::string path() const override { return "/v1/chat/completions"; }
+  bool takes_token_ids() const override { return false; }
+  bool takes_messages() const override { return true; }
+  bool gives_token_ids() const override { return server_ != ChatServer::kOpenai; }
+  bool gives_top_logprobs() const override { return server_ == ChatServer::kVllm; }
+
+  std::string request_body(const CompletionRequest& r) const override {
+    json messages = json::array();
+    for (const ChatMessage& message : r.messages) messages.push_back({{"role", message.role}, {"content", message.content}});
+    json body = {{"model", r.model}, {"messages", messages}, {"max_tokens", r.max_new_tokens},
+                 {"temperature", r.temperature}, {"stream", false}};
+    if (r.top_k) body["top_k"] = *r.top_k;
+    if (r.top_p) body["top_p"] = *r.top_p;
+    if (r.seed) body["seed"] = *r.seed;
+    if (server_ != ChatServer::kOpenai) body["return_token_ids"] = true;
+    if (server_ == ChatServer::kSglang) body["return_prompt_token_ids"] = true;
+    if (r.top_logprobs > 0) {
+      body["logprobs"] = true;
+      body["top_logprobs"] = r.top_logprobs;
+      if (server_ == ChatServer::kVllm) body["return_tokens_as_token_ids"] = true;
+    }
+    return body.dump();
+  }
+
+  Completion parse_response(std::string_view text_body) const override {
+    const json body = parse_body(text_body);
+    const json& choice = element(member(body, "choices", ""), 0, "choices");
+    Completion completion;
+    completion.text = text(member(member(choice, "message", "choices[0]"), "content", "choices[0].message"),
+                           "choices[0].message.content");
+    if (const json* usage = optional_member(body, "usage"); usage != nullptr) {
+      if (const json* tokens = optional_member(*usage, "completion_tokens"))
+        completion.new_tokens = count(*tokens, "usage.completion_tokens");
+    }
+    if (server_ == ChatServer::kOpenai) return completion;
+    if (optional_member(choice, "token_ids") == nullptr)
+      throw MalformedResponse("choices[0].token_ids", "missing (the server ignored return_token_ids)");
+    completion.token_ids = token_ids(choice["token_ids"], "choices[0].token_ids");
+    const json& prompt_holder = server_ == ChatServer::kVllm ? body : choice;
+    const std::string prompt_path = server_ == ChatServer::kVllm ? "prompt_token_ids" : "choices[0].prompt_token_ids";
+    if (const json* prompt = optional_member(prompt_holder, "prompt_token_ids"))
+      completion.prompt_token_ids = token_ids(*prompt, prompt_path);
+    if (server_ == ChatServer::kVllm) {
+      if (const json* logprobs = optional_member(choice, "logprobs"); logprobs != nullptr) {
+        if (const json* content = optional_member(*logprobs, "content"))
+          completion.top_logprobs = top_alternatives(*content, completion.token_ids->size());
+      }
+    }
+    return completion;
+  }
+
+ private:
+  static std::vector<std::vector<TokenLogprob>> top_alternatives(const json& content, size_t tokens) {
+    const std::string path = "choices[0].logprobs.content";
+    std::vector<std::vector<TokenLogprob>> alternatives(per_token(content, tokens, path).size());
+    for (size_t i = 0; i < content.size(); ++i) {
+      const std::string top_path = at(path, i) + ".top_logprobs";
+      const json& top = list(member(content[i], "top_logprobs", at(path, i)), top_path);
+      for (size_t k = 0; k < top.size(); ++k) {
+        const std::string field = at(top_path, k);
+        alternatives[i].push_back({token_id_key(text(member(top[k], "token", field), field + ".token"), field + ".token"),
+                                   number(member(top[k], "logprob", field), field + ".logprob")});
+      }
+      std::sort(alternatives[i].begin(), alternatives[i].end(),
+                [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob > b.logprob; });
+    }
+    return alternatives;
+  }
+
+  ChatServer server_;
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_openai_chat_dialect() { return std::make_unique<ChatDialect>(ChatServer::kOpenai); }
+std::unique_ptr<Dialect> make_vllm_chat_dialect() { return std::make_unique<ChatDialect>(ChatServer::kVllm); }
+std::unique_ptr<Dialect> make_sglang_chat_dialect() { return std::make_unique<ChatDialect>(ChatServer::kSglang); }
+
+}  // namespace specgate::cli
