@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -25,20 +26,38 @@ nlohmann::ordered_json ratio(double numerator, const Measurement* baseline) {
   return numerator / baseline->tokens_per_s();
 }
 
+// A figure's least and greatest value over the repeats.
+struct Spread {
+  double min = INFINITY, max = -INFINITY;
+  void add(double value) {
+    min = std::min(min, value);
+    max = std::max(max, value);
+  }
+};
+
 // The ratio's least and greatest value over the repeats, each repeat's run against the
 // baseline's run of the same round-robin pass.
-nlohmann::ordered_json ratio_spread(const Measurement& m, const Measurement* baseline) {
-  if (baseline == nullptr || baseline->tokens <= 0) return nullptr;
+std::optional<Spread> ratio_spread(const Measurement& m, const Measurement* baseline) {
+  if (baseline == nullptr || baseline->tokens <= 0) return std::nullopt;
   const size_t repeats = std::min(m.run_seconds.size(), baseline->run_seconds.size());
-  double low = INFINITY, high = 0.0;
+  if (repeats == 0) return std::nullopt;
+  Spread spread;
   for (size_t r = 0; r < repeats; ++r) {
-    if (m.run_seconds[r] <= 0 || baseline->run_seconds[r] <= 0) return nullptr;
-    const double value = (m.tokens / m.run_seconds[r]) / (baseline->tokens / baseline->run_seconds[r]);
-    low = std::min(low, value);
-    high = std::max(high, value);
+    if (m.run_seconds[r] <= 0 || baseline->run_seconds[r] <= 0) return std::nullopt;
+    spread.add((m.tokens / m.run_seconds[r]) / (baseline->tokens / baseline->run_seconds[r]));
   }
-  if (repeats == 0) return nullptr;
-  return {{"min", low}, {"max", high}};
+  return spread;
+}
+
+nlohmann::ordered_json spread_json(const std::optional<Spread>& spread) {
+  if (!spread) return nullptr;
+  return {{"min", spread->min}, {"max", spread->max}};
+}
+
+Spread throughput_spread(const Measurement& m) {
+  Spread spread;
+  for (double seconds : m.run_seconds) spread.add(seconds > 0 ? m.tokens / seconds : 0.0);
+  return spread;
 }
 
 double realign_share(const Measurement& m) {
@@ -56,56 +75,106 @@ nlohmann::ordered_json phase_fraction(const DecodeStats& s) {
           {"other", share(s.other_seconds)}};
 }
 
-std::string number(double value) {
+std::string fixed(double value, int decimals) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
+}
+
+std::string number(double value) { return fixed(value, 1); }
+
+// "150", "0.5": 15 significant digits drop the rounding error of i * step and the zeros after it.
+std::string tick_label(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.15g", value);
+  return text;
+}
+
+std::string line(double x1, double y1, double x2, double y2, const std::string& attributes) {
+  return "<line x1='" + number(x1) + "' y1='" + number(y1) + "' x2='" + number(x2) + "' y2='" + number(y2) + "' " +
+         attributes + "/>";
+}
+
+std::string text(double x, double y, const std::string& attributes, const std::string& content) {
+  return "<text x='" + number(x) + "' y='" + number(y) + "' " + attributes + ">" + escape_markup(content) + "</text>";
 }
 
 constexpr const char* kColors[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377"};
 
-// One chart: x is log2(batch size), y from 0 to the largest value, a polyline per engine.
+// A measurement as one chart shows it: its value, and the value's least and greatest over the
+// repeats where the chart knows them.
+struct Point {
+  double value = 0.0;
+  std::optional<Spread> spread;
+};
+
+struct Chart {
+  std::string label;
+  std::string unit;  // after a value in the hover text, printed with `decimals`
+  int decimals = 1;
+  std::function<std::optional<Point>(const Measurement&)> point;  // nullopt: not on this chart
+  std::optional<double> reference;                                // a dashed line across the plot
+};
+
+// One chart with its origin at (0, 0): x is the batch sizes' order (log2 of powers of two), y
+// from 0 to nice ticks; per engine a polyline through circles that give their value as hover
+// text, with a whisker from the least to the greatest repeat where there are several.
 std::string line_chart(const std::vector<Measurement>& measurements, const std::vector<Engine>& engines,
-                       const std::vector<int64_t>& batch_sizes, double (*value)(const Measurement&),
-                       const std::string& y_label, double left) {
-  constexpr double kWidth = 380, kHeight = 240, kTop = 40, kPlotLeft = 60, kPlotBottom = 40;
-  double top = 0;
-  for (const Measurement& m : measurements) top = std::max(top, value(m));
-  top = top > 0 ? top * 1.1 : 1.0;
-  const double plot_width = kWidth - kPlotLeft - 20, plot_height = kHeight - kPlotBottom;
+                       const std::vector<int64_t>& batch_sizes, const Chart& chart) {
+  constexpr double kLeft = 60, kTop = 50, kWidth = 320, kHeight = 200, kInset = 15;
+  double top = chart.reference.value_or(0.0);
+  for (const Measurement& m : measurements) {
+    if (const std::optional<Point> p = chart.point(m)) {
+      top = std::max({top, p->value, p->spread ? p->spread->max : 0.0});
+    }
+  }
+  const std::vector<double> ticks = nice_ticks(top);
   const double steps = std::max<double>(1, static_cast<double>(batch_sizes.size() - 1));
   auto x_of = [&](int64_t batch) {
     const auto at = std::find(batch_sizes.begin(), batch_sizes.end(), batch) - batch_sizes.begin();
-    return left + kPlotLeft + plot_width * static_cast<double>(at) / steps;
+    return kLeft + kInset + (kWidth - 2 * kInset) * static_cast<double>(at) / steps;
   };
-  auto y_of = [&](double v) { return kTop + plot_height * (1 - v / top); };
+  auto y_of = [&](double v) { return kTop + kHeight * (1 - v / ticks.back()); };
 
   std::string svg;
-  svg += "<line x1='" + number(left + kPlotLeft) + "' y1='" + number(kTop + plot_height) + "' x2='" +
-         number(left + kPlotLeft + plot_width) + "' y2='" + number(kTop + plot_height) + "' stroke='#333'/>";
-  svg += "<line x1='" + number(left + kPlotLeft) + "' y1='" + number(kTop) + "' x2='" + number(left + kPlotLeft) +
-         "' y2='" + number(kTop + plot_height) + "' stroke='#333'/>";
-  for (int tick = 0; tick <= 4; ++tick) {
-    const double v = top * tick / 4;
-    svg += "<text x='" + number(left + kPlotLeft - 6) + "' y='" + number(y_of(v) + 4) +
-           "' text-anchor='end' font-size='10'>" + number(v) + "</text>";
+  for (double tick : ticks) {
+    svg += line(kLeft, y_of(tick), kLeft + kWidth, y_of(tick), "stroke='#ddd'");
+    svg += text(kLeft - 6, y_of(tick) + 4, "text-anchor='end' font-size='10'", tick_label(tick));
+  }
+  svg += line(kLeft, kTop + kHeight, kLeft + kWidth, kTop + kHeight, "stroke='#333'");
+  svg += line(kLeft, kTop, kLeft, kTop + kHeight, "stroke='#333'");
+  if (chart.reference) {
+    const double y = y_of(*chart.reference);
+    svg += line(kLeft, y, kLeft + kWidth, y, "stroke='#333' stroke-dasharray='6,4'");
   }
   for (int64_t batch : batch_sizes) {
-    svg += "<text x='" + number(x_of(batch)) + "' y='" + number(kTop + plot_height + 14) +
-           "' text-anchor='middle' font-size='10'>" + std::to_string(batch) + "</text>";
+    svg += text(x_of(batch), kTop + kHeight + 14, "text-anchor='middle' font-size='10'", std::to_string(batch));
   }
-  svg += "<text x='" + number(left + kPlotLeft + plot_width / 2) + "' y='" + number(kTop + plot_height + 30) +
-         "' text-anchor='middle' font-size='11'>batch size</text>";
-  svg += "<text x='" + number(left + kPlotLeft) + "' y='" + number(kTop - 10) + "' font-size='12' font-weight='bold'>" +
-         escape_markup(y_label) + "</text>";
+  svg += text(kLeft + kWidth / 2, kTop + kHeight + 30, "text-anchor='middle' font-size='11'", "batch size");
+  svg += text(kLeft, kTop - 12, "font-size='12' font-weight='bold'", chart.label);
   for (size_t e = 0; e < engines.size(); ++e) {
-    std::string points;
-    for (int64_t batch : batch_sizes) {
-      if (const Measurement* m = find(measurements, engines[e], batch))
-        points += number(x_of(batch)) + "," + number(y_of(value(*m))) + " ";
-    }
     const std::string color = kColors[e % std::size(kColors)];
-    svg += "<polyline fill='none' stroke='" + color + "' stroke-width='2' points='" + points + "'/>";
+    // Each engine a little aside so that whiskers at one batch size do not hide one another.
+    const double dodge = 4 * (static_cast<double>(e) - static_cast<double>(engines.size() - 1) / 2);
+    std::string points, markers;
+    for (int64_t batch : batch_sizes) {
+      const Measurement* m = find(measurements, engines[e], batch);
+      const std::optional<Point> p = m ? chart.point(*m) : std::nullopt;
+      if (!p) continue;
+      const double x = x_of(batch) + dodge, y = y_of(p->value);
+      points += number(x) + "," + number(y) + " ";
+      std::string hover = engine_name(engines[e]) + ", batch size " + std::to_string(batch) + ": " +
+                          fixed(p->value, chart.decimals) + chart.unit;
+      if (p->spread && m->run_seconds.size() > 1) {
+        markers += line(x, y_of(p->spread->min), x, y_of(p->spread->max),
+                        "class='spread' stroke='" + color + "' stroke-width='1.5'");
+        hover += " (" + fixed(p->spread->min, chart.decimals) + "-" + fixed(p->spread->max, chart.decimals) +
+                 " over " + std::to_string(m->run_seconds.size()) + " repeats)";
+      }
+      markers += "<circle cx='" + number(x) + "' cy='" + number(y) + "' r='3' fill='" + color + "'><title>" +
+                 escape_markup(hover) + "</title></circle>";
+    }
+    svg += "<polyline fill='none' stroke='" + color + "' stroke-width='2' points='" + points + "'/>" + markers;
   }
   return svg;
 }
@@ -124,8 +193,8 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
     r["tokens_per_s"] = m.tokens_per_s();
     r["speedup_vs_nonspec_same_batch"] = ratio(m.tokens_per_s(), same_batch);
     r["speedup_vs_nonspec_batch1"] = ratio(m.tokens_per_s(), batch1);
-    r["speedup_vs_nonspec_same_batch_spread"] = ratio_spread(m, same_batch);
-    r["speedup_vs_nonspec_batch1_spread"] = ratio_spread(m, batch1);
+    r["speedup_vs_nonspec_same_batch_spread"] = spread_json(ratio_spread(m, same_batch));
+    r["speedup_vs_nonspec_batch1_spread"] = spread_json(ratio_spread(m, batch1));
     r["phase_fraction"] = phase_fraction(m.stats);
     r["acceptance_rate"] = m.stats.acceptance_rate();
     r["tokens_per_round"] = m.stats.tokens_per_round();
@@ -150,28 +219,65 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
   return results;
 }
 
+std::vector<double> nice_ticks(double top) {
+  constexpr double kMostIntervals = 5;
+  if (!(top > 0)) top = 1;
+  const double power = std::pow(10.0, std::floor(std::log10(top / kMostIntervals)));
+  double step = 10 * power;
+  for (double factor : {1.0, 2.0, 5.0}) {
+    if (kMostIntervals * factor * power >= top) {
+      step = factor * power;
+      break;
+    }
+  }
+  // A top a rounding error above a tick ends at that tick.
+  const auto intervals = static_cast<int>(std::ceil(top / step * (1 - 1e-12)));
+  std::vector<double> ticks;
+  for (int i = 0; i <= intervals; ++i) ticks.push_back(i * step);
+  return ticks;
+}
+
 std::string results_svg(const std::vector<Measurement>& measurements, const std::string& title) {
   std::vector<Engine> engines;
   std::set<int64_t> batch_set;
+  size_t repeats = 0;
   for (const Measurement& m : measurements) {
     if (std::find(engines.begin(), engines.end(), m.engine) == engines.end()) engines.push_back(m.engine);
     batch_set.insert(m.batch_size);
+    repeats = std::max(repeats, m.run_seconds.size());
   }
   const std::vector<int64_t> batch_sizes(batch_set.begin(), batch_set.end());
-  std::string svg =
-      "<svg xmlns='http://www.w3.org/2000/svg' width='800' height='330' font-family='sans-serif'>"
-      "<rect width='800' height='330' fill='white'/>";
-  svg += "<text x='400' y='18' text-anchor='middle' font-size='14'>" + escape_markup(title) + "</text>";
-  svg += line_chart(measurements, engines, batch_sizes, [](const Measurement& m) { return m.tokens_per_s(); },
-                    "generated tokens/s", 0);
-  svg += line_chart(measurements, engines, batch_sizes, [](const Measurement& m) { return 100 * realign_share(m); },
-                    "realign share of time (%)", 400);
-  for (size_t e = 0; e < engines.size(); ++e) {
-    const double x = 60 + 125 * static_cast<double>(e % 6);
-    const std::string color = kColors[e % std::size(kColors)];
-    svg += "<rect x='" + number(x) + "' y='306' width='12' height='12' fill='" + color + "'/>";
-    svg += "<text x='" + number(x + 16) + "' y='316' font-size='11'>" + engine_name(engines[e]) + "</text>";
+  const Chart charts[] = {
+      {"generated tokens/s", " tokens/s", 1,
+       [](const Measurement& m) { return Point{m.tokens_per_s(), throughput_spread(m)}; }},
+      {"speedup vs nonspec-batch, same batch size", "x", 2,
+       [&](const Measurement& m) -> std::optional<Point> {
+         const Measurement* same_batch = find(measurements, Engine::kNonspecBatch, m.batch_size);
+         const std::optional<Spread> spread = ratio_spread(m, same_batch);
+         if (m.engine == Engine::kNonspecBatch || !spread) return std::nullopt;
+         return Point{m.tokens_per_s() / same_batch->tokens_per_s(), spread};
+       },
+       1.0},
+      {"realign share of time (%)", "%", 1, [](const Measurement& m) { return Point{100 * realign_share(m)}; }}};
+  constexpr size_t kChartWidth = 400;
+  const size_t width = kChartWidth * std::size(charts);
+  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' width='" + std::to_string(width) +
+                    "' height='340' font-family='sans-serif'><rect width='" + std::to_string(width) +
+                    "' height='340' fill='white'/>";
+  svg += text(width / 2.0, 18, "text-anchor='middle' font-size='14'", title);
+  for (size_t c = 0; c < std::size(charts); ++c) {
+    svg += "<g transform='translate(" + std::to_string(kChartWidth * c) + ",0)'>" +
+           line_chart(measurements, engines, batch_sizes, charts[c]) + "</g>";
   }
+  double x = 60;
+  for (size_t e = 0; e < engines.size(); ++e, x += 125) {
+    const std::string color = kColors[e % std::size(kColors)];
+    svg += "<rect x='" + number(x) + "' y='316' width='12' height='12' fill='" + color + "'/>";
+    svg += text(x + 16, 326, "font-size='11'", engine_name(engines[e]));
+  }
+  std::string note = "dashed: nonspec-batch";
+  if (repeats > 1) note += "; whiskers: range of " + std::to_string(repeats) + " repeats";
+  svg += text(x, 326, "font-size='11' fill='#555'", note);
   return svg + "</svg>\n";
 }
 

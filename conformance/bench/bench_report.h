@@ -16,8 +16,15 @@ namespace specgate::cli {
 // grouping rate (EXSPEC), latency percentiles and peak memory.
 nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements);
 
-// An SVG with two charts against batch size, one line per engine: generated tokens/s, and
-// the share of time spent re-laying out the caches.
+// The ticks of an axis from 0 that reaches `top` (1 where it is not positive): 0, s, 2s, ... up
+// to the first at or above `top`, the step s being 1, 2 or 5 times a power of ten, the least
+// that needs at most five intervals.
+std::vector<double> nice_ticks(double top);
+
+// An SVG with three charts against batch size: generated tokens/s, the speedup over
+// nonspec-batch at the same batch size (a dashed line at 1x), and the share of time spent
+// re-laying out the caches. Each engine has a line through circles whose hover text gives the
+// value, with a whisker from the least to the greatest repeat where there are several.
 std::string results_svg(const std::vector<Measurement>& measurements, const std::string& title);
 
 }  // namespace specgate::cli

@@ -252,7 +252,7 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--seed", o->seed, "Seed of the scripted acceptance")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   c->add_option("--json", o->json, "Results JSON to write")->required();
-  c->add_option("--svg", o->svg, "Chart of throughput and realign share against batch size");
+  c->add_option("--svg", o->svg, "Charts of throughput, speedup over nonspec-batch and realign share against batch size");
   c->callback([o] { run_bench(*o); });
 }
 

@@ -2,14 +2,16 @@
 # End-to-end checks of `conformance bench` on the fixture pair: every engine and batch size is
 # measured over every request, with operators and host syncs counted per round; runs are
 # interleaved round-robin; every speedup has its spread over the repeats; the thread
-# configuration and the math library are recorded; peak memory says where it was read; bad
-# input exits 2.
+# configuration and the math library are recorded; peak memory says where it was read; the
+# SVG charts every point with its figure and its spread, on axes of round ticks; bad input
+# exits 2.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 "$conformance" bench --target "$fixtures/target" --draft "$fixtures/draft" --bench "$bench" --limit 3 \
-  --max-new-tokens 8 --batch-sizes 1,2 --repeat 2 --engines eqspec,exspec --json "$work/bench.json" >/dev/null ||
+  --max-new-tokens 8 --batch-sizes 1,2 --repeat 2 --engines eqspec,exspec --json "$work/bench.json" \
+  --svg "$work/bench.svg" >/dev/null ||
   fail "bench run"
 python3 - "$work/bench.json" <<'PY' || fail "bench results"
 import json, sys
@@ -37,6 +39,49 @@ for r in results:
         problems.append(f'{where}: peak memory {r["peak_memory_bytes"]} from {r["peak_memory_source"]!r}')
     if not r["operators_per_round"] > r["host_syncs_per_round"] > 0:
         problems.append(f'{where}: {r["operators_per_round"]} operators and {r["host_syncs_per_round"]} host syncs per round')
+for p in problems: print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+python3 - "$work/bench.json" "$work/bench.svg" <<'PY' || fail "bench SVG"
+import json, math, re, sys, xml.etree.ElementTree as ET
+results = json.load(open(sys.argv[1]))["results"]
+svg = ET.parse(sys.argv[2]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+def hover(r, figure, spread, decimals, unit):
+    text = f'{r["engine"]}, batch size {r["batch_size"]}: {figure:.{decimals}f}{unit}'
+    return text + (f' ({spread[0]:.{decimals}f}-{spread[1]:.{decimals}f} over 2 repeats)' if spread else "")
+rates = lambda r: [r["tokens"] / s for s in r["run_seconds"]]
+same = lambda r: (r["speedup_vs_nonspec_same_batch_spread"]["min"], r["speedup_vs_nonspec_same_batch_spread"]["max"])
+expected = sorted([hover(r, r["tokens_per_s"], (min(rates(r)), max(rates(r))), 1, " tokens/s") for r in results] +
+                  [hover(r, r["speedup_vs_nonspec_same_batch"], same(r), 2, "x")
+                   for r in results if r["engine"] != "nonspec-batch"] +
+                  [hover(r, 100 * r["phase_fraction"]["realign"], None, 1, "%") for r in results])
+problems = []
+if "speedup vs nonspec-batch, same batch size" not in [t.text for t in svg.iter(ns + "text")]:
+    problems.append("no speedup chart")
+titles = sorted(c.findtext(ns + "title", "") for c in svg.iter(ns + "circle"))
+if titles != expected: problems.append(f"circles titled {titles}, expected {expected}")
+lines = list(svg.iter(ns + "line"))
+# A whisker at every tokens/s and every speedup (nonspec-batch has no speedup point), none on realign share.
+whiskers = sum(line.get("class") == "spread" for line in lines)
+expected_whiskers = sum(1 + (r["engine"] != "nonspec-batch") for r in results)
+if whiskers != expected_whiskers: problems.append(f"{whiskers} whiskers, expected {expected_whiskers}")
+dashed = sum(bool(line.get("stroke-dasharray")) for line in lines)
+if dashed != 1: problems.append(f"{dashed} dashed lines, expected the one at 1x")
+# The y tick labels are the texts anchored at their end; each chart's start at 0.
+charts = []
+for label in (t.text for t in svg.iter(ns + "text") if t.get("text-anchor") == "end"):
+    if float(label) == 0: charts.append([])
+    charts[-1].append(label)
+for labels in charts:
+    ticks = [float(label) for label in labels]
+    step = ticks[1] if len(ticks) > 1 else 0
+    mantissa = step / 10 ** math.floor(math.log10(step) + 1e-9) if step > 0 else 0
+    if (not all(re.fullmatch(r"(0|[1-9][0-9]*)(\.[0-9]*[1-9])?", label) for label in labels) or
+            min(abs(mantissa - m) for m in (1, 2, 5)) > 1e-9 or
+            any(abs(tick - i * step) > 1e-9 * step for i, tick in enumerate(ticks))):
+        problems.append(f"y ticks {labels} are not 0, s, 2s, ... with s 1, 2 or 5 times a power of ten")
+if len(charts) != 3: problems.append(f"{len(charts)} charts, expected 3")
 for p in problems: print("  " + p)
 sys.exit(1 if problems else 0)
 PY
