@@ -1,0 +1,496 @@
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "impl/statistics/kolmogorov.h"
+#include "impl/statistics/multiple_testing.h"
+#include "impl/statistics/randomized_pit.h"
+#include "impl/statistics/uniformity.h"
+
+namespace specgate {
+namespace {
+
+constexpr double kGoldenStep = 0.6180339887498949;  // (sqrt(5) - 1) / 2
+constexpr double kSilverStep = 0.41421356237309515;  // sqrt(2) - 1
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// frac(k step + shift) for k = 1..n, bent by x + bend x (1 - x) away from uniform and, with
+// levels, rounded down to multiples of 1 / levels (ties). numpy computes the same values with
+//   x = np.fmod(np.arange(1, n + 1) * step + shift, 1.0); y = x + bend * x * (1.0 - x)
+//   y = np.floor(y * levels) / levels
+// which is how the scipy figures below were made.
+std::vector<double> bent_sequence(int n, double step, double shift, double bend, int levels = 0) {
+  std::vector<double> values;
+  for (int k = 1; k <= n; ++k) {
+    const double x = std::fmod(k * step + shift, 1.0);
+    const double y = x + bend * x * (1.0 - x);
+    values.push_back(levels > 0 ? std::floor(y * levels) / levels : y);
+  }
+  return values;
+}
+
+double uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+std::vector<double> uniforms(std::mt19937_64& rng, int n) {
+  std::vector<double> values(n);
+  for (double& value : values) value = uniform(rng);
+  return values;
+}
+
+// Binomial(2000, 0.05) lies outside [60, 146] with probability 7.6e-6 (scipy.stats.binom: 4.0e-6
+// below 60, 3.6e-6 above 146), i.e. a false-alarm rate within [3.0%, 7.3%]. The tests' exact
+// sizes are 0.0500 (one sample, n = 500; kstwo.sf) and 0.0494 (500 against 400; D on its
+// lattice of 1/2000, ks_2samp's exact law).
+constexpr int kCalibrationTrials = 2000;
+constexpr int kFewestFalseAlarms = 60;
+constexpr int kMostFalseAlarms = 146;
+
+// Relative agreement of two computations of the same double-precision formula.
+constexpr double kSameFormula = 1e-12;
+// Stephens' corrected asymptotic p-value against the exact one: within 4.8% on the samples
+// below (one sample at most 3.9%, at p = 1.2e-6; two samples at most 4.8%, at p = 2.8e-5).
+// The uncorrected asymptotic p-value is off by up to 18% on the same samples.
+constexpr double kStephensAccuracy = 0.06;
+
+double relative_error(double actual, double expected) { return std::abs(actual - expected) / expected; }
+
+std::string text(double value) { return (testing::Message() << value).GetString(); }
+
+TEST(KolmogorovSurvival, MatchesScipySpecialKolmogorov) {
+  // scipy.special.kolmogorov(lambda).
+  const struct {
+    double lambda;
+    double survival;
+  } cases[] = {
+      {0.05, 1.0},
+      {0.1, 1.0},
+      {0.15, 1.0},
+      {0.2, 0.999999999999495},
+      {0.3, 0.9999906941986655},
+      {0.5, 0.9639452436648751},
+      {0.8, 0.5441424115741981},
+      {0.99, 0.2808738392255489},
+      {1.0, 0.26999967167735456},
+      {1.01, 0.25943416909359746},
+      {1.2, 0.11224966667072497},
+      {1.6, 0.011952043239196616},
+      {2.0, 0.0006709252557796953},
+      {3.0, 3.045995948942526e-08},
+      {4.0, 2.532833109818835e-14},
+      {6.0, 1.0760372320042276e-31},
+  };
+  for (const auto& c : cases) {
+    EXPECT_LE(relative_error(kolmogorov_survival(c.lambda), c.survival), kSameFormula) << "lambda " << c.lambda;
+  }
+  EXPECT_EQ(kolmogorov_survival(0.0), 1.0);
+  EXPECT_EQ(kolmogorov_survival(-1.0), 1.0);
+}
+
+TEST(KolmogorovUpperQuantile, MatchesScipySpecialKolmogi) {
+  EXPECT_LE(relative_error(kolmogorov_upper_quantile(0.05), 1.3580986393225507), kSameFormula);
+  EXPECT_LE(relative_error(kolmogorov_upper_quantile(0.01), 1.6276236115189504), kSameFormula);
+  EXPECT_LE(relative_error(kolmogorov_upper_quantile(0.5), 0.8275735551899059), kSameFormula);
+  EXPECT_THROW(kolmogorov_upper_quantile(0.0), std::invalid_argument);
+  EXPECT_THROW(kolmogorov_upper_quantile(1.0), std::invalid_argument);
+}
+
+// scipy 1.17: kstest(x, 'uniform', method='asymp') gives D and kolmogorov(sqrt(n) D), the plain
+// asymptotic p-value; kolmogorov((sqrt(n) + 0.12 + 0.11 / sqrt(n)) D) is the corrected one this code
+// returns;
+// kstest(..., method='exact') the exact one.
+TEST(KsUniformityTest, MatchesScipyOnFixedSamples) {
+  const struct {
+    int n;
+    double shift, bend;
+    int levels;
+    double distance, asymptotic_p, stephens_p, exact_p;
+  } cases[] = {
+      {40, 0.0, 0.5, 0, 0.14964184367376637, 0.3319031978472121, 0.3070909369193322, 0.30104626203106644},
+      {60, 0.4, 0.1, 0, 0.04378688513135448, 0.999837388822092, 0.9997703973638269, 0.9995451508616846},
+      {80, 0.9, 0.05, 0, 0.018939365527549656, 1.0, 1.0, 0.9999999999999981},
+      {100, 0.3, 0.3, 0, 0.07697757132002714, 0.5940025134575668, 0.5772305123942741, 0.5674228346596897},
+      {120, 0.2, -0.2, 32, 0.08750000000000002, 0.3171448795475895, 0.30367955158625504, 0.29946119199163},
+      {250, 0.7, 0.25, 0, 0.06576265888394706, 0.22975527131670628, 0.22191656935710863, 0.21990496894062828},
+      {300, 0.0, 0.6, 0, 0.15371822437799998, 1.3924742976808375e-06, 1.13142809534023e-06, 1.1771815353223839e-06},
+      {500, 0.1, 0.36, 0, 0.0919930608494296, 0.0004223922962021482, 0.00038418157774475285, 0.0003923865083447086},
+      {500, 0.5, 0.0, 0, 0.0030216337839447105, 1.0, 1.0, 1.0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE("n " + std::to_string(c.n) + ", bend " + std::to_string(c.bend));
+    const DistributionTest test =
+        ks_uniformity_test(bent_sequence(c.n, kGoldenStep, c.shift, c.bend, c.levels), 0.05);
+    EXPECT_EQ(test.n, c.n);
+    EXPECT_EQ(test.m, 0);
+    EXPECT_EQ(test.effective_n, c.n);
+    EXPECT_NEAR(test.distance, c.distance, 1e-12);
+    EXPECT_LE(relative_error(kolmogorov_survival(std::sqrt(c.n) * test.distance), c.asymptotic_p), kSameFormula);
+    EXPECT_LE(relative_error(test.p_value, c.stephens_p), kSameFormula);
+    EXPECT_LE(relative_error(test.p_value, c.exact_p), kStephensAccuracy);
+    EXPECT_EQ(test.rejected, c.stephens_p <= 0.05);
+  }
+}
+
+// scipy 1.17: ks_2samp(a, b, method='asymp') gives D. Its asymptotic p-value is not the
+// Kolmogorov law's (it takes kstwo.sf(D, round(n m / (n + m))), the exact one-sample law at that
+// size), so the plain figure is scipy.special.kolmogorov(sqrt(n_eff) D); exact_p is
+// ks_2samp(a, b, method='exact').
+TEST(KsTwoSampleTest, MatchesScipyOnFixedSamples) {
+  const struct {
+    int n;
+    double shift, bend;
+    int m;
+    double second_shift, second_bend;
+    int levels;
+    double distance, asymptotic_p, stephens_p, exact_p;
+  } cases[] = {
+      {40, 0.2, 0.0, 100, 0.0, 0.0, 0, 0.05500000000000005, 0.9999946105338531, 0.9999891875913881, 0.9999712410232846},
+      {60, 0.0, 0.4, 45, 0.5, 0.0, 0, 0.11111111111111105, 0.9086920092500215, 0.8905925059649941, 0.8793072802816579},
+      {150, 0.0, 0.3, 150, 0.25, 0.0, 64, 0.08000000000000007, 0.7231519162984147, 0.7055070861310422, 0.7249566931207618},
+      {200, 0.1, 0.2, 300, 0.9, -0.1, 0, 0.08499999999999996, 0.3512094103233358, 0.3371795463600296, 0.3381632532756778},
+      {300, 0.0, 0.5, 250, 0.3, -0.3, 0, 0.20066666666666666, 3.401216805579126e-05, 2.6627566216800782e-05, 2.7954768307621927e-05},
+      {500, 0.3, 0.1, 400, 0.6, 0.0, 0, 0.02949999999999997, 0.9903317888873701, 0.9893242510831457, 0.9873637484069744},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE("n " + std::to_string(c.n) + ", m " + std::to_string(c.m));
+    const std::vector<double> first = bent_sequence(c.n, kGoldenStep, c.shift, c.bend, c.levels);
+    const std::vector<double> second = bent_sequence(c.m, kSilverStep, c.second_shift, c.second_bend, c.levels);
+    const DistributionTest test = ks_two_sample_test(first, second, 0.05);
+    const double effective_n = static_cast<double>(c.n) * c.m / (c.n + c.m);
+    EXPECT_EQ(test.n, c.n);
+    EXPECT_EQ(test.m, c.m);
+    EXPECT_DOUBLE_EQ(test.effective_n, effective_n);
+    EXPECT_NEAR(test.distance, c.distance, 1e-12);
+    EXPECT_LE(relative_error(kolmogorov_survival(std::sqrt(effective_n) * test.distance), c.asymptotic_p),
+              kSameFormula);
+    EXPECT_LE(relative_error(test.p_value, c.stephens_p), kSameFormula);
+    EXPECT_LE(relative_error(test.p_value, c.exact_p), kStephensAccuracy);
+    EXPECT_EQ(ks_two_sample_test(second, first, 0.05).distance, test.distance);
+  }
+}
+
+TEST(KsUniformityTest, ConfidenceIntervalIsTheDkwBandAroundD) {
+  const DistributionTest test = ks_uniformity_test(bent_sequence(200, kGoldenStep, 0.0, 0.5), 0.05);
+  const double deviation = std::sqrt(std::log(2.0 / 0.05) / 400.0);
+  EXPECT_DOUBLE_EQ(test.distance_low, test.distance - deviation);
+  EXPECT_DOUBLE_EQ(test.distance_high, test.distance + deviation);
+  EXPECT_EQ(test.alpha, 0.05);
+
+  const DistributionTest near_zero = ks_uniformity_test(bent_sequence(50, kGoldenStep, 0.0, 0.0), 0.05);
+  EXPECT_EQ(near_zero.distance_low, 0.0);
+  const std::vector<double> all_zero(10, 0.0);
+  const DistributionTest extreme = ks_uniformity_test(all_zero, 0.05);
+  EXPECT_EQ(extreme.distance, 1.0);
+  EXPECT_EQ(extreme.distance_high, 1.0);
+  EXPECT_TRUE(extreme.rejected);
+}
+
+TEST(KsTwoSampleTest, IdenticalSamplesHaveDistanceZero) {
+  const std::vector<double> values = bent_sequence(100, kGoldenStep, 0.0, 0.3);
+  const DistributionTest test = ks_two_sample_test(values, values, 0.05);
+  EXPECT_EQ(test.distance, 0.0);
+  EXPECT_EQ(test.p_value, 1.0);
+  EXPECT_FALSE(test.rejected);
+}
+
+TEST(DetectableDistance, IsTheCriticalDistancePlusTheHoeffdingMargin) {
+  const double critical = 1.3580986393225507 / (std::sqrt(500.0) + 0.12 + 0.11 / std::sqrt(500.0));
+  EXPECT_NEAR(ks_detectable_distance(500.0, 0.05), critical + std::sqrt(std::log(10.0) / 1000.0), 1e-12);
+  EXPECT_NEAR(ks_detectable_distance(500.0, 0.05), 0.108384, 1e-6);
+  EXPECT_GT(ks_detectable_distance(100.0, 0.05), ks_detectable_distance(500.0, 0.05));
+  EXPECT_GT(ks_detectable_distance(500.0, 0.01), ks_detectable_distance(500.0, 0.05));
+  const DistributionTest test = ks_uniformity_test(bent_sequence(500, kGoldenStep, 0.0, 0.0), 0.05);
+  EXPECT_EQ(test.detectable_distance, ks_detectable_distance(500.0, 0.05));
+}
+
+TEST(KsUniformityTest, RefusesEmptySamplesValuesOutsideTheUnitIntervalAndBadLevels) {
+  const std::vector<double> fine = {0.1, 0.5, 0.9};
+  EXPECT_THROW(ks_uniformity_test({}, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_uniformity_test(std::vector<double>{0.1, kNaN}, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_uniformity_test(std::vector<double>{-1e-12, 0.5}, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_uniformity_test(std::vector<double>{0.5, 1.0 + 1e-12}, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_uniformity_test(fine, 0.0), std::invalid_argument);
+  EXPECT_THROW(ks_uniformity_test(fine, 1.0), std::invalid_argument);
+  EXPECT_THROW(ks_uniformity_test(fine, kNaN), std::invalid_argument);
+  EXPECT_NO_THROW(ks_uniformity_test(std::vector<double>{0.0, 1.0}, 0.05));
+
+  EXPECT_THROW(ks_two_sample_test(fine, {}, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_two_sample_test({}, fine, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_two_sample_test(fine, std::vector<double>{kNaN}, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_two_sample_test(std::vector<double>{2.0}, fine, 0.05), std::invalid_argument);
+  EXPECT_THROW(ks_two_sample_test(fine, fine, 1.5), std::invalid_argument);
+}
+
+TEST(KsUniformityTest, FalseAlarmRateOnUniformSamplesIsAlpha) {
+  std::mt19937_64 rng(20240611);
+  int ks_rejections = 0;
+  int chi_square_rejections = 0;
+  for (int trial = 0; trial < kCalibrationTrials; ++trial) {
+    const std::vector<double> values = uniforms(rng, 500);
+    ks_rejections += ks_uniformity_test(values, 0.05).rejected;
+    chi_square_rejections += chi_square_uniformity(uniformity_histogram(values)).p_value <= 0.05;
+  }
+  RecordProperty("ks_false_alarms", ks_rejections);
+  RecordProperty("chi_square_false_alarms", chi_square_rejections);
+  EXPECT_GE(ks_rejections, kFewestFalseAlarms);
+  EXPECT_LE(ks_rejections, kMostFalseAlarms);
+  EXPECT_GE(chi_square_rejections, kFewestFalseAlarms);
+  EXPECT_LE(chi_square_rejections, kMostFalseAlarms);
+}
+
+TEST(KsTwoSampleTest, FalseAlarmRateOnTwoUniformSamplesIsAlpha) {
+  std::mt19937_64 rng(20240612);
+  int rejections = 0;
+  for (int trial = 0; trial < kCalibrationTrials; ++trial) {
+    rejections += ks_two_sample_test(uniforms(rng, 500), uniforms(rng, 400), 0.05).rejected;
+  }
+  RecordProperty("false_alarms", rejections);
+  EXPECT_GE(rejections, kFewestFalseAlarms);
+  EXPECT_LE(rejections, kMostFalseAlarms);
+}
+
+// Values U^(1/b), CDF x^b for b in (0, 1), at sup-distance from uniform x^b - x at x = b^(1/(1-b)).
+double power_alternative_distance(double b) {
+  const double x = std::pow(b, 1.0 / (1.0 - b));
+  return std::pow(x, b) - x;
+}
+
+// The exponent b whose alternative lies at the given sup-distance from uniform, by bisection:
+// the distance falls from 1 to 0 as b rises from 0 to 1.
+double power_alternative_exponent(double distance) {
+  double low = 1e-6;
+  double high = 1.0 - 1e-9;
+  for (int step = 0; step < 200; ++step) {
+    const double middle = 0.5 * (low + high);
+    (power_alternative_distance(middle) > distance ? low : high) = middle;
+  }
+  return 0.5 * (low + high);
+}
+
+std::vector<double> power_alternative(std::mt19937_64& rng, int n, double exponent) {
+  std::vector<double> values = uniforms(rng, n);
+  for (double& value : values) value = std::pow(value, 1.0 / exponent);
+  return values;
+}
+
+// Uniform with an atom of mass 2 d at 1/2, at sup-distance d from uniform (F - U is -2 d x below
+// 1/2 and 2 d (1 - x) from it).
+std::vector<double> atom_alternative(std::mt19937_64& rng, int n, double distance) {
+  std::vector<double> values = uniforms(rng, n);
+  for (double& value : values) {
+    if (uniform(rng) < 2.0 * distance) value = 0.5;
+  }
+  return values;
+}
+
+constexpr int kPowerTrials = 1000;
+
+TEST(DetectableDistance, OneSampleTestRejectsAlternativesAtThatDistanceNineTimesInTen) {
+  const double distance = ks_detectable_distance(500.0, 0.05);
+  const double exponent = power_alternative_exponent(distance);
+  ASSERT_NEAR(power_alternative_distance(exponent), distance, 1e-12);
+  std::mt19937_64 rng(7);
+  int smooth_rejections = 0;
+  int atom_rejections = 0;
+  for (int trial = 0; trial < kPowerTrials; ++trial) {
+    smooth_rejections += ks_uniformity_test(power_alternative(rng, 500, exponent), 0.05).rejected;
+    atom_rejections += ks_uniformity_test(atom_alternative(rng, 500, distance), 0.05).rejected;
+  }
+  RecordProperty("detectable_distance", text(distance));
+  RecordProperty("power_smooth_per_mille", smooth_rejections);
+  RecordProperty("power_atom_per_mille", atom_rejections);
+  EXPECT_GE(smooth_rejections, 900);
+  EXPECT_GE(atom_rejections, 900);
+  // The bound is not loose by a factor of two: the smooth alternative at half the distance is
+  // not detected reliably. (An atom at half the distance still is, nearly: D adds the noise on
+  // either side of a jump.)
+  const double half_exponent = power_alternative_exponent(distance / 2);
+  int half_distance_rejections = 0;
+  for (int trial = 0; trial < kPowerTrials; ++trial) {
+    half_distance_rejections += ks_uniformity_test(power_alternative(rng, 500, half_exponent), 0.05).rejected;
+  }
+  RecordProperty("power_smooth_half_distance_per_mille", half_distance_rejections);
+  EXPECT_LT(half_distance_rejections, 900);
+}
+
+TEST(DetectableDistance, TwoSampleTestRejectsAlternativesAtThatDistanceNineTimesInTen) {
+  const double distance = ks_detectable_distance(500.0 * 400.0 / 900.0, 0.05);
+  const double exponent = power_alternative_exponent(distance);
+  std::mt19937_64 rng(8);
+  int rejections = 0;
+  for (int trial = 0; trial < kPowerTrials; ++trial) {
+    const DistributionTest test = ks_two_sample_test(uniforms(rng, 500), power_alternative(rng, 400, exponent), 0.05);
+    EXPECT_EQ(test.detectable_distance, distance);
+    rejections += test.rejected;
+  }
+  RecordProperty("detectable_distance", text(distance));
+  RecordProperty("power_per_mille", rejections);
+  EXPECT_GE(rejections, 900);
+}
+
+// The true distance lies in [distance_low, distance_high] in at least 1 - alpha of the trials.
+TEST(ConfidenceInterval, CoversTheTrueDistanceForOneAndTwoSamples) {
+  const double distance = 0.08;
+  const double exponent = power_alternative_exponent(distance);
+  std::mt19937_64 rng(9);
+  int one_sample_covered = 0;
+  int two_sample_covered = 0;
+  for (int trial = 0; trial < kPowerTrials; ++trial) {
+    const DistributionTest one = ks_uniformity_test(power_alternative(rng, 300, exponent), 0.05);
+    one_sample_covered += one.distance_low <= distance && distance <= one.distance_high;
+    const DistributionTest two = ks_two_sample_test(uniforms(rng, 300), power_alternative(rng, 200, exponent), 0.05);
+    two_sample_covered += two.distance_low <= distance && distance <= two.distance_high;
+  }
+  RecordProperty("one_sample_coverage_per_mille", one_sample_covered);
+  RecordProperty("two_sample_coverage_per_mille", two_sample_covered);
+  EXPECT_GE(one_sample_covered, 950);
+  EXPECT_GE(two_sample_covered, 950);
+}
+
+TEST(UniformityHistogram, CountsTwentyEqualBinsWithOneInTheLast) {
+  const std::vector<double> values = {0.0, 0.049, 0.05, 0.5, 0.5, 0.999, 1.0};
+  UniformityHistogram expected{};
+  expected[0] = 2;
+  expected[1] = 1;
+  expected[10] = 2;
+  expected[19] = 2;
+  EXPECT_EQ(uniformity_histogram(values), expected);
+  EXPECT_EQ(uniformity_histogram({}), UniformityHistogram{});
+  EXPECT_THROW(uniformity_histogram(std::vector<double>{0.5, kNaN}), std::invalid_argument);
+  EXPECT_THROW(uniformity_histogram(std::vector<double>{1.5}), std::invalid_argument);
+}
+
+// scipy.stats.chisquare on the same counts (np.minimum((y * 20).astype(int), 19), bincount).
+TEST(ChiSquareUniformity, MatchesScipyChisquare) {
+  const struct {
+    int n;
+    double shift, bend;
+    double statistic, p_value;
+  } cases[] = {
+      {200, 0.1, 0.6, 33.0, 0.024040162779150803},
+      {500, 0.3, 0.35, 21.68, 0.3004703790063992},
+      {1000, 0.2, 0.5, 97.56, 1.4776260843812857e-12},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE("n " + std::to_string(c.n));
+    const ChiSquareTest test = chi_square_uniformity(uniformity_histogram(bent_sequence(c.n, kGoldenStep, c.shift, c.bend)));
+    EXPECT_EQ(test.degrees_of_freedom, 19);
+    EXPECT_NEAR(test.statistic, c.statistic, 1e-9);
+    EXPECT_LE(relative_error(test.p_value, c.p_value), 1e-9);
+  }
+  EXPECT_THROW(chi_square_uniformity(UniformityHistogram{}), std::invalid_argument);
+}
+
+TEST(HolmBonferroni, TextbookExample) {
+  // p = 0.01, 0.04, 0.03, 0.005 at alpha 0.05: 0.005 <= 0.05 / 4 and 0.01 <= 0.05 / 3 are
+  // rejected, 0.03 > 0.05 / 2 stops the procedure.
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
+  const HolmDecision decision = holm_bonferroni(p, 0.05);
+  const std::vector<double> adjusted = {0.03, 0.06, 0.06, 0.02};
+  for (size_t i = 0; i < p.size(); ++i) EXPECT_DOUBLE_EQ(decision.adjusted_p_values[i], adjusted[i]) << i;
+  EXPECT_EQ(decision.rejected, (std::vector<bool>{true, false, false, true}));
+}
+
+TEST(HolmBonferroni, HandComputedExampleWithTiesAndTheMonotoneStep) {
+  // Ascending 0.001, 0.0125, 0.0125, 0.2, 0.6 times 5, 4, 3, 2, 1: 0.005, 0.05, 0.0375 (raised to
+  // 0.05 by the running maximum), 0.4, 0.6. 0.05 is rejected at alpha 0.05 (<=).
+  const HolmDecision decision = holm_bonferroni(std::vector<double>{0.2, 0.001, 0.0125, 0.6, 0.0125}, 0.05);
+  const std::vector<double> adjusted = {0.4, 0.005, 0.05, 0.6, 0.05};
+  for (size_t i = 0; i < adjusted.size(); ++i) EXPECT_DOUBLE_EQ(decision.adjusted_p_values[i], adjusted[i]) << i;
+  EXPECT_EQ(decision.rejected, (std::vector<bool>{false, true, true, false, true}));
+}
+
+TEST(HolmBonferroni, RejectsWhatBonferroniWouldNot) {
+  // Bonferroni's 0.03, 0.06, 0.09 rejects one; Holm's 0.03, 0.04, 0.04 rejects all three.
+  const HolmDecision decision = holm_bonferroni(std::vector<double>{0.03, 0.01, 0.02}, 0.05);
+  EXPECT_DOUBLE_EQ(decision.adjusted_p_values[0], 0.04);
+  EXPECT_DOUBLE_EQ(decision.adjusted_p_values[1], 0.03);
+  EXPECT_DOUBLE_EQ(decision.adjusted_p_values[2], 0.04);
+  EXPECT_EQ(decision.rejected, (std::vector<bool>{true, true, true}));
+}
+
+TEST(HolmBonferroni, CapsAdjustedPValuesAtOne) {
+  const HolmDecision decision = holm_bonferroni(std::vector<double>{0.7, 0.9, 0.3}, 0.05);
+  EXPECT_EQ(decision.adjusted_p_values, (std::vector<double>{1.0, 1.0, 0.8999999999999999}));
+  EXPECT_EQ(decision.rejected, (std::vector<bool>{false, false, false}));
+}
+
+TEST(HolmBonferroni, EmptyFamilyAndRefusals) {
+  const HolmDecision none = holm_bonferroni({}, 0.05);
+  EXPECT_TRUE(none.adjusted_p_values.empty());
+  EXPECT_TRUE(none.rejected.empty());
+  EXPECT_THROW(holm_bonferroni(std::vector<double>{0.1, kNaN}, 0.05), std::invalid_argument);
+  EXPECT_THROW(holm_bonferroni(std::vector<double>{1.1}, 0.05), std::invalid_argument);
+  EXPECT_THROW(holm_bonferroni(std::vector<double>{-0.1}, 0.05), std::invalid_argument);
+  EXPECT_THROW(holm_bonferroni(std::vector<double>{0.1}, 0.0), std::invalid_argument);
+}
+
+TEST(RandomizedPit, IsTheMassBelowPlusAUniformShareOfTheToken) {
+  const std::vector<double> p = {0.1, 0.2, 0.0, 0.3, 0.4};
+  EXPECT_DOUBLE_EQ(*randomized_pit(p, 3, 0.5), 0.45);
+  EXPECT_DOUBLE_EQ(*randomized_pit(p, 0, 0.0), 0.0);
+  EXPECT_DOUBLE_EQ(*randomized_pit(p, 1, 0.25), 0.15);
+  EXPECT_EQ(*randomized_pit(p, 4, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(*randomized_pit(0.3, 0.3, 0.5), 0.45);
+  // Normalised by the sum: twice the masses give the same values.
+  const std::vector<double> doubled = {0.2, 0.4, 0.0, 0.6, 0.8};
+  EXPECT_DOUBLE_EQ(*randomized_pit(doubled, 3, 0.5), 0.45);
+}
+
+TEST(RandomizedPit, FlagsATokenOutsideTheSupport) {
+  const std::vector<double> p = {0.1, 0.2, 0.0, 0.3, 0.4};
+  EXPECT_EQ(randomized_pit(p, 2, 0.5), std::nullopt);
+  EXPECT_EQ(randomized_pit(0.3, 0.0, 0.5), std::nullopt);
+}
+
+TEST(RandomizedPit, RefusesMalformedArguments) {
+  const std::vector<double> p = {0.5, 0.5};
+  EXPECT_THROW(randomized_pit(p, -1, 0.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(p, 2, 0.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(p, 0, 1.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(p, 0, kNaN), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(std::vector<double>{0.5, -0.1}, 0, 0.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(std::vector<double>{0.5, kNaN}, 0, 0.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(std::vector<double>{0.0, 0.0}, 0, 0.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(0.8, 0.3, 0.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit(-0.1, 0.3, 0.5), std::invalid_argument);
+}
+
+// Tokens drawn from p by inverse CDF give uniform PIT values under p; drawn from a sharpened p
+// they do not.
+TEST(RandomizedPit, IsUniformForTokensDrawnFromTheDistribution) {
+  const std::vector<double> p = {0.4, 0.25, 0.15, 0.1, 0.05, 0.03, 0.02};
+  std::vector<double> sharpened;
+  double sharpened_total = 0.0;
+  for (const double mass : p) sharpened_total += mass * mass;
+  for (const double mass : p) sharpened.push_back(mass * mass / sharpened_total);
+  const auto draw = [](std::mt19937_64& rng, const std::vector<double>& masses) {
+    double remaining = uniform(rng);
+    size_t token = 0;
+    while (token + 1 < masses.size() && remaining >= masses[token]) remaining -= masses[token++];
+    return static_cast<int64_t>(token);
+  };
+  std::mt19937_64 rng(11);
+  std::vector<double> faithful;
+  std::vector<double> sharp;
+  for (int i = 0; i < 2000; ++i) {
+    faithful.push_back(*randomized_pit(p, draw(rng, p), uniform(rng)));
+    sharp.push_back(*randomized_pit(p, draw(rng, sharpened), uniform(rng)));
+  }
+  const DistributionTest faithful_test = ks_uniformity_test(faithful, 0.01);
+  const DistributionTest sharp_test = ks_uniformity_test(sharp, 0.01);
+  RecordProperty("faithful_p_value", text(faithful_test.p_value));
+  RecordProperty("sharpened_p_value", text(sharp_test.p_value));
+  EXPECT_FALSE(faithful_test.rejected);
+  EXPECT_TRUE(sharp_test.rejected);
+  EXPECT_TRUE(ks_two_sample_test(faithful, sharp, 0.01).rejected);
+}
+
+}  // namespace
+}  // namespace specgate
