@@ -1,7 +1,5 @@
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -21,6 +19,7 @@
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
+#include "impl/common/utc_now.h"
 
 namespace specgate::cli {
 namespace {
@@ -43,13 +42,6 @@ struct BenchOptions {
   int64_t max_wait = 1;
   uint64_t seed = 0;
 };
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
 
 std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options, const ModelPair& models) {
   std::vector<Question> questions = read_questions(options.bench);

@@ -1,8 +1,6 @@
 #include "impl/scoring/scorer.h"
 
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -11,6 +9,7 @@
 #include "impl/common/error.h"
 #include "impl/common/line_reader.h"
 #include "impl/common/sha256.h"
+#include "impl/common/utc_now.h"
 #include "impl/common/utf8.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/tokenizer/tokenizer.h"
@@ -21,15 +20,6 @@ namespace {
 constexpr int64_t kContextTokens = 8;
 constexpr int64_t kContextCodePoints = 32;
 constexpr const char* kUnknownCategory = "unknown";
-
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 std::string where(const std::filesystem::path& path, int64_t line) { return path.string() + ":" + std::to_string(line); }
 
