@@ -166,6 +166,34 @@ double parse_seconds(const json& value, const std::string& field, const LineCont
   return seconds;
 }
 
+// run.sampling: temperature (0: greedy) and, where they were set, top_k, top_p and seed.
+SamplingSettings parse_sampling(const json& sampling, const LineContext& context) {
+  if (!sampling.is_object()) context.fail_type("run.sampling", "an object with temperature", sampling);
+  const auto real = [&](const char* key, double low, double high, bool low_open) -> std::optional<double> {
+    const json* value = optional_member(sampling, key);
+    if (value == nullptr) return std::nullopt;
+    const std::string field = std::string("run.sampling.") + key;
+    if (!value->is_number()) context.fail_type(field, "a number", *value);
+    const double number = value->get<double>();
+    if (!(low_open ? number > low : number >= low) || !(number <= high))
+      context.fail_field(field, value->dump() + " is out of range");
+    return number;
+  };
+  SamplingSettings settings;
+  const std::optional<double> temperature = real("temperature", 0.0, 1e6, false);
+  if (!temperature) context.fail_field("run.sampling.temperature", "missing");
+  settings.temperature = *temperature;
+  settings.top_p = real("top_p", 0.0, 1.0, true);
+  if (const json* top_k = optional_member(sampling, "top_k"))
+    settings.top_k = context.integer(*top_k, "run.sampling.top_k", 0, std::numeric_limits<int32_t>::max());
+  if (const json* seed = optional_member(sampling, "seed")) {
+    if (!seed->is_number_unsigned() && !(seed->is_number_integer() && seed->get<int64_t>() >= 0))
+      context.fail_type("run.sampling.seed", "a non-negative integer", *seed);
+    settings.seed = seed->get<uint64_t>();
+  }
+  return settings;
+}
+
 RunInfo parse_run(const json& run, const LineContext& context) {
   if (!run.is_object()) context.fail_type("run", "an object with engine, batch_size and started_at", run);
   const auto member = [&](const char* key) -> const json& {
@@ -175,9 +203,16 @@ RunInfo parse_run(const json& run, const LineContext& context) {
   };
   const json& engine = member("engine");
   if (!engine.is_string()) context.fail_type("run.engine", "a string", engine);
-  return {.engine = engine.get<std::string>(),
-          .batch_size = context.integer(member("batch_size"), "run.batch_size", 1, std::numeric_limits<int32_t>::max()),
-          .started_at = parse_seconds(member("started_at"), "run.started_at", context)};
+  constexpr int64_t kLargest = std::numeric_limits<int32_t>::max();
+  RunInfo info{.engine = engine.get<std::string>(),
+               .batch_size = context.integer(member("batch_size"), "run.batch_size", 1, kLargest),
+               .started_at = parse_seconds(member("started_at"), "run.started_at", context)};
+  if (const json* tokens = optional_member(run, "max_new_tokens"))
+    info.max_new_tokens = context.integer(*tokens, "run.max_new_tokens", 1, kLargest);
+  if (const json* k = optional_member(run, "draft_tokens")) info.draft_tokens = context.integer(*k, "run.draft_tokens", 1, kLargest);
+  if (const json* window = optional_member(run, "window")) info.window = context.integer(*window, "run.window", 1, kLargest);
+  if (const json* sampling = optional_member(run, "sampling")) info.sampling = parse_sampling(*sampling, context);
+  return info;
 }
 
 int64_t parse_count(const json& value, const std::string& field, const LineContext& context) {
