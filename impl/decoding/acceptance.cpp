@@ -145,7 +145,7 @@ std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftPropo
   const c10::Device device = logits.device();
   const at::Tensor& drafts = proposal.tokens;
   const int64_t k = drafts.size(1);
-  const bool greedy = options.sampling.greedy();
+  const bool greedy = options.sampling.greedy() || options.faults.has(Fault::kGreedyVerification);
   const DeviceVerdict verdict =
       greedy ? verify_greedy(logits, drafts, options)
              : verify_sampled(logits, proposal, drafts, upload(verification_uniforms(state, k, options.faults), device),
@@ -167,7 +167,7 @@ std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftPropo
     v.drafted.assign(row + 3 + k, row + 3 + 2 * k);
     if (greedy) v.target_choice.assign(row + 3 + 2 * k, row + 4 + 3 * k);
   }
-  if (!greedy) consume(state, first_rejection, k, options.faults);
+  if (!options.sampling.greedy()) consume(state, first_rejection, k, options.faults);
   return verdicts;
 }
 

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kName
     "rejected-kv-visible",    "bonus-not-fed",         "draft-cache-short",   "mask-lets-padding-through",
     "bonus-logit-off-by-one", "count-after-mismatch",  "tokens-after-eos-kept", "always-accept",
     "residual-not-normalised", "raw-draft-distribution", "bonus-kv-wrong-position", "cache-advanced-by-drafted",
-    "shared-random-stream",
+    "shared-random-stream",   "greedy-verification",   "draft-filter-skipped", "stale-draft-distribution",
     "group-mixed-lengths",    "wrong-sequence-kv",     "refill-loses-sequence", "refill-duplicates-sequence",
 };
 
@@ -31,7 +31,9 @@ bool is_exspec_only(Fault fault) { return fault >= Fault::kGroupMixedLengths; }
 
 bool is_sampling_only(Fault fault) {
   return fault == Fault::kAlwaysAccept || fault == Fault::kResidualNotNormalised ||
-         fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream;
+         fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream ||
+         fault == Fault::kGreedyVerification || fault == Fault::kDraftFilterSkipped ||
+         fault == Fault::kStaleDraftDistribution;
 }
 
 Fault fault_from_name(std::string_view name) {

@@ -28,6 +28,9 @@ enum class Fault {
   kBonusKvWrongPosition,    // the pending bonus is fed at the position after its own
   kCacheAdvancedByDrafted,  // the draft cache is taken to hold every drafted token
   kSharedRandomStream,      // sampling: every row draws from the first row's random stream
+  kGreedyVerification,      // sampling: drafts checked against the target's argmax, bonus its argmax
+  kDraftFilterSkipped,      // sampling: q in p/q is tempered but not top-k / top-p filtered
+  kStaleDraftDistribution,  // sampling: q in p/q is a buffer filled in the first round, never refreshed
   // EXSPEC only:
   kGroupMixedLengths,         // sequences of different lengths grouped without realignment
   kWrongSequenceKv,           // K/V written back into another sequence's slot of the pool

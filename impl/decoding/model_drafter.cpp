@@ -22,9 +22,11 @@ at::Tensor draft_uniforms(BatchState& state, int64_t k) {
 }
 
 // The draft distribution verification will take as q: the one the token was drawn from, or
-// under the fault the unshaped softmax.
-at::Tensor recorded_distribution(const at::Tensor& shaped, const at::Tensor& logits, const FaultSet& faults) {
-  if (faults.has(Fault::kRawDraftDistribution)) return logits.to(at::kDouble).softmax(-1);
+// under the faults the unshaped softmax, or the tempered one without top-k and top-p.
+at::Tensor recorded_distribution(const at::Tensor& shaped, const at::Tensor& logits, const DecodeOptions& options) {
+  if (options.faults.has(Fault::kRawDraftDistribution)) return logits.to(at::kDouble).softmax(-1);
+  if (options.faults.has(Fault::kDraftFilterSkipped))
+    return sampling_distribution(logits, {.temperature = options.sampling.temperature});
   return shaped;
 }
 
@@ -61,7 +63,7 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     at::Tensor chosen;
     if (sampling) {
       const at::Tensor q = sampling_distribution(logits, options.sampling);
-      distributions.push_back(recorded_distribution(q, logits, options.faults));
+      distributions.push_back(recorded_distribution(q, logits, options));
       chosen = sample_tokens(q, uniforms.select(1, step));
     } else {
       chosen = logits.argmax(-1);
@@ -73,7 +75,18 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     positions = positions.narrow(1, positions.size(1) - 1, 1) + 1;
     valid = at::cat({valid, at::ones({batch, 1}, valid.options())}, 1);
   }
-  return {at::stack(tokens, 1), sampling ? at::stack(distributions, 1) : at::Tensor()};
+  DraftProposal proposal{at::stack(tokens, 1), sampling ? at::stack(distributions, 1) : at::Tensor()};
+  if (options.faults.has(Fault::kStaleDraftDistribution)) {
+    const at::Tensor& fresh = proposal.distributions;
+    const at::Tensor& stale = stale_distributions_;
+    const bool fits = stale.defined() && stale.size(0) >= fresh.size(0) && stale.size(1) == fresh.size(1);
+    if (fits) {
+      proposal.distributions = stale.narrow(0, 0, fresh.size(0));
+    } else {
+      stale_distributions_ = fresh;
+    }
+  }
+  return proposal;
 }
 
 }  // namespace specgate

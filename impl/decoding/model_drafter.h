@@ -22,6 +22,7 @@ class ModelDrafter final : public Drafter {
  private:
   const Transformer& model_;
   const ScriptedDrafts* script_;
+  at::Tensor stale_distributions_;  // kStaleDraftDistribution's buffer, filled once
 };
 
 }  // namespace specgate

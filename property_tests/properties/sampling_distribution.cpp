@@ -97,7 +97,9 @@ DistributionVerdict distribution_test(const DistributionScenario& s, const Fault
 }
 
 std::vector<Fault> sampling_faults() {
-  return {Fault::kBonusFromDraft, Fault::kResidualNotNormalised, Fault::kAlwaysAccept, Fault::kRawDraftDistribution};
+  return {Fault::kBonusFromDraft,      Fault::kResidualNotNormalised, Fault::kAlwaysAccept,
+          Fault::kRawDraftDistribution, Fault::kGreedyVerification,    Fault::kDraftFilterSkipped,
+          Fault::kStaleDraftDistribution};
 }
 
 std::vector<DistributionScenario> distribution_panel() {
