@@ -17,6 +17,27 @@ void check_unit_interval(double value, const char* name) {
   }
 }
 
+// The PIT of `token` with `ahead(i)` saying whether token i comes before it in the order.
+template <typename Ahead>
+std::optional<double> pit_in_order(std::span<const double> probabilities, int64_t token, double uniform, Ahead ahead) {
+  if (token < 0 || token >= static_cast<int64_t>(probabilities.size())) {
+    throw std::invalid_argument("token " + std::to_string(token) + " is outside a distribution over " +
+                                std::to_string(probabilities.size()) + " tokens");
+  }
+  double below = 0.0;
+  double total = 0.0;
+  for (size_t i = 0; i < probabilities.size(); ++i) {
+    const double p = probabilities[i];
+    if (!(p >= 0.0 && std::isfinite(p))) {
+      throw std::invalid_argument("probability " + std::to_string(i) + " is " + std::to_string(p));
+    }
+    if (ahead(i)) below += p;
+    total += p;
+  }
+  if (total == 0.0) throw std::invalid_argument("the distribution has no mass");
+  return randomized_pit(below / total, probabilities[token] / total, uniform);
+}
+
 }  // namespace
 
 std::optional<double> randomized_pit(double mass_below, double token_probability, double uniform) {
@@ -32,22 +53,15 @@ std::optional<double> randomized_pit(double mass_below, double token_probability
 }
 
 std::optional<double> randomized_pit(std::span<const double> probabilities, int64_t token, double uniform) {
-  if (token < 0 || token >= static_cast<int64_t>(probabilities.size())) {
-    throw std::invalid_argument("token " + std::to_string(token) + " is outside a distribution over " +
-                                std::to_string(probabilities.size()) + " tokens");
-  }
-  double below = 0.0;
-  double total = 0.0;
-  for (size_t i = 0; i < probabilities.size(); ++i) {
-    const double p = probabilities[i];
-    if (!(p >= 0.0 && std::isfinite(p))) {
-      throw std::invalid_argument("probability " + std::to_string(i) + " is " + std::to_string(p));
-    }
-    if (static_cast<int64_t>(i) == token) below = total;
-    total += p;
-  }
-  if (total == 0.0) throw std::invalid_argument("the distribution has no mass");
-  return randomized_pit(below / total, probabilities[token] / total, uniform);
+  return pit_in_order(probabilities, token, uniform, [&](size_t i) { return static_cast<int64_t>(i) < token; });
+}
+
+std::optional<double> randomized_pit_most_likely_first(std::span<const double> probabilities, int64_t token,
+                                                       double uniform) {
+  const double own = 0 <= token && token < static_cast<int64_t>(probabilities.size()) ? probabilities[token] : 0.0;
+  return pit_in_order(probabilities, token, uniform, [&](size_t i) {
+    return probabilities[i] > own || (probabilities[i] == own && static_cast<int64_t>(i) < token);
+  });
 }
 
 }  // namespace specgate

@@ -20,4 +20,10 @@ std::optional<double> randomized_pit(double mass_below, double token_probability
 // distribution, a token outside it, or a uniform outside [0, 1].
 std::optional<double> randomized_pit(std::span<const double> probabilities, int64_t token, double uniform);
 
+// The same with the tokens ordered from the most likely to the least, ties by index: the order
+// `conformance sampling` takes, in which a draw that favours likely tokens gives small values
+// in every context alike. Throws as the overload above does.
+std::optional<double> randomized_pit_most_likely_first(std::span<const double> probabilities, int64_t token,
+                                                       double uniform);
+
 }  // namespace specgate

@@ -8,6 +8,8 @@
 #include "impl/common/error.h"
 #include "impl/decoding/eqspec.h"
 #include "impl/decoding/invariant_checker.h"
+#include "impl/statistics/randomized_pit.h"
+#include "impl/statistics/uniformity.h"
 #include "impl/tests/decoding_test_support.h"
 
 namespace specgate {
@@ -136,13 +138,18 @@ namespace {
 
 // Sampling: the joint distribution of the first two generated tokens, under top-k 3 on a
 // float64 tiny model, is enumerable exactly. EQSPEC (K = 1, so the second token is a verified
-// draft or a residual draw) must match it; the sampling faults must not. Pearson's chi-square
-// over the 9 cells plus one for anything outside the support, at a false-alarm rate of 1e-3
-// (critical value 27.88 for 9 degrees of freedom); fixed seeds make the verdict reproducible.
+// draft or a residual draw) must match it; the sampling faults must not. Two tests judge the
+// same draws: Pearson's chi-square over the 9 cells plus one for anything outside the support
+// (critical value 27.88 for 9 degrees of freedom), and the Kolmogorov-Smirnov test of every
+// token's randomised PIT that `conformance sampling` runs, which needs no enumeration. Both at
+// a false-alarm rate of 1e-3, with fixed seeds, so that the verdicts are reproducible; they
+// must agree on every fault.
 class EqspecSampling : public testing::Test {
  protected:
+  using Counts = std::map<std::pair<int64_t, int64_t>, int64_t>;
   static constexpr int64_t kSamples = 4000;
   static constexpr double kCritical = 27.88;
+  static constexpr double kAlpha = 1e-3;
 
   EqspecSampling()
       : draft_(tiny_config("qwen3"), Models::perturbed(models().target.weights(), tiny_config("qwen3"), 0.3)) {
@@ -152,43 +159,48 @@ class EqspecSampling : public testing::Test {
     options_.sampling = {.temperature = 1.0, .top_k = 3, .seed = 5};
   }
 
+  // The target's shaped next-token distribution after `context`.
+  std::vector<double> next(const std::vector<int64_t>& context) const {
+    const auto ids = at::TensorOptions().dtype(at::kLong);
+    const int64_t n = static_cast<int64_t>(context.size());
+    const at::Tensor hidden = models().target.forward(at::tensor(context, ids).unsqueeze(0), at::arange(n, ids).unsqueeze(0),
+                                                      at::ones({1, n}, ids.dtype(at::kBool)), nullptr);
+    const at::Tensor p = sampling_distribution(models().target.logits(hidden[0][n - 1]), options_.sampling).contiguous();
+    return {p.data_ptr<double>(), p.data_ptr<double>() + p.numel()};
+  }
+
   // Exact P(t1, t2) from the target.
   std::map<std::pair<int64_t, int64_t>, double> exact() const {
-    const auto ids = at::TensorOptions().dtype(at::kLong);
-    auto next = [&](const std::vector<int64_t>& context) {
-      const int64_t n = static_cast<int64_t>(context.size());
-      const at::Tensor hidden = models().target.forward(at::tensor(context, ids).unsqueeze(0), at::arange(n, ids).unsqueeze(0),
-                                                        at::ones({1, n}, ids.dtype(at::kBool)), nullptr);
-      return sampling_distribution(models().target.logits(hidden[0][n - 1]), options_.sampling);
-    };
     std::map<std::pair<int64_t, int64_t>, double> cells;
-    const at::Tensor first = next(prompt_);
-    for (int64_t t1 = 0; t1 < first.size(0); ++t1) {
-      const double p1 = first[t1].item<double>();
-      if (p1 == 0.0) continue;
+    const std::vector<double> first = next(prompt_);
+    for (int64_t t1 = 0; t1 < static_cast<int64_t>(first.size()); ++t1) {
+      if (first[t1] == 0.0) continue;
       std::vector<int64_t> context = prompt_;
       context.push_back(t1);
-      const at::Tensor second = next(context);
-      for (int64_t t2 = 0; t2 < second.size(0); ++t2) {
-        if (second[t2].item<double>() > 0.0) cells[{t1, t2}] = p1 * second[t2].item<double>();
+      const std::vector<double> second = next(context);
+      for (int64_t t2 = 0; t2 < static_cast<int64_t>(second.size()); ++t2) {
+        if (second[t2] > 0.0) cells[{t1, t2}] = first[t1] * second[t2];
       }
     }
     return cells;
   }
 
-  double chi_square(const DecodeOptions& options) const {
+  Counts draw(const DecodeOptions& options) const {
     std::vector<SequenceRequest> requests;
     for (int64_t i = 0; i < kSamples; ++i) requests.push_back({i, prompt_});
-    std::map<std::pair<int64_t, int64_t>, int64_t> counts;
+    Counts counts;
     for (int64_t start = 0; start < kSamples; start += 50) {
       ModelDrafter drafter(draft_);
       const std::span<const SequenceRequest> batch(requests.data() + start, 50);
       for (const SequenceResult& r : eqspec_generate(models().target, drafter, batch, options)) ++counts[{r.tokens[0], r.tokens[1]}];
     }
-    const auto cells = exact();
+    return counts;
+  }
+
+  double chi_square(const Counts& counts) const {
     double statistic = 0.0;
     int64_t inside = 0;
-    for (const auto& [cell, probability] : cells) {
+    for (const auto& [cell, probability] : exact()) {
       const double expected = probability * kSamples;
       const int64_t seen = counts.contains(cell) ? counts.at(cell) : 0;
       inside += seen;
@@ -198,6 +210,26 @@ class EqspecSampling : public testing::Test {
     return outside > 0 ? std::numeric_limits<double>::infinity() : statistic;
   }
 
+  // The PIT test's p-value over both tokens of every draw; 0 when a token lies outside the support.
+  double pit_p_value(const Counts& counts) const {
+    SequenceRng uniforms(99, 0);
+    std::vector<double> values;
+    const std::vector<double> first = next(prompt_);
+    for (const auto& [cell, seen] : counts) {
+      std::vector<int64_t> context = prompt_;
+      context.push_back(cell.first);
+      const std::vector<double> second = next(context);
+      for (int64_t i = 0; i < seen; ++i) {
+        const std::optional<double> u1 = randomized_pit_most_likely_first(first, cell.first, uniforms.uniform());
+        const std::optional<double> u2 = randomized_pit_most_likely_first(second, cell.second, uniforms.uniform());
+        if (!u1 || !u2) return 0.0;
+        values.push_back(*u1);
+        values.push_back(*u2);
+      }
+    }
+    return ks_uniformity_test(values, kAlpha).p_value;
+  }
+
   Transformer draft_;
   std::vector<int64_t> prompt_;
   DecodeOptions options_;
@@ -205,22 +237,44 @@ class EqspecSampling : public testing::Test {
 
 TEST_F(EqspecSampling, MatchesTheExactDistribution) {
   EXPECT_EQ(exact().size(), 9u);
-  const double statistic = chi_square(options_);
-  std::cout << "[sampling, no fault] chi-square " << statistic << "\n";
+  const Counts counts = draw(options_);
+  const double statistic = chi_square(counts), p_value = pit_p_value(counts);
+  std::cout << "[sampling, no fault] chi-square " << statistic << ", PIT p " << p_value << "\n";
   EXPECT_LT(statistic, kCritical);
+  EXPECT_GT(p_value, kAlpha);
 }
 
-TEST_F(EqspecSampling, SamplingFaultsAreRejected) {
+// Every sampling fault but two: a stale draft distribution needs a second drafting round, which
+// a two-token answer never has (its first token comes from the prefill), and a shared random
+// stream is the next test's.
+TEST_F(EqspecSampling, SamplingFaultsAreRejectedByBothTests) {
   std::vector<Fault> faults = {Fault::kBonusFromDraft};  // a greedy fault that also skews sampling
-  for (Fault fault : all_faults())
-    if (is_sampling_only(fault)) faults.push_back(fault);
+  for (Fault fault : all_faults()) {
+    if (is_sampling_only(fault) && fault != Fault::kSharedRandomStream && fault != Fault::kStaleDraftDistribution)
+      faults.push_back(fault);
+  }
   for (Fault fault : faults) {
     DecodeOptions faulty = options_;
     faulty.faults.add(fault);
-    const double statistic = chi_square(faulty);
-    std::cout << "[sampling fault " << fault_name(fault) << "] chi-square " << statistic << "\n";
+    const Counts counts = draw(faulty);
+    const double statistic = chi_square(counts), p_value = pit_p_value(counts);
+    std::cout << "[sampling fault " << fault_name(fault) << "] chi-square " << statistic << ", PIT p " << p_value << "\n";
     EXPECT_GT(statistic, kCritical) << fault_name(fault);
+    EXPECT_LE(p_value, kAlpha) << fault_name(fault);
   }
+}
+
+// Rows sharing one random stream each keep their own distribution: what changes is that the 50
+// rows of a batch, all on one prompt, draw together, so the counts clump. The chi-square sees
+// the clumps; the PIT test, which looks at each token's marginal, is not built to, and the
+// determinism property catches the fault directly (a row's tokens change with its batch).
+TEST_F(EqspecSampling, ASharedRandomStreamIsCaughtByTheChiSquare) {
+  DecodeOptions faulty = options_;
+  faulty.faults.add(Fault::kSharedRandomStream);
+  const Counts counts = draw(faulty);
+  const double statistic = chi_square(counts);
+  std::cout << "[sampling fault shared-random-stream] chi-square " << statistic << ", PIT p " << pit_p_value(counts) << "\n";
+  EXPECT_GT(statistic, kCritical);
 }
 
 // A fault that the engine or the decoding mode cannot commit is refused, not silently off.

@@ -443,6 +443,20 @@ TEST(RandomizedPit, IsTheMassBelowPlusAUniformShareOfTheToken) {
   EXPECT_DOUBLE_EQ(*randomized_pit(doubled, 3, 0.5), 0.45);
 }
 
+TEST(RandomizedPit, MostLikelyFirstCountsTheMoreLikelyTokensBelow) {
+  const std::vector<double> p = {0.1, 0.2, 0.0, 0.3, 0.4};  // order: 4, 3, 1, 0, then 2
+  EXPECT_DOUBLE_EQ(*randomized_pit_most_likely_first(p, 4, 0.5), 0.2);
+  EXPECT_DOUBLE_EQ(*randomized_pit_most_likely_first(p, 3, 0.5), 0.55);
+  EXPECT_DOUBLE_EQ(*randomized_pit_most_likely_first(p, 0, 1.0), 1.0);
+  EXPECT_EQ(randomized_pit_most_likely_first(p, 2, 0.5), std::nullopt);
+  // Ties go by index.
+  const std::vector<double> tied = {0.25, 0.25, 0.5};
+  EXPECT_DOUBLE_EQ(*randomized_pit_most_likely_first(tied, 0, 0.0), 0.5);
+  EXPECT_DOUBLE_EQ(*randomized_pit_most_likely_first(tied, 1, 0.0), 0.75);
+  EXPECT_THROW(randomized_pit_most_likely_first(tied, 3, 0.5), std::invalid_argument);
+  EXPECT_THROW(randomized_pit_most_likely_first(std::vector<double>{0.5, kNaN}, 0, 0.5), std::invalid_argument);
+}
+
 TEST(RandomizedPit, FlagsATokenOutsideTheSupport) {
   const std::vector<double> p = {0.1, 0.2, 0.0, 0.3, 0.4};
   EXPECT_EQ(randomized_pit(p, 2, 0.5), std::nullopt);
