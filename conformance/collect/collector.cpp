@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -73,10 +74,29 @@ struct QuestionFailed {
 // A question whose request was given up on because a stop came.
 struct QuestionAbandoned {};
 
-// The ids of the questions `path` already answers. A last line without its newline was cut
-// short by a killed run and does not count.
-std::set<int64_t> answered_ids(const std::filesystem::path& path) {
-  std::set<int64_t> ids;
+// One request of a run: a question, and which of its samples.
+struct Ask {
+  const Question* question;
+  std::optional<uint64_t> seed;  // sent, and recorded in the answer
+  int64_t sample = 0;
+};
+
+// An answer already written: its question and, where it records one, its seed.
+using Answered = std::pair<int64_t, std::optional<uint64_t>>;
+
+std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
+  const nlohmann::json* seed = &object;
+  for (const char* key : {"run", "sampling", "seed"}) {
+    if (!seed->is_object() || !seed->contains(key)) return std::nullopt;
+    seed = &(*seed)[key];
+  }
+  return seed->is_number_unsigned() ? std::optional(seed->get<uint64_t>()) : std::nullopt;
+}
+
+// The answers `path` already holds, with their seeds when `by_seed`. A last line without its
+// newline was cut short by a killed run and does not count.
+std::set<Answered> answered(const std::filesystem::path& path, bool by_seed) {
+  std::set<Answered> ids;
   if (!std::filesystem::exists(path)) return ids;
   std::ifstream in(path, std::ios::binary);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -89,7 +109,7 @@ std::set<int64_t> answered_ids(const std::filesystem::path& path) {
     const auto id = object.is_object() ? object.find("question_id") : object.end();
     if (!object.is_object() || id == object.end() || !id->is_number_integer())
       throw InputError(path.string() + ":" + std::to_string(number) + ": field 'question_id': --resume needs an answer line with one");
-    ids.insert(id->get<int64_t>());
+    ids.insert({id->get<int64_t>(), by_seed ? recorded_seed(object) : std::nullopt});
   }
   return ids;
 }
@@ -105,12 +125,17 @@ class Collector {
   explicit Collector(const CollectJob& job) : job_(job) {}
 
   CollectResult run() {
-    const std::set<int64_t> done = job_.resume ? answered_ids(job_.out) : std::set<int64_t>{};
-    for (const Question& question : job_.questions) {
-      if (done.count(question.question_id) > 0) {
-        ++result_.skipped;
-      } else {
-        pending_.push_back(&question);
+    const std::set<Answered> done = job_.resume ? answered(job_.out, job_.samples > 1) : std::set<Answered>{};
+    const auto questions = static_cast<uint64_t>(job_.questions.size());
+    for (int64_t sample = 0; sample < job_.samples; ++sample) {
+      for (uint64_t q = 0; q < questions; ++q) {
+        const Ask ask{&job_.questions[q], job_.defaults.seed, sample};
+        Ask& pending = pending_.emplace_back(ask);
+        if (job_.samples > 1) pending.seed = *job_.defaults.seed + q * static_cast<uint64_t>(job_.samples) + sample;
+        if (done.count({pending.question->question_id, job_.samples > 1 ? pending.seed : std::nullopt}) > 0) {
+          ++result_.skipped;
+          pending_.pop_back();
+        }
       }
     }
     AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
@@ -141,23 +166,26 @@ class Collector {
       const size_t index = next_.fetch_add(1);
       if (index >= pending_.size()) return;
       try {
-        std::optional<Answer> answer = ask(client, *pending_[index]);
+        std::optional<Answer> answer = ask(client, pending_[index]);
         if (answer) write(*answer);
       } catch (const QuestionAbandoned&) {
         return;
       } catch (const QuestionFailed& failure) {
         fail(failure.message);
       } catch (const std::exception& e) {
-        fail("question " + std::to_string(pending_[index]->question_id) + ": " + e.what());
+        fail("question " + std::to_string(pending_[index].question->question_id) + ": " + e.what());
       }
     }
   }
 
   // Every turn of one question; nullopt when a stop came between turns.
-  std::optional<Answer> ask(HttpClient& client, const Question& question) {
-    Answer answer{.question_id = question.question_id, .category = question.category,
-                  .answer_id = job_.defaults.model + "-" + std::to_string(question.question_id),
+  std::optional<Answer> ask(HttpClient& client, const Ask& asked) {
+    const Question& question = *asked.question;
+    std::string answer_id = job_.defaults.model + "-" + std::to_string(question.question_id);
+    if (job_.samples > 1) answer_id += "-sample-" + std::to_string(asked.sample);
+    Answer answer{.question_id = question.question_id, .category = question.category, .answer_id = answer_id,
                   .model_id = job_.defaults.model, .has_token_ids = job_.dialect->gives_token_ids(), .run = run_};
+    answer.run->sampling.seed = asked.seed;
     const bool bench_ids = job_.dialect->takes_token_ids() && !question.prompt_token_ids.empty();
     if (job_.dialect->takes_messages()) {
       answer.chat_template = kServerTemplate;
@@ -168,6 +196,7 @@ class Collector {
     for (size_t turn = 0; turn < turns; ++turn) {
       if (turn > 0 && stop_requested.load()) return std::nullopt;
       CompletionRequest request = job_.defaults;
+      request.seed = asked.seed;
       if (job_.dialect->takes_messages()) {
         request.messages = messages(question, turn, answer);
       } else if (bench_ids || (job_.dialect->takes_token_ids() && job_.prompt_format.tokenizer != nullptr)) {
@@ -295,7 +324,7 @@ class Collector {
   }
 
   const CollectJob& job_;
-  std::vector<const Question*> pending_;
+  std::vector<Ask> pending_;
   std::atomic<size_t> next_{0};
   std::atomic<bool> failed_{false};
   std::mutex mutex_;  // guards out_, result_ and the progress bar

@@ -30,6 +30,10 @@ struct CollectJob {
   std::filesystem::path out;
   std::vector<NamedInput> inputs;  // what `out` must not be: the bench, the tokenizer's folder
   bool resume = false;             // skip the questions --out already answers, and append
+  // Each question is asked this many times. Above 1 defaults.seed is required: sample j of the
+  // q-th question is sent seed + q * samples + j, so that no two requests share a random stream
+  // and --resume tells the samples apart by the seed their answers record.
+  int64_t samples = 1;
 };
 
 struct CollectResult {

@@ -31,6 +31,7 @@ struct CollectOptions {
   double backoff = 1.0;
   bool resume = false;
   int64_t limit = 0;
+  int64_t samples = 1;
 };
 
 void run_collect(const CollectOptions& o, const CLI::App& command) {
@@ -66,13 +67,17 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   job.out = o.out;
   job.inputs = {{"--bench", o.bench}, {"--target", o.target}};
   job.resume = o.resume;
+  if (o.samples > 1 && !job.defaults.seed)
+    throw InputError("--samples: give --seed; each sample is sent, and records, a seed of its own");
+  if (o.samples > 1 && o.temperature == 0.0) throw InputError("--samples: greedy decoding (--temperature 0) has one answer");
+  job.samples = o.samples;
 
   const CollectResult result = collect_answers(job);
   std::printf("collect: %lld answers written, %lld already in %s\n", static_cast<long long>(result.written),
               static_cast<long long>(result.skipped), o.out.string().c_str());
   std::fflush(stdout);
-  const std::string left = std::to_string(static_cast<int64_t>(job.questions.size()) - result.written - result.skipped) +
-                           " question(s) left; --resume continues";
+  const int64_t asked = static_cast<int64_t>(job.questions.size()) * job.samples;
+  const std::string left = std::to_string(asked - result.written - result.skipped) + " answer(s) left; --resume continues";
   if (result.error) throw InputError(*result.error + " (" + left + ")");
   if (result.interrupted) throw Interrupted("collect: interrupted (" + left + ")");
 }
@@ -122,6 +127,10 @@ void add_collect_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 3600.0));
   c->add_flag("--resume", o->resume, "Skip the questions --out already answers, and append");
   c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
+  c->add_option("--samples", o->samples,
+                "Ask every question N times, sample j of the q-th question with seed --seed + q * N + j")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   c->callback([o, c] { run_collect(*o, *c); });
 }
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +17,7 @@
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
+#include "impl/decoding/faults.h"
 
 namespace specgate::cli {
 namespace {
@@ -33,8 +36,19 @@ struct ServeOptions {
   int64_t max_model_len = 4096;
   std::string dtype = "float32";
   std::string device = "cpu";
+  std::vector<std::string> faults;
   ConnectionLimits connections;
 };
+
+// The seeded faults, which a sampled request can commit whether or not they need sampling.
+FaultSet serve_faults(const ServeOptions& o, Engine engine) {
+  if (engine == Engine::kOracle && !o.faults.empty())
+    throw InputError("--inject-fault: the oracle is the reference and takes no faults");
+  FaultSet faults;
+  for (const std::string& name : o.faults) faults.add(fault_from_name(name));
+  require_committable(faults, o.engine, engine == Engine::kExspec, /*greedy=*/false);
+  return faults;
+}
 
 std::atomic<bool> stop_serving{false};
 
@@ -47,6 +61,7 @@ void run_serve(const ServeOptions& o) {
   if (!needs_draft(engine) && !o.draft.empty()) throw InputError("--draft: engine " + o.engine + " uses no draft model");
   const int64_t window = o.window > 0 ? o.window : 2 * o.batch_size;
   validate(ExspecOptions{.batch_size = o.batch_size, .window = window});
+  const FaultSet faults = serve_faults(o, engine);
 
   const ModelPair models = load_model_pair(o.target, o.draft, dtype_from_name(o.dtype, "--dtype"),
                                            device_from_name(o.device, "--device"));
@@ -59,7 +74,8 @@ void run_serve(const ServeOptions& o) {
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   const ServeEngineSettings settings{.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
                                      .batch_size = o.batch_size, .window = window, .draft_tokens = o.draft_tokens,
-                                     .eos_ids = config.eos_token_ids, .max_model_len = limits.context};
+                                     .eos_ids = config.eos_token_ids, .max_model_len = limits.context,
+                                     .faults = faults};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
 
   struct sigaction action {};
@@ -117,6 +133,8 @@ void add_serve_command(CLI::App& app) {
   c->add_option("--backlog", o->connections.backlog, "Connections the kernel queues before they are accepted")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
+  c->add_option("--inject-fault", o->faults,
+                "Seed a named fault (repeatable); a sampling fault acts on requests with a temperature > 0");
   c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
   c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
   c->callback([o] { run_serve(*o); });

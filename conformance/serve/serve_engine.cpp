@@ -19,6 +19,9 @@ DecodeOptions decode_options(const ServeEngineSettings& settings, const ServeReq
   decode.max_new_tokens = request.max_new_tokens;
   decode.sampling = request.sampling;
   decode.eos_ids = settings.eos_ids;
+  for (Fault fault : all_faults()) {
+    if (settings.faults.has(fault) && !(is_sampling_only(fault) && request.sampling.greedy())) decode.faults.add(fault);
+  }
   return decode;
 }
 

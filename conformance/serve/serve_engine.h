@@ -7,6 +7,7 @@
 
 #include "conformance/engines/engine_run.h"
 #include "conformance/serve/completion_request.h"
+#include "impl/decoding/faults.h"
 #include "impl/model/transformer.h"
 
 namespace specgate::cli {
@@ -30,6 +31,7 @@ struct ServeEngineSettings {
   int64_t draft_tokens = 4;  // K
   std::vector<int64_t> eos_ids;
   int64_t max_model_len = 4096;  // positions a request may take: prompt plus max_tokens
+  FaultSet faults;               // seeded faults; a sampling fault acts on sampled requests only
 };
 
 // exspec: continuous admission, each step one speculative round (requests join the window at
