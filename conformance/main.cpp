@@ -160,6 +160,7 @@ int main(int argc, char** argv) {
     specgate::cli::add_generate_command(app);
     specgate::cli::add_bench_command(app);
     specgate::cli::add_score_command(app);
+    specgate::cli::add_sampling_command(app);
     specgate::cli::add_tokenize_command(app);
     specgate::cli::add_mutants_command(app);
     specgate::cli::add_collect_command(app);

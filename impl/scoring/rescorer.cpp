@@ -31,30 +31,65 @@ std::vector<int64_t> Rescorer::turn_prompt(const Question& question, size_t turn
   return specgate::turn_prompt({model_->tokenizer.get(), model_->chat_template}, question, turn, earlier_answers);
 }
 
+namespace {
+
+// The checkpoint's logits after every token of `tokens`, one forward pass: [length, V].
+at::Tensor all_logits(const Transformer& transformer, const std::vector<int64_t>& tokens) {
+  const int64_t length = static_cast<int64_t>(tokens.size());
+  const auto ids = at::TensorOptions().dtype(at::kLong).device(transformer.options().device());
+  const at::Tensor hidden = transformer.forward(at::tensor(tokens, ids).unsqueeze(0), at::arange(length, ids).unsqueeze(0),
+                                                at::ones({1, length}, ids.dtype(at::kBool)), nullptr);
+  return transformer.logits(hidden.squeeze(0));
+}
+
+// Why `length` positions cannot be scored, or empty when they can.
+std::string unfit(int64_t length, int64_t positions_available, const char* what) {
+  if (length == 0) return std::string(what) + " are empty";
+  if (length > positions_available)
+    return std::string(what) + " take " + std::to_string(length) + " positions, the checkpoint has " +
+           std::to_string(positions_available);
+  return "";
+}
+
+}  // namespace
+
 std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(std::span<const int64_t> prompt,
                                                               std::span<const int64_t> prefix, int64_t reference_token,
                                                               int64_t candidate_token, std::string& why_not) const {
   std::vector<int64_t> tokens(prompt.begin(), prompt.end());
   tokens.insert(tokens.end(), prefix.begin(), prefix.end());
   const int64_t length = static_cast<int64_t>(tokens.size());
-  const int64_t positions_available = model_->transformer.config().max_position_embeddings;
-  if (length == 0) {
-    why_not = "the prompt and the common prefix are empty";
-    return std::nullopt;
-  }
-  if (length > positions_available) {
-    why_not = "prompt and common prefix take " + std::to_string(length) + " positions, the checkpoint has " +
-              std::to_string(positions_available);
-    return std::nullopt;
-  }
-  const auto ids = at::TensorOptions().dtype(at::kLong).device(model_->transformer.options().device());
-  const at::Tensor input = at::tensor(tokens, ids).unsqueeze(0);
-  const at::Tensor positions = at::arange(length, ids).unsqueeze(0);
-  const at::Tensor key_valid = at::ones({1, length}, ids.dtype(at::kBool));
-  const at::Tensor hidden = model_->transformer.forward(input, positions, key_valid, nullptr);
-  const at::Tensor logprobs =
-      model_->transformer.logits(hidden.select(1, length - 1)).squeeze(0).to(at::kDouble).log_softmax(-1).cpu();
+  why_not = unfit(length, model_->transformer.config().max_position_embeddings, "the prompt and the common prefix");
+  if (!why_not.empty()) return std::nullopt;
+  const at::Tensor logprobs = all_logits(model_->transformer, tokens)[length - 1].to(at::kDouble).log_softmax(-1).cpu();
   return RescoredLogprobs{logprobs[reference_token].item<double>(), logprobs[candidate_token].item<double>()};
+}
+
+std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_t> prompt,
+                                                          std::span<const int64_t> generated,
+                                                          const SamplingParams& sampling, std::string& why_not) const {
+  std::vector<int64_t> tokens(prompt.begin(), prompt.end());
+  tokens.insert(tokens.end(), generated.begin(), generated.end());
+  // The last generated token is only scored, never fed.
+  if (!generated.empty()) tokens.pop_back();
+  const int64_t length = static_cast<int64_t>(tokens.size());
+  why_not = unfit(generated.empty() ? 0 : length, model_->transformer.config().max_position_embeddings,
+                  "the prompt and the answer");
+  if (!why_not.empty()) return std::nullopt;
+  const int64_t n = static_cast<int64_t>(generated.size());
+  const at::Tensor logits = all_logits(model_->transformer, tokens).narrow(0, length - n, n);
+  const at::Tensor probabilities = sampling_distribution(logits, sampling);  // [n, V]
+  const at::Tensor chosen = at::tensor(std::vector<int64_t>(generated.begin(), generated.end()),
+                                       at::TensorOptions().dtype(at::kLong).device(probabilities.device()))
+                                .unsqueeze(1);
+  const at::Tensor own = probabilities.gather(1, chosen);  // [n, 1]
+  // Tokens ordered from most to least likely, ties by id.
+  const at::Tensor ids = at::arange(probabilities.size(1), chosen.options()).unsqueeze(0);
+  const at::Tensor ahead = probabilities.gt(own).logical_or(probabilities.eq(own).logical_and(ids.lt(chosen)));
+  const at::Tensor below = (probabilities * ahead).sum(1);
+  const at::Tensor host = at::stack({below, own.squeeze(1)}).cpu().contiguous();
+  const double* data = host.data_ptr<double>();
+  return TokenMasses{{data, data + n}, {data + n, data + 2 * n}};
 }
 
 }  // namespace specgate

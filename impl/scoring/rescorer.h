@@ -13,12 +13,23 @@
 
 #include "impl/bench/chat_template.h"
 #include "impl/bench/question.h"
+#include "impl/sampling/sampling.h"
 #include "impl/scoring/attribution.h"
 
 namespace specgate {
 
 // The target checkpoint that re-scores divergences of answers from any engine: one forward
 // pass over prompt + common prefix, log-softmax in float64.
+// Where each generated token of an answer falls in the distribution it should have been drawn
+// from, its tokens ordered from the most likely to the least (ties by id): the mass of the
+// tokens before it, and its own (0 for a token outside the support). The order makes the
+// randomised PIT of a draw that favours likely tokens (a draft accepted too often, greedy
+// verification, a temperature too low) small in every context alike, where id order would
+// scatter that skew over [0, 1].
+struct TokenMasses {
+  std::vector<double> below, own;
+};
+
 class Rescorer {
  public:
   // Loads weights and tokenizer; InputError naming the folder when either is unusable.
@@ -42,6 +53,13 @@ class Rescorer {
   std::optional<RescoredLogprobs> next_token_logprobs(std::span<const int64_t> prompt, std::span<const int64_t> prefix,
                                                       int64_t reference_token, int64_t candidate_token,
                                                       std::string& why_not) const;
+
+  // The masses of every token of `generated` in the target's next-token distribution after
+  // `prompt` and the tokens before it, shaped by `sampling` (sampling_distribution, float64):
+  // one forward pass. nullopt with `why_not` set when prompt and answer do not fit the model's
+  // positions or are empty; token ids must be below vocab_size().
+  std::optional<TokenMasses> sampled_token_masses(std::span<const int64_t> prompt, std::span<const int64_t> generated,
+                                                  const SamplingParams& sampling, std::string& why_not) const;
 
  private:
   struct Model;

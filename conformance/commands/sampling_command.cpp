@@ -1,0 +1,109 @@
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "conformance/commands/commands.h"
+#include "conformance/commands/verdict.h"
+#include "conformance/files/output_file.h"
+#include "impl/bench/chat_template.h"
+#include "impl/common/device.h"
+#include "impl/common/dtype.h"
+#include "impl/common/error.h"
+#include "impl/reports/sampling_report.h"
+#include "impl/scoring/rescorer.h"
+#include "impl/scoring/sampling_check.h"
+
+namespace specgate::cli {
+namespace {
+
+struct SamplingOptions {
+  std::vector<std::filesystem::path> answers, baseline;
+  std::filesystem::path target;
+  std::filesystem::path json, junit, markdown, html;
+  double alpha = 0.05;
+  uint64_t pit_seed = 0;
+  double temperature = 0.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  std::string turns = "all";
+  std::string dtype = "float64";
+  std::string device = "cpu";
+};
+
+// The flags' warpers when any is given; otherwise the answers' own.
+std::optional<SamplingParams> flag_sampling(const SamplingOptions& o, const CLI::App& command) {
+  const bool given = command.count("--temperature") + command.count("--top-k") + command.count("--top-p") > 0;
+  if (!given) return std::nullopt;
+  if (command.count("--temperature") == 0)
+    throw InputError("--top-k, --top-p: give --temperature with them (the flags replace the answers' run.sampling)");
+  return SamplingParams{.temperature = o.temperature, .top_k = o.top_k, .top_p = o.top_p};
+}
+
+void run_sampling(const SamplingOptions& o, const CLI::App& command) {
+  if (o.turns != "all" && o.turns != "first") throw InputError("--turns: expected all or first, got '" + o.turns + "'");
+  // The Rescorer's prompts are the answers' own prompt_token_ids; its template goes unused.
+  const Rescorer rescorer(o.target, dtype_from_name(o.dtype, "--dtype"), device_from_name(o.device, "--device"),
+                          ChatTemplate::kRaw);
+  const SamplingCheckReport report = check_sampling({.answers = o.answers,
+                                                     .baseline = o.baseline,
+                                                     .rescorer = &rescorer,
+                                                     .sampling = flag_sampling(o, command),
+                                                     .alpha = o.alpha,
+                                                     .pit_seed = o.pit_seed,
+                                                     .turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst});
+  std::vector<NamedInput> inputs = {{"--target", o.target}};
+  for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
+  for (const auto& path : o.baseline) inputs.emplace_back("--baseline", path);
+  const auto write = [&](const char* flag, const std::filesystem::path& path, auto writer) {
+    if (!path.empty()) write_output_file(flag, path, writer, inputs);
+  };
+  write("--json", o.json, [&](std::ostream& out) { out << sampling_report_json(report).dump(2) << "\n"; });
+  write("--junit", o.junit, [&](std::ostream& out) { write_sampling_junit(report, out); });
+  write("--markdown", o.markdown, [&](std::ostream& out) { write_sampling_markdown(report, out); });
+  write("--html", o.html, [&](std::ostream& out) { write_sampling_html(report, out); });
+  write_sampling_summary(report, std::cout);
+  for (const auto* path : {&o.json, &o.junit, &o.markdown, &o.html}) {
+    if (!path->empty()) std::cout << "wrote " << path->string() << "\n";
+  }
+  std::cout.flush();
+  if (report.rejected) throw Verdict();
+}
+
+}  // namespace
+
+void add_sampling_command(CLI::App& app) {
+  auto o = std::make_shared<SamplingOptions>();
+  CLI::App* c = app.add_subcommand(
+      "sampling",
+      "Test sampled answers against the target's distribution (randomised PIT, Kolmogorov-Smirnov, Holm over "
+      "subtasks); exit 0 when they pass, 1 when rejected, 2 on bad input");
+  c->add_option("--answers", o->answers,
+                "The engine's sampled answers with token_ids and prompt_token_ids (repeatable: one file per seed)")
+      ->required();
+  c->add_option("--baseline", o->baseline,
+                "The same engine's answers with speculation off (repeatable): the verdict becomes the two-sample test");
+  c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token")->required();
+  c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
+  c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms")->capture_default_str();
+  c->add_option("--temperature", o->temperature,
+                "The engine's temperature; with --top-k and --top-p it replaces every answer's run.sampling");
+  c->add_option("--top-k", o->top_k, "The engine's top-k (0: off)")->check(CLI::NonNegativeNumber);
+  c->add_option("--top-p", o->top_p, "The engine's top-p (1: off)");
+  c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first")->capture_default_str();
+  c->add_option("--dtype", o->dtype, "dtype of the re-scoring model")->capture_default_str();
+  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  c->add_option("--json", o->json, "Write the JSON report here (reports/schema/sampling_report.schema.json)");
+  c->add_option("--junit", o->junit, "Write a JUnit XML report here");
+  c->add_option("--markdown", o->markdown, "Write a Markdown summary here");
+  c->add_option("--html", o->html, "Write a self-contained HTML report with the PIT histogram here");
+  c->callback([o, c] { run_sampling(*o, *c); });
+}
+
+}  // namespace specgate::cli

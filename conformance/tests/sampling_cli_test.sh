@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# End-to-end checks of `conformance sampling` on the fixture pair in float64: sampled answers of
+# the correct engines pass, every sampling fault of the catalogue is rejected at the sample size
+# the README recommends, the two-sample test against speculation off passes a correct engine and
+# rejects a faulty one, a token outside the support rejects on its own, the reports follow their
+# schema, and bad input exits 2 with one line naming the file, line and field.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3 schema=$4
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+# The sample bench with short prompts (fixtures/bench/short_prompts.jsonl: BOS and each turn's
+# first 23 bytes, the fixture's byte-level ids), so that re-scoring costs little beside the 48
+# tokens of each answer.
+bench="$(dirname "$bench")/short_prompts.jsonl"
+
+# sample OUT ENGINE SEED [generate options]: 30 questions, 48 tokens, T 0.8 (or $temperature),
+# top-k 12, top-p 0.9.
+sample() {
+  local out=$1 engine=$2 seed=$3
+  shift 3
+  local options=()
+  [ "$engine" = nonspec-batch ] || options=(--draft "$fixtures/draft" --draft-tokens 3)
+  "$conformance" generate --engine "$engine" --target "$fixtures/target" --bench "$bench" --dtype float64 \
+    --max-new-tokens 48 --batch-size 6 --temperature "${temperature:-0.8}" --top-k 12 --top-p 0.9 --seed "$seed" \
+    "${options[@]}" --out "$out" "$@" >/dev/null || fail "generate $engine $*"
+}
+# At alpha 0.01: a correct engine's fixed draws pass, which a false alarm at 0.05 (measured by
+# ci/sampling_power.sh) would otherwise make a matter of the seeds.
+check() { "$conformance" sampling --target "$fixtures/target" --alpha 0.01 "$@"; }
+
+# A correct engine passes the one-sample test, and the reports say so.
+for seed in 1 2; do sample "$work/eqspec-$seed.jsonl" eqspec "$seed"; done
+check --answers "$work/eqspec-1.jsonl" --answers "$work/eqspec-2.jsonl" --json "$work/report.json" \
+  --markdown "$work/report.md" --html "$work/report.html" --junit "$work/report.xml" >"$work/pass.out" ||
+  fail "correct eqspec rejected: $(cat "$work/pass.out")"
+"$python" - "$schema" "$work/report.json" "$work/eqspec-1.jsonl" "$work/eqspec-2.jsonl" <<'PY' || fail "JSON report"
+import json, sys
+import jsonschema
+schema, report = (json.load(open(p)) for p in sys.argv[1:3])
+jsonschema.Draft202012Validator(schema).validate(report)
+tokens = sum(len(turn) for path in sys.argv[3:] for line in open(path)
+             for turn in json.loads(line)["choices"][0]["token_ids"])
+assert report["verdict"] == "passed" and report["test"] == "one-sample", report["verdict"]
+assert report["answers"]["tokens"] == tokens == report["groups"][0]["test"]["n"], (report["answers"]["tokens"], tokens)
+assert sum(report["answers"]["pit_histogram"]) == tokens
+assert report["sampling"] == {"temperature": 0.8, "top_k": 12, "top_p": 0.9, "source": "answers",
+                              "warper_order": "temperature, top-k, top-p"}, report["sampling"]
+assert report["groups"][0]["name"] == "all" and len(report["groups"]) > 2, [g["name"] for g in report["groups"]]
+PY
+grep -q "^# specgate sampling: passed" "$work/report.md" || fail "Markdown report"
+grep -q "<svg" "$work/report.html" || fail "HTML report has no histogram"
+grep -q 'failures="0"' "$work/report.xml" || fail "JUnit report"
+
+# Speculation off passes too, alone and as the baseline of the two-sample test.
+sample "$work/nonspec-1.jsonl" nonspec-batch 11
+sample "$work/nonspec-2.jsonl" nonspec-batch 12
+check --answers "$work/nonspec-1.jsonl" --answers "$work/nonspec-2.jsonl" >"$work/out" || fail "nonspec-batch rejected"
+check --answers "$work/eqspec-1.jsonl" --answers "$work/eqspec-2.jsonl" --baseline "$work/nonspec-1.jsonl" \
+  --baseline "$work/nonspec-2.jsonl" >"$work/two.out" || fail "two-sample rejected a correct engine: $(cat "$work/two.out")"
+grep -q "two-sample" "$work/two.out" || fail "two-sample test not named"
+
+# The sampling faults that skew the distribution most are rejected at this size (2,880
+# tokens) by the one-sample test, and all but residual-not-normalised by the two-sample test
+# too, which compares with 2,880 tokens of its own; ci/sampling_power.sh measures the others at
+# the size the README recommends.
+for fault in always-accept residual-not-normalised bonus-from-draft greedy-verification; do
+  for seed in 1 2; do sample "$work/fault-$seed.jsonl" eqspec "$seed" --inject-fault "$fault"; done
+  check --answers "$work/fault-1.jsonl" --answers "$work/fault-2.jsonl" >"$work/fault.out"
+  status=$?
+  [ $status -eq 1 ] || fail "$fault: exit $status, not 1 ($(grep -m1 ' all:' "$work/fault.out"))"
+  echo "$fault: $(grep -m1 ' all:' "$work/fault.out")"
+  [ "$fault" = residual-not-normalised ] && continue
+  check --answers "$work/fault-1.jsonl" --answers "$work/fault-2.jsonl" --baseline "$work/nonspec-1.jsonl" \
+    --baseline "$work/nonspec-2.jsonl" >"$work/fault.out"
+  status=$?
+  [ $status -eq 1 ] || fail "$fault: two-sample exit $status, not 1"
+done
+
+# Through serve and collect: --samples asks each question several times, each request with a
+# seed of its own that its answer records; --resume tells the samples apart; serve's seeded
+# fault is rejected.
+serve_pid=""
+trap '[ -z "$serve_pid" ] || kill "$serve_pid" 2>/dev/null; rm -rf "$work"' EXIT
+serve_collect() {
+  local out=$1
+  shift
+  : >"$work/serve.out"
+  "$conformance" serve --target "$fixtures/target" --draft "$fixtures/draft" --engine eqspec --dtype float64 --port 0 \
+    --model fixture --batch-size 6 --draft-tokens 3 "$@" >"$work/serve.out" 2>&1 &
+  serve_pid=$!
+  local port=""
+  for _ in $(seq 600); do
+    port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/serve.out")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  for limit in 10 12; do  # the second run resumes the first
+    "$conformance" collect --endpoint "http://127.0.0.1:$port" --api vllm --model fixture --bench "$bench" --out "$out" \
+      --seed 40 --samples 4 --limit $limit --max-new-tokens 48 --temperature 0.8 --top-k 12 --top-p 0.9 \
+      --concurrency 6 --resume >"$work/collect.out" 2>&1 || fail "collect $*: $(cat "$work/collect.out")"
+  done
+  grep -q "8 answers written, 40 already" "$work/collect.out" || fail "collect --resume: $(cat "$work/collect.out")"
+  kill "$serve_pid"
+  wait "$serve_pid"
+  serve_pid=""
+}
+serve_collect "$work/served.jsonl"
+"$python" - "$work/served.jsonl" <<'PY' || fail "collect --samples: seeds"
+import json, sys
+answers = [json.loads(line) for line in open(sys.argv[1])]
+seeds = sorted((a["question_id"], a["run"]["sampling"]["seed"]) for a in answers)
+questions = sorted({q for q, _ in seeds})
+assert len(answers) == 48 and len(questions) == 12, (len(answers), questions)
+assert seeds == sorted((q, 40 + i * 4 + j) for i, q in enumerate(questions) for j in range(4)), seeds
+PY
+check --answers "$work/served.jsonl" >"$work/out" || fail "served correct engine rejected: $(cat "$work/out")"
+serve_collect "$work/served-fault.jsonl" --inject-fault greedy-verification
+check --answers "$work/served-fault.jsonl" >"$work/out"
+[ $? -eq 1 ] || fail "serve --inject-fault greedy-verification was not rejected"
+
+# A token outside the top-k support rejects on its own.
+"$python" - "$work/eqspec-1.jsonl" "$work/outside.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+lines[3]["choices"][0]["token_ids"][0][5] = 0 if lines[3]["choices"][0]["token_ids"][0][5] != 0 else 1
+open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
+PY
+check --answers "$work/outside.jsonl" --top-k 1 --temperature 0.8 >"$work/out"
+[ $? -eq 1 ] || fail "a token outside the support passed"
+grep -q "outside the shaped target distribution's support (first: question" "$work/out" || fail "outside: $(cat "$work/out")"
+
+# Bad input: one line naming the file, line and field; exit 2, no report left behind.
+temperature=0 sample "$work/greedy.jsonl" eqspec 1
+expect_input_error "$work/r.json" "greedy.jsonl:1: field 'run.sampling.temperature'" sampling --target "$fixtures/target" \
+  --answers "$work/greedy.jsonl" --json "$work/r.json"
+sed 's/"prompt_token_ids":\[\[[0-9,]*\]\],//' "$work/eqspec-1.jsonl" >"$work/no-prompt.jsonl"
+expect_input_error "$work/r.json" "no-prompt.jsonl:1: field 'prompt_token_ids'" sampling --target "$fixtures/target" \
+  --answers "$work/no-prompt.jsonl" --json "$work/r.json"
+expect_input_error "$work/r.json" "field 'run.sampling.seed'" sampling --target "$fixtures/target" \
+  --answers "$work/eqspec-1.jsonl" --answers "$work/eqspec-1.jsonl" --json "$work/r.json"
+temperature=1.3 sample "$work/hot.jsonl" eqspec 3
+expect_input_error "$work/r.json" "hot.jsonl:1: field 'run.sampling': temperature 1.3" sampling --target "$fixtures/target" \
+  --answers "$work/eqspec-1.jsonl" --answers "$work/hot.jsonl" --json "$work/r.json"
+expect_usage_error "--alpha" sampling --target "$fixtures/target" --answers "$work/eqspec-1.jsonl" --alpha 1.5
+expect_usage_error "--temperature" sampling --target "$fixtures/target" --answers "$work/eqspec-1.jsonl" --top-k 3
+
+finish "sampling CLI"

@@ -1,0 +1,254 @@
+#include "impl/reports/sampling_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "impl/reports/markup.h"
+#include "impl/reports/report_text.h"
+
+namespace specgate {
+namespace {
+
+using nlohmann::json;
+
+json test_json(const DistributionTest& t) {
+  json out = {{"n", t.n},
+              {"effective_n", t.effective_n},
+              {"distance", t.distance},
+              {"distance_interval", {t.distance_low, t.distance_high}},
+              {"p_value", t.p_value},
+              {"detectable_distance", t.detectable_distance},
+              {"alpha", t.alpha},
+              {"rejected", t.rejected}};
+  if (t.m > 0) out["m"] = t.m;
+  return out;
+}
+
+json side_json(const SampledSide& side) {
+  json outside = json::array();
+  for (const TokenOutsideSupport& t : side.outside_support)
+    outside.push_back({{"file", t.file}, {"line", t.line}, {"question_id", t.question_id}, {"turn", t.turn},
+                       {"position", t.position}, {"token", t.token}});
+  json files = json::array();
+  for (const SampledFile& f : side.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"answers", f.answers}});
+  return {{"files", files},
+          {"answers", side.answers},
+          {"tokens", side.tokens},
+          {"outside_support", outside},
+          {"pit_histogram", side.histogram},
+          {"uniformity", test_json(side.uniformity)},
+          {"chi_square",
+           {{"statistic", side.chi_square.statistic},
+            {"degrees_of_freedom", side.chi_square.degrees_of_freedom},
+            {"p_value", side.chi_square.p_value}}}};
+}
+
+std::string verdict_word(const SamplingCheckReport& report) { return report.rejected ? "REJECTED" : "passed"; }
+
+std::string warpers(const SamplingCheckReport& report) {
+  const SamplingParams& s = report.sampling;
+  return "temperature " + short_number(s.temperature) + ", top-k " + (s.top_k > 0 ? std::to_string(s.top_k) : "off") +
+         ", top-p " + (s.top_p < 1.0 ? short_number(s.top_p) : "off") + " (from the " + report.sampling_source + ")";
+}
+
+// "D = 0.012 [0.004, 0.020], p = 0.31 (Holm 0.62), detects d >= 0.031 at power 0.9"
+std::string test_line(const SampledGroup& group) {
+  const DistributionTest& t = group.test;
+  return "D = " + short_number(t.distance, 3) + " [" + short_number(t.distance_low, 3) + ", " +
+         short_number(t.distance_high, 3) + "], p = " + short_number(t.p_value, 3) + " (Holm " +
+         short_number(group.holm_p_value, 3) + "), detects d >= " + short_number(t.detectable_distance, 3) +
+         " at power 0.9";
+}
+
+std::string tokens_line(const SampledGroup& group) {
+  const DistributionTest& t = group.test;
+  return std::to_string(t.n) + (t.m > 0 ? " vs " + std::to_string(t.m) : "") + " tokens";
+}
+
+std::string what_was_tested(const SamplingCheckReport& report) {
+  if (report.test == "two-sample")
+    return "two-sample Kolmogorov-Smirnov test: the answers' randomised PIT values against the baseline's";
+  return "one-sample Kolmogorov-Smirnov test: the answers' randomised PIT values against Uniform(0, 1)";
+}
+
+// The PIT histogram: 20 bars, the count every bar expects under a correct engine (dashed) and
+// its band of two binomial standard deviations.
+std::string histogram_svg(const SampledSide& side) {
+  int64_t total = 0, highest = 0;
+  for (int64_t count : side.histogram) {
+    total += count;
+    highest = std::max(highest, count);
+  }
+  const double expected = static_cast<double>(total) / kUniformityBins;
+  const double band = 2.0 * std::sqrt(expected * (1.0 - 1.0 / kUniformityBins));
+  const double top = std::max<double>(static_cast<double>(highest), expected + band) * 1.1;
+  constexpr double kWidth = 520, kHeight = 200, kLeft = 48, kBottom = 24, kTop = 8;
+  const double plot_w = kWidth - kLeft - 8, plot_h = kHeight - kBottom - kTop, bar = plot_w / kUniformityBins;
+  const auto y = [&](double count) { return kTop + plot_h * (1.0 - count / top); };
+  std::ostringstream svg;
+  svg.precision(4);
+  svg << std::fixed << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
+      << "\" font-size=\"11\">";
+  svg << "<rect x=\"" << kLeft << "\" y=\"" << y(expected + band) << "\" width=\"" << plot_w << "\" height=\""
+      << y(std::max(0.0, expected - band)) - y(expected + band) << "\" fill=\"#ddf4ff\"/>";
+  for (int i = 0; i < kUniformityBins; ++i) {
+    const double count = static_cast<double>(side.histogram[i]);
+    svg << "<rect x=\"" << kLeft + i * bar + 1 << "\" y=\"" << y(count) << "\" width=\"" << bar - 2 << "\" height=\""
+        << y(0) - y(count) << "\" fill=\"#0969da\"><title>[" << short_number(i / 20.0) << ", "
+        << short_number((i + 1) / 20.0) << "): " << side.histogram[i] << "</title></rect>";
+  }
+  svg << "<line x1=\"" << kLeft << "\" x2=\"" << kLeft + plot_w << "\" y1=\"" << y(expected) << "\" y2=\"" << y(expected)
+      << "\" stroke=\"#cf222e\" stroke-dasharray=\"5 3\"/>";
+  svg << "<text x=\"" << kLeft - 4 << "\" y=\"" << y(top / 1.1) + 4 << "\" text-anchor=\"end\">" << std::lround(top / 1.1)
+      << "</text><text x=\"" << kLeft - 4 << "\" y=\"" << y(0) + 4 << "\" text-anchor=\"end\">0</text>";
+  for (double tick : {0.0, 0.5, 1.0})
+    svg << "<text x=\"" << kLeft + tick * plot_w << "\" y=\"" << kHeight - 8 << "\" text-anchor=\"middle\">"
+        << short_number(tick) << "</text>";
+  svg << "</svg>";
+  return svg.str();
+}
+
+void write_side_markdown(const char* title, const SampledSide& side, std::ostream& out) {
+  out << "\n## " << title << "\n\n"
+      << side.answers << " answers, " << side.tokens << " tokens from " << side.files.size() << " file(s); "
+      << side.outside_support.size() << " outside the support. Against Uniform(0, 1): D = "
+      << short_number(side.uniformity.distance, 3) << ", p = " << short_number(side.uniformity.p_value, 3)
+      << "; chi-square " << short_number(side.chi_square.statistic, 4) << " on " << side.chi_square.degrees_of_freedom
+      << " degrees of freedom, p = " << short_number(side.chi_square.p_value, 3) << ".\n\n| PIT bin |";
+  for (int i = 0; i < kUniformityBins; i += 2) out << " " << short_number(i / 20.0) << " |";
+  out << "\n|---|";
+  for (int i = 0; i < kUniformityBins; i += 2) out << "---:|";
+  out << "\n| tokens |";
+  for (int i = 0; i < kUniformityBins; i += 2) out << " " << side.histogram[i] + side.histogram[i + 1] << " |";
+  out << "\n";
+  for (size_t i = 0; i < std::min<size_t>(side.outside_support.size(), 10); ++i) {
+    const TokenOutsideSupport& t = side.outside_support[i];
+    out << (i == 0 ? "\nOutside the support:\n\n" : "") << "- " << t.file << ":" << t.line << ", question "
+        << t.question_id << ", turn " << t.turn << ", position " << t.position << ": token " << t.token << "\n";
+  }
+}
+
+}  // namespace
+
+json sampling_report_json(const SamplingCheckReport& report) {
+  json groups = json::array();
+  for (const SampledGroup& g : report.groups)
+    groups.push_back({{"name", g.name}, {"test", test_json(g.test)}, {"holm_p_value", g.holm_p_value}, {"rejected", g.rejected}});
+  json out = {{"schema_version", 1},
+              {"tool", "specgate conformance sampling"},
+              {"generated_at", report.generated_at},
+              {"verdict", report.rejected ? "rejected" : "passed"},
+              {"reasons", report.reasons},
+              {"test", report.test},
+              {"alpha", report.alpha},
+              {"pit_seed", report.pit_seed},
+              {"sampling",
+               {{"temperature", report.sampling.temperature},
+                {"top_k", report.sampling.top_k},
+                {"top_p", report.sampling.top_p},
+                {"warper_order", "temperature, top-k, top-p"},
+                {"source", report.sampling_source}}},
+              {"groups", groups},
+              {"answers", side_json(report.answers)}};
+  if (report.baseline) out["baseline"] = side_json(*report.baseline);
+  return out;
+}
+
+void write_sampling_summary(const SamplingCheckReport& report, std::ostream& out) {
+  out << "sampling: " << what_was_tested(report) << "; " << warpers(report) << ", alpha " << short_number(report.alpha)
+      << "\n";
+  for (const SampledGroup& g : report.groups)
+    out << "  " << g.name << ": " << tokens_line(g) << ", " << test_line(g) << (g.rejected ? "  REJECTED" : "") << "\n";
+  out << "  outside the support: " << report.answers.outside_support.size() << " of " << report.answers.tokens
+      << " tokens";
+  if (report.baseline) out << " (baseline: " << report.baseline->outside_support.size() << " of " << report.baseline->tokens << ")";
+  out << "\nverdict " << verdict_word(report) << (report.rejected ? ":" : "") << "\n";
+  for (const std::string& reason : report.reasons) out << "  - " << reason << "\n";
+}
+
+void write_sampling_markdown(const SamplingCheckReport& report, std::ostream& out) {
+  out << "# specgate sampling: " << verdict_word(report) << "\n\n"
+      << what_was_tested(report) << ", at alpha " << short_number(report.alpha)
+      << " with Holm's correction over the groups below; " << warpers(report) << ".\n";
+  if (!report.reasons.empty()) {
+    out << "\n";
+    for (const std::string& reason : report.reasons) out << "- **" << reason << "**\n";
+  }
+  out << "\n| group | tokens | D [interval] | p | Holm p | detectable d | verdict |\n|---|---:|---|---:|---:|---:|---|\n";
+  for (const SampledGroup& g : report.groups) {
+    const DistributionTest& t = g.test;
+    out << "| " << g.name << " | " << tokens_line(g) << " | " << short_number(t.distance, 3) << " ["
+        << short_number(t.distance_low, 3) << ", " << short_number(t.distance_high, 3) << "] | "
+        << short_number(t.p_value, 3) << " | " << short_number(g.holm_p_value, 3) << " | "
+        << short_number(t.detectable_distance, 3) << " | " << (g.rejected ? "rejected" : "passed") << " |\n";
+  }
+  write_side_markdown("Answers", report.answers, out);
+  if (report.baseline) write_side_markdown("Baseline", *report.baseline, out);
+}
+
+void write_sampling_html(const SamplingCheckReport& report, std::ostream& out) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>specgate sampling: "
+      << verdict_word(report) << "</title><style>"
+      << "body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}"
+      << "table{border-collapse:collapse;font-size:13px}th,td{padding:5px 8px;border-bottom:1px solid #ddd;text-align:right}"
+      << "th:first-child,td:first-child{text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}"
+      << ".muted{color:#666;font-size:13px}</style></head><body>\n<h1>specgate sampling: <span class=\""
+      << (report.rejected ? "fail" : "pass") << "\">" << verdict_word(report) << "</span></h1>\n<p>"
+      << escape_markup(what_was_tested(report)) << ", at alpha " << short_number(report.alpha)
+      << " with Holm's correction over the groups; " << escape_markup(warpers(report)) << ".</p>\n";
+  if (!report.reasons.empty()) {
+    out << "<ul class=\"fail\">";
+    for (const std::string& reason : report.reasons) out << "<li>" << escape_markup(reason) << "</li>";
+    out << "</ul>\n";
+  }
+  out << "<table><tr><th>group</th><th>tokens</th><th>D</th><th>interval</th><th>p</th><th>Holm p</th>"
+      << "<th>detectable d</th><th>verdict</th></tr>\n";
+  for (const SampledGroup& g : report.groups) {
+    const DistributionTest& t = g.test;
+    out << "<tr><td>" << escape_markup(g.name) << "</td><td>" << tokens_line(g) << "</td><td>"
+        << short_number(t.distance, 3) << "</td><td>[" << short_number(t.distance_low, 3) << ", "
+        << short_number(t.distance_high, 3) << "]</td><td>" << short_number(t.p_value, 3) << "</td><td>"
+        << short_number(g.holm_p_value, 3) << "</td><td>" << short_number(t.detectable_distance, 3) << "</td><td class=\""
+        << (g.rejected ? "fail\">rejected" : "pass\">passed") << "</td></tr>\n";
+  }
+  out << "</table>\n";
+  const auto side = [&](const char* title, const SampledSide& s) {
+    out << "<h2>" << title << "</h2>\n<p class=\"muted\">" << s.answers << " answers, " << s.tokens << " tokens, "
+        << s.outside_support.size() << " outside the support. PIT values in 20 bins; dashed: the count each bin "
+        << "expects from a correct engine, shaded: two standard deviations around it.</p>\n"
+        << histogram_svg(s) << "\n";
+  };
+  side("Answers", report.answers);
+  if (report.baseline) side("Baseline", *report.baseline);
+  out << "</body></html>\n";
+}
+
+void write_sampling_junit(const SamplingCheckReport& report, std::ostream& out) {
+  int64_t failures = report.answers.outside_support.empty() ? 0 : 1;
+  for (const SampledGroup& g : report.groups) failures += g.rejected ? 1 : 0;
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"specgate sampling\" tests=\""
+      << report.groups.size() + 1 << "\" failures=\"" << failures << "\">\n<testsuite name=\"specgate.sampling\" tests=\""
+      << report.groups.size() + 1 << "\" failures=\"" << failures << "\">\n";
+  for (const SampledGroup& g : report.groups) {
+    out << "<testcase classname=\"specgate.sampling." << escape_markup(report.test) << "\" name=\"" << escape_markup(g.name)
+        << "\">";
+    if (g.rejected)
+      out << "<failure type=\"distribution\" message=\"" << escape_markup(tokens_line(g) + ", " + test_line(g)) << "\"/>";
+    out << "</testcase>\n";
+  }
+  out << "<testcase classname=\"specgate.sampling.support\" name=\"tokens inside the support\">";
+  if (!report.answers.outside_support.empty()) {
+    const TokenOutsideSupport& t = report.answers.outside_support.front();
+    out << "<failure type=\"outside_support\" message=\""
+        << escape_markup(std::to_string(report.answers.outside_support.size()) + " token(s) outside the support, first at " +
+                         t.file + ":" + std::to_string(t.line))
+        << "\"/>";
+  }
+  out << "</testcase>\n</testsuite>\n</testsuites>\n";
+}
+
+}  // namespace specgate
