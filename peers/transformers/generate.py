@@ -2,8 +2,9 @@
 
 Modes: `greedy` (generate with do_sample=False; a batch of several questions is left-padded with
 an attention mask), `assisted` (assisted generation with --draft as the assistant model, K draft
-tokens a round, batch 1, as transformers allows) and `sample` (do_sample=True with the given
-warpers, one seeded generator a question). The bench must carry `prompt_token_ids`
+tokens a round, batch 1, as transformers allows), `sample` (do_sample=True with the given
+warpers, one seeded generator a question) and `assisted-sample` (both: transformers' speculative
+sampling, batch 1). The bench must carry `prompt_token_ids`
 (prompts.py); its first turns are answered. Answers follow specgate's extension of Spec-Bench's
 answer format: token ids (with the EOS that stopped a row, nothing after it), prompt ids, decoded
 text, new tokens, wall time, decoding_steps at batch 1 (the target's forward passes, the
@@ -63,7 +64,7 @@ def main():
     parser.add_argument("--draft")
     parser.add_argument("--bench", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--mode", choices=("greedy", "assisted", "sample"), default="greedy")
+    parser.add_argument("--mode", choices=("greedy", "assisted", "sample", "assisted-sample"), default="greedy")
     parser.add_argument("--batch-size", type=int, default=1)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--draft-tokens", type=int, default=4)
@@ -76,8 +77,10 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int)
     args = parser.parse_args()
-    if args.mode == "assisted" and (not args.draft or args.batch_size != 1):
-        fail("--mode assisted needs --draft and --batch-size 1")
+    assisted = args.mode.startswith("assisted")
+    sampled = args.mode.endswith("sample")
+    if assisted and (not args.draft or args.batch_size != 1):
+        fail(f"--mode {args.mode} needs --draft and --batch-size 1")
     if args.batch_size < 1 or args.max_new_tokens < 1 or args.draft_tokens < 1 or args.threads < 1:
         fail("--batch-size, --max-new-tokens, --draft-tokens and --threads must be at least 1")
     hf_logging.disable_progress_bar()
@@ -86,14 +89,14 @@ def main():
     questions = read_bench(args.bench, args.limit)
     tokenizer = AutoTokenizer.from_pretrained(args.target)
     model = AutoModelForCausalLM.from_pretrained(args.target, dtype=dtype).eval()
-    assistant = AutoModelForCausalLM.from_pretrained(args.draft, dtype=dtype).eval() if args.mode == "assisted" else None
+    assistant = AutoModelForCausalLM.from_pretrained(args.draft, dtype=dtype).eval() if assisted else None
     eos = GenerationConfig.from_pretrained(args.target).eos_token_id
     eos_ids = set(eos if isinstance(eos, list) else [eos])
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos_ids)
 
     settings = dict(max_new_tokens=args.max_new_tokens, pad_token_id=pad, eos_token_id=sorted(eos_ids),
                     return_dict_in_generate=True, output_logits=args.top_logprobs > 0)
-    if args.mode == "sample":
+    if sampled:
         settings.update(do_sample=True, temperature=args.temperature, top_k=args.top_k or None, top_p=args.top_p)
     else:
         settings.update(do_sample=False, temperature=None, top_k=None, top_p=None)
@@ -110,7 +113,7 @@ def main():
             width = max(len(q["prompt"]) for q in batch)
             input_ids = torch.tensor([[pad] * (width - len(q["prompt"])) + q["prompt"] for q in batch])
             mask = torch.tensor([[0] * (width - len(q["prompt"])) + [1] * len(q["prompt"]) for q in batch])
-            if args.mode == "sample":
+            if sampled:
                 torch.manual_seed(args.seed * 1000003 + batch[0]["question_id"])
             passes[0] = 0
             began = time.perf_counter()
@@ -130,7 +133,7 @@ def main():
                     choice.update(batch_size=len(batch), batch_index=start // args.batch_size, batch_wall_time=seconds)
                 if args.top_logprobs > 0:
                     choice["top_logprobs"] = [top_logprobs(output.logits, row, len(tokens), args.top_logprobs)]
-                if args.mode == "sample":
+                if sampled:
                     choice["sampling"] = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
                                           "seed": args.seed}
                 answer = {"question_id": question["question_id"], "category": question.get("category", ""),
