@@ -1,7 +1,6 @@
 #include "impl/scoring/sampling_check.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
