@@ -15,6 +15,7 @@
 #include "conformance/files/output_file.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/terminal/progress_bar.h"
+#include "impl/bench/conversation.h"
 #include "impl/bench/question.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
@@ -41,9 +42,10 @@ struct BenchOptions {
   int64_t window_batches = 2;
   int64_t max_wait = 1;
   uint64_t seed = 0;
+  std::string chat_template = "raw";
 };
 
-std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options, const ModelPair& models) {
+std::vector<Question> bench_questions(const BenchOptions& options) {
   std::vector<Question> questions = read_questions(options.bench);
   if (options.limit > 0 && static_cast<int64_t>(questions.size()) > options.limit) questions.resize(options.limit);
   if (options.sample > 0 && static_cast<int64_t>(questions.size()) > options.sample) {
@@ -54,10 +56,17 @@ std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options
     questions = std::move(spread);
   }
   if (questions.empty()) throw InputError(options.bench.string() + ": no questions");
+  return questions;
+}
+
+// The first turns' prompts as generate builds them: a bench line's prompt_token_ids verbatim,
+// else the question rendered with the chat template.
+std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options, const std::vector<Question>& questions,
+                                                     const PromptFormat& format, const Transformer& target) {
   std::vector<std::vector<int64_t>> prompts;
   for (const Question& question : questions) {
-    prompts.push_back(models.tokenizer->encode_prompt(question.turns.front()));
-    check_encoded_ids(prompts.back(), models.target,
+    prompts.push_back(turn_prompt(format, question, 0, {}));
+    check_encoded_ids(prompts.back(), target,
                       options.bench.string() + ": question " + std::to_string(question.question_id) + ": the first turn");
   }
   return prompts;
@@ -120,6 +129,7 @@ void run_bench(const BenchOptions& options) {
   const bool speculative = std::any_of(engines.begin(), engines.end(), needs_draft);
   if (speculative && options.draft.empty()) throw InputError("--draft: the speculative engines need a draft checkpoint");
   const AcceptanceMode acceptance = acceptance_from_name(options.acceptance);
+  const ChatTemplate chat_template = chat_template_from_name(options.chat_template, "--chat-template");
   const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
   const c10::Device device = device_from_name(options.device, "--device");
 
@@ -129,8 +139,14 @@ void run_bench(const BenchOptions& options) {
   std::optional<OutputFile> svg;
   if (!options.svg.empty()) svg.emplace("--svg", options.svg, inputs);
 
-  const ModelPair models = load_model_pair(options.target, speculative ? options.draft : "", dtype, device);
-  const std::vector<std::vector<int64_t>> prompts = first_turn_prompts(options, models);
+  const std::vector<Question> questions = bench_questions(options);
+  const auto prompt_ids_given =
+      std::count_if(questions.begin(), questions.end(), [](const Question& q) { return !q.prompt_token_ids.empty(); });
+  const bool every_prompt_given = prompt_ids_given == static_cast<std::ptrdiff_t>(questions.size());
+  const ModelPair models = load_model_pair(options.target, speculative ? options.draft : "", dtype, device, !every_prompt_given);
+  const PromptFormat format{models.tokenizer.get(), chat_template};
+  if (format.tokenizer != nullptr) check_template_tokens(format, "--chat-template");
+  const std::vector<std::vector<int64_t>> prompts = first_turn_prompts(options, questions, format, models.target);
   BenchSetup setup{.target = &models.target, .draft = models.draft_or_null(),
                    .window_per_batch = options.window_batches, .max_wait = options.max_wait};
   setup.requests = cycle_prompts(prompts, options.sequences > 0 ? options.sequences : static_cast<int64_t>(prompts.size()));
@@ -177,6 +193,8 @@ void run_bench(const BenchOptions& options) {
   report["settings"] = {{"target", options.target.string()},
                         {"draft", options.draft.string()},
                         {"bench", options.bench.string()},
+                        {"questions_with_prompt_token_ids", prompt_ids_given},
+                        {"chat_template", options.chat_template},
                         {"question_limit", options.limit},
                         {"question_sample", options.sample},
                         {"sequences", setup.requests.size()},
@@ -222,6 +240,10 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder");
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl (first turns are the prompts)")->required();
+  c->add_option("--chat-template", o->chat_template,
+                "Prompt format where the bench line has no prompt_token_ids, as generate's: raw, vicuna, chatml, "
+                "smollm2, llama3 or llama2")
+      ->capture_default_str();
   c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per sequence")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   c->add_option("--acceptance", o->acceptance, "model, or scripted:ALPHA (each draft token right with probability ALPHA)")
       ->capture_default_str();

@@ -86,6 +86,45 @@ for p in problems: print("  " + p)
 sys.exit(1 if problems else 0)
 PY
 
+# bench decodes the prompts generate does: a bench line's prompt_token_ids verbatim, else the
+# question in --chat-template. The same decoding gives the same acceptance and token count.
+pair=(--target "$fixtures/target" --draft "$fixtures/draft" --max-new-tokens 16 --draft-tokens 4)
+"$conformance" generate --engine eqspec "${pair[@]}" --bench "$bench" --limit 3 --batch-size 2 --chat-template vicuna \
+  --out "$work/vicuna.jsonl" >/dev/null || fail "generate --chat-template vicuna"
+python3 - "$bench" "$work/vicuna.jsonl" "$work/with_ids.jsonl" <<'PY' || fail "bench file with prompt_token_ids"
+import json, sys
+answers = [json.loads(line) for line in open(sys.argv[2])]
+ids = {a["question_id"]: a["choices"][0]["prompt_token_ids"] for a in answers}
+with open(sys.argv[3], "w") as out:
+    for line in open(sys.argv[1]):
+        question = json.loads(line)
+        if question["question_id"] in ids:
+            question["turns"], question["prompt_token_ids"] = question["turns"][:1], ids[question["question_id"]]
+            out.write(json.dumps(question) + "\n")
+PY
+"$conformance" bench "${pair[@]}" --bench "$bench" --limit 3 --chat-template vicuna --engines eqspec --batch-sizes 2 \
+  --repeat 1 --json "$work/vicuna.json" >/dev/null || fail "bench --chat-template vicuna"
+"$conformance" bench "${pair[@]}" --bench "$work/with_ids.jsonl" --engines eqspec --batch-sizes 2 --repeat 1 \
+  --json "$work/with_ids.json" >/dev/null || fail "bench on prompt_token_ids"
+"$conformance" bench "${pair[@]}" --bench "$bench" --limit 3 --engines eqspec --batch-sizes 2 --repeat 1 \
+  --json "$work/raw.json" >/dev/null || fail "bench --chat-template raw"
+python3 - "$work/vicuna.jsonl" "$work/vicuna.json" "$work/with_ids.json" "$work/raw.json" <<'PY' || fail "bench's prompts"
+import json, sys
+choices = [json.loads(line)["choices"][0] for line in open(sys.argv[1])]
+generated = (sum(sum(c["accepted_drafts"]) for c in choices) / sum(sum(c["drafted_tokens"]) for c in choices),
+             sum(sum(c["new_tokens"]) for c in choices))
+def measured(path):
+    row = next(r for r in json.load(open(path))["results"] if r["engine"] == "eqspec" and r["batch_size"] == 2)
+    return row["acceptance_rate"], row["tokens"]
+problems = [f"{path}: acceptance and tokens {measured(path)}, generate's {generated}"
+            for path in sys.argv[2:4] if abs(measured(path)[0] - generated[0]) > 1e-12 or measured(path)[1] != generated[1]]
+settings = json.load(open(sys.argv[3]))["settings"]
+if settings["questions_with_prompt_token_ids"] != 3: problems.append(f"settings {settings}")
+if measured(sys.argv[4]) == generated: problems.append(f"raw prompts decode as vicuna's: {generated}; the check cannot fail")
+for p in problems: print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+
 out=(--json "$work/x.json")
 expect_usage_error "--engines: unknown engine 'oracle'" bench --target "$fixtures/target" --draft "$fixtures/draft" \
   --bench "$bench" --engines oracle "${out[@]}"
