@@ -161,6 +161,7 @@ int main(int argc, char** argv) {
     specgate::cli::add_bench_command(app);
     specgate::cli::add_score_command(app);
     specgate::cli::add_sampling_command(app);
+    specgate::cli::add_acceptance_command(app);
     specgate::cli::add_tokenize_command(app);
     specgate::cli::add_mutants_command(app);
     specgate::cli::add_collect_command(app);

@@ -12,6 +12,7 @@ void add_generate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_sampling_command(CLI::App& app);
+void add_acceptance_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_mutants_command(CLI::App& app);
 void add_collect_command(CLI::App& app);

@@ -11,6 +11,7 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/verdict.h"
+#include "conformance/commands/warper_flags.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/device.h"
@@ -29,22 +30,11 @@ struct SamplingOptions {
   std::filesystem::path json, junit, markdown, html;
   double alpha = 0.05;
   uint64_t pit_seed = 0;
-  double temperature = 0.0;
-  int64_t top_k = 0;
-  double top_p = 1.0;
+  WarperFlags warpers;
   std::string turns = "all";
   std::string dtype = "float64";
   std::string device = "cpu";
 };
-
-// The flags' warpers when any is given; otherwise the answers' own.
-std::optional<SamplingParams> flag_sampling(const SamplingOptions& o, const CLI::App& command) {
-  const bool given = command.count("--temperature") + command.count("--top-k") + command.count("--top-p") > 0;
-  if (!given) return std::nullopt;
-  if (command.count("--temperature") == 0)
-    throw InputError("--top-k, --top-p: give --temperature with them (the flags replace the answers' run.sampling)");
-  return SamplingParams{.temperature = o.temperature, .top_k = o.top_k, .top_p = o.top_p};
-}
 
 void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   if (o.turns != "all" && o.turns != "first") throw InputError("--turns: expected all or first, got '" + o.turns + "'");
@@ -54,7 +44,7 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   const SamplingCheckReport report = check_sampling({.answers = o.answers,
                                                      .baseline = o.baseline,
                                                      .rescorer = &rescorer,
-                                                     .sampling = flag_sampling(o, command),
+                                                     .sampling = given_warpers(o.warpers, command),
                                                      .alpha = o.alpha,
                                                      .pit_seed = o.pit_seed,
                                                      .turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst});
@@ -92,10 +82,7 @@ void add_sampling_command(CLI::App& app) {
   c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token")->required();
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
   c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms")->capture_default_str();
-  c->add_option("--temperature", o->temperature,
-                "The engine's temperature; with --top-k and --top-p it replaces every answer's run.sampling");
-  c->add_option("--top-k", o->top_k, "The engine's top-k (0: off)")->check(CLI::NonNegativeNumber);
-  c->add_option("--top-p", o->top_p, "The engine's top-p (1: off)");
+  add_warper_flags(*c, o->warpers);
   c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first")->capture_default_str();
   c->add_option("--dtype", o->dtype, "dtype of the re-scoring model")->capture_default_str();
   c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();

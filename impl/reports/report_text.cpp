@@ -32,17 +32,6 @@ std::string percent(double fraction) {
   return text;
 }
 
-std::string short_number(double value, int digits) {
-  char text[32];
-  // Whole numbers past the digits asked (1020 tokens/s) in full rather than as 1.02e+03.
-  if (std::fabs(value) >= std::pow(10.0, digits) && std::fabs(value) < 1e15) {
-    std::snprintf(text, sizeof text, "%.0f", value);
-  } else {
-    std::snprintf(text, sizeof text, "%.*g", digits, value);
-  }
-  return text;
-}
-
 std::string optional_figure(const std::optional<double>& value, const std::string& suffix, int digits) {
   return value ? short_number(*value, digits) + suffix : "–";
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "impl/common/short_number.h"
 #include "impl/scoring/score_report.h"
 
 namespace specgate {
@@ -14,8 +15,6 @@ namespace specgate {
 
 // 0.9166 -> "91.7%".
 std::string percent(double fraction);
-// A number with up to `digits` significant digits; a whole number with more digits in full.
-std::string short_number(double value, int digits = 4);
 // A speed figure with `digits` significant digits and `suffix` ("2.41x"), or "–" when the
 // answers could not give it.
 std::string optional_figure(const std::optional<double>& value, const std::string& suffix = "", int digits = 3);

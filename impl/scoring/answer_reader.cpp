@@ -248,22 +248,25 @@ void parse_accept_lengths(const json& choice, size_t turns, size_t kept, const L
   const bool per_turn = !value->empty() && value->front().is_array();
   if (per_turn && value->size() != turns)
     context.fail_field(field, "has " + std::to_string(value->size()) + " lists for " + std::to_string(turns) + " turns");
-  const auto add = [&](const json& length, const std::string& at) {
-    speed.accepted_tokens += parse_count(length, at, context);
+  if (per_turn || turns == 1) speed.accept_lengths.emplace(kept);
+  const auto add = [&](const json& length, const std::string& at, size_t turn) {
+    const int64_t appended = parse_count(length, at, context);
+    speed.accepted_tokens += appended;
     ++speed.accept_steps;
+    if (speed.accept_lengths) (*speed.accept_lengths)[turn].push_back(appended);
   };
   for (size_t i = 0; i < value->size(); ++i) {
     const json& entry = (*value)[i];
     const std::string at = indexed(field, i);
     if (!per_turn) {
       if (entry.is_array()) context.fail_type(at, "a number (the list's first entry is one)", entry);
-      if (kept == turns) add(entry, at);
+      if (kept == turns) add(entry, at, 0);
       else parse_count(entry, at, context);
       continue;
     }
     if (!entry.is_array()) context.fail_type(at, "a list (the list's first entry is one)", entry);
     for (size_t j = 0; j < entry.size(); ++j) {
-      if (i < kept) add(entry[j], indexed(at, j));
+      if (i < kept) add(entry[j], indexed(at, j), i);
       else parse_count(entry[j], indexed(at, j), context);
     }
   }
@@ -475,6 +478,10 @@ std::vector<TokenLogprob> recorded_alternatives(std::string_view line, const std
     fail_syntax(e, context);
   }
   return parse_alternatives(context.parse(line.substr(entry.first, entry.second - entry.first), entry.first), entry_field, context);
+}
+
+std::string answer_location(const std::filesystem::path& file, int64_t line) {
+  return file.string() + ":" + std::to_string(line);
 }
 
 AnswerReader::AnswerReader(const std::filesystem::path& path, TurnScope scope)

@@ -24,6 +24,9 @@ struct AnswerSpeed {
   std::optional<int64_t> decoding_steps;    // target passes
   int64_t accept_steps = 0;                 // entries of accept_lengths (one per target pass)
   int64_t accepted_tokens = 0;              // their sum: tokens appended by those passes
+  // The scored turns' accept_lengths, one list per turn: when the answer gives them per turn,
+  // or flat for a single turn.
+  std::optional<std::vector<std::vector<int64_t>>> accept_lengths;
   std::optional<int64_t> drafted_tokens;    // draft tokens proposed
   std::optional<int64_t> accepted_drafts;   // of those, the ones the target kept
   // tstamp, when the answer covers every turn its run generated (not the first of several).
@@ -62,6 +65,9 @@ AnswerRecord parse_answer_line(std::string_view line, const std::string& source,
 // (top_logprobs[turn][index]); throws InputError when they are malformed or absent.
 std::vector<TokenLogprob> recorded_alternatives(std::string_view line, const std::string& source, int64_t line_number,
                                                 int64_t turn, int64_t index);
+
+// "<file>:<line>", how errors and reports name an answer.
+std::string answer_location(const std::filesystem::path& file, int64_t line);
 
 // Reads an answer file one line at a time; blank lines are skipped.
 class AnswerReader {

@@ -51,6 +51,21 @@ std::string unfit(int64_t length, int64_t positions_available, const char* what)
   return "";
 }
 
+// The checkpoint's logits before each token of `generated`, after `prompt`: [n, V], one forward
+// pass; the last generated token is only scored, never fed. nullopt with `why_not` set when they
+// do not fit the checkpoint's positions or `generated` is empty.
+std::optional<at::Tensor> logits_before(const Transformer& transformer, std::span<const int64_t> prompt,
+                                        std::span<const int64_t> generated, std::string& why_not) {
+  std::vector<int64_t> tokens(prompt.begin(), prompt.end());
+  tokens.insert(tokens.end(), generated.begin(), generated.end());
+  if (!generated.empty()) tokens.pop_back();
+  const int64_t length = static_cast<int64_t>(tokens.size());
+  why_not = unfit(generated.empty() ? 0 : length, transformer.config().max_position_embeddings, "the prompt and the answer");
+  if (!why_not.empty()) return std::nullopt;
+  const int64_t n = static_cast<int64_t>(generated.size());
+  return all_logits(transformer, tokens).narrow(0, length - n, n);
+}
+
 }  // namespace
 
 std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(std::span<const int64_t> prompt,
@@ -68,17 +83,10 @@ std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(std::span<const in
 std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_t> prompt,
                                                           std::span<const int64_t> generated,
                                                           const SamplingParams& sampling, std::string& why_not) const {
-  std::vector<int64_t> tokens(prompt.begin(), prompt.end());
-  tokens.insert(tokens.end(), generated.begin(), generated.end());
-  // The last generated token is only scored, never fed.
-  if (!generated.empty()) tokens.pop_back();
-  const int64_t length = static_cast<int64_t>(tokens.size());
-  why_not = unfit(generated.empty() ? 0 : length, model_->transformer.config().max_position_embeddings,
-                  "the prompt and the answer");
-  if (!why_not.empty()) return std::nullopt;
+  const std::optional<at::Tensor> logits = logits_before(model_->transformer, prompt, generated, why_not);
+  if (!logits) return std::nullopt;
   const int64_t n = static_cast<int64_t>(generated.size());
-  const at::Tensor logits = all_logits(model_->transformer, tokens).narrow(0, length - n, n);
-  const at::Tensor probabilities = sampling_distribution(logits, sampling);  // [n, V]
+  const at::Tensor probabilities = sampling_distribution(*logits, sampling);  // [n, V]
   const at::Tensor chosen = at::tensor(std::vector<int64_t>(generated.begin(), generated.end()),
                                        at::TensorOptions().dtype(at::kLong).device(probabilities.device()))
                                 .unsqueeze(1);
@@ -90,6 +98,38 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
   const at::Tensor host = at::stack({below, own.squeeze(1)}).cpu().contiguous();
   const double* data = host.data_ptr<double>();
   return TokenMasses{{data, data + n}, {data + n, data + 2 * n}};
+}
+
+std::optional<std::vector<double>> Rescorer::acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
+                                                                      std::span<const int64_t> generated,
+                                                                      const SamplingParams& sampling,
+                                                                      std::string& why_not) const {
+  const std::optional<at::Tensor> target_logits = logits_before(model_->transformer, prompt, generated, why_not);
+  if (!target_logits) return std::nullopt;
+  const std::optional<at::Tensor> draft_logits = logits_before(draft.model_->transformer, prompt, generated, why_not);
+  if (!draft_logits) {
+    why_not = "the draft: " + why_not;
+    return std::nullopt;
+  }
+  const at::Tensor overlap = at::minimum(sampling_distribution(*target_logits, sampling),
+                                         sampling_distribution(draft_logits->to(target_logits->device()), sampling))
+                                 .sum(1)
+                                 .clamp(0.0, 1.0)
+                                 .cpu()
+                                 .contiguous();
+  const double* data = overlap.data_ptr<double>();
+  return std::vector<double>(data, data + overlap.size(0));
+}
+
+std::optional<std::vector<int64_t>> Rescorer::most_likely_tokens(std::span<const int64_t> prompt,
+                                                                 std::span<const int64_t> generated,
+                                                                 std::string& why_not) const {
+  const std::optional<at::Tensor> logits = logits_before(model_->transformer, prompt, generated, why_not);
+  if (!logits) return std::nullopt;
+  // argmax returns the first of equal maxima: the lowest id.
+  const at::Tensor choices = logits->argmax(1).cpu().contiguous();
+  const int64_t* data = choices.data_ptr<int64_t>();
+  return std::vector<int64_t>(data, data + choices.size(0));
 }
 
 }  // namespace specgate

@@ -61,6 +61,19 @@ class Rescorer {
   std::optional<TokenMasses> sampled_token_masses(std::span<const int64_t> prompt, std::span<const int64_t> generated,
                                                   const SamplingParams& sampling, std::string& why_not) const;
 
+  // Position i of `generated`: the probability that speculative sampling accepts a token `draft`
+  // draws after `prompt` and generated[:i], sum over x of min(p(x), q(x)), p this checkpoint's
+  // and q the draft's distribution there, both shaped by `sampling`. One forward pass of each.
+  // nullopt with `why_not` set as sampled_token_masses.
+  std::optional<std::vector<double>> acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
+                                                              std::span<const int64_t> generated,
+                                                              const SamplingParams& sampling, std::string& why_not) const;
+
+  // Position i of `generated`: the most likely next token after `prompt` and generated[:i], the
+  // lowest id among equals; what a greedy drafter proposes there. One forward pass.
+  std::optional<std::vector<int64_t>> most_likely_tokens(std::span<const int64_t> prompt, std::span<const int64_t> generated,
+                                                         std::string& why_not) const;
+
  private:
   struct Model;
   std::unique_ptr<Model> model_;

@@ -1,43 +1,21 @@
 #include "impl/scoring/sampling_check.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "impl/bench/question.h"
 #include "impl/common/error.h"
+#include "impl/common/short_number.h"
 #include "impl/common/utc_now.h"
+#include "impl/scoring/answer_warpers.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/statistics/multiple_testing.h"
 #include "impl/statistics/randomized_pit.h"
 
 namespace specgate {
 namespace {
-
-std::string where(const std::filesystem::path& file, int64_t line) { return file.string() + ":" + std::to_string(line); }
-
-std::string figure(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
-// The warpers an answer records, as SamplingParams (its seed aside).
-std::optional<SamplingParams> recorded_sampling(const AnswerRecord& record) {
-  if (!record.speed.run) return std::nullopt;
-  const SamplingSettings& s = record.speed.run->sampling;
-  return SamplingParams{.temperature = s.temperature, .top_k = s.top_k.value_or(0), .top_p = s.top_p.value_or(1.0)};
-}
-
-bool same_warpers(const SamplingParams& a, const SamplingParams& b) {
-  return a.temperature == b.temperature && a.top_k == b.top_k && a.top_p == b.top_p;
-}
-
-std::string describe(const SamplingParams& s) {
-  return "temperature " + figure(s.temperature) + ", top_k " + std::to_string(s.top_k) + ", top_p " + figure(s.top_p);
-}
 
 // The PIT values of one side, grouped by subtask, and what was read.
 struct SideValues {
@@ -48,8 +26,8 @@ struct SideValues {
 
 class SideReader {
  public:
-  SideReader(const SamplingCheckRequest& request, std::optional<SamplingParams>& sampling, uint64_t stream)
-      : request_(request), sampling_(sampling), uniforms_(request.pit_seed, stream) {}
+  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, uint64_t stream)
+      : request_(request), warpers_(warpers), uniforms_(request.pit_seed, stream) {}
 
   SideValues read(const std::vector<std::filesystem::path>& files) {
     SideValues values;
@@ -63,11 +41,11 @@ class SideReader {
 
  private:
   void add(const std::filesystem::path& file, const AnswerRecord& record, SideValues& values) {
-    const std::string at = where(file, record.line);
+    const std::string at = answer_location(file, record.line);
     if (!record.token_ids) throw InputError(at + ": field 'token_ids': missing; the sampling check needs the engine's token ids");
     if (!record.prompt_token_ids)
       throw InputError(at + ": field 'prompt_token_ids': missing; the sampling check re-scores the prompt the engine was fed");
-    const SamplingParams warpers = warpers_of(record, at);
+    const SamplingParams warpers = warpers_.of(record, at);
     if (record.speed.run && record.speed.run->sampling.seed) {
       const auto key = std::make_tuple(record.question_id, *record.speed.run->sampling.seed);
       if (!drawn_.insert(key).second)
@@ -102,24 +80,8 @@ class SideReader {
     }
   }
 
-  // The flags' warpers, or the answer's, which must be those of every answer before it.
-  SamplingParams warpers_of(const AnswerRecord& record, const std::string& at) {
-    if (request_.sampling) return *request_.sampling;
-    const std::optional<SamplingParams> recorded = recorded_sampling(record);
-    if (!recorded)
-      throw InputError(at + ": field 'run.sampling': missing; give the engine's --temperature, --top-k and --top-p");
-    if (recorded->greedy())
-      throw InputError(at + ": field 'run.sampling.temperature': 0, greedy decoding; `conformance score` checks it exactly");
-    validate(*recorded);
-    if (!sampling_) sampling_ = recorded;
-    if (!same_warpers(*sampling_, *recorded))
-      throw InputError(at + ": field 'run.sampling': " + describe(*recorded) + ", where earlier answers have " +
-                       describe(*sampling_));
-    return *recorded;
-  }
-
   const SamplingCheckRequest& request_;
-  std::optional<SamplingParams>& sampling_;
+  AnswerWarpers& warpers_;
   SequenceRng uniforms_;
   std::set<std::tuple<int64_t, uint64_t>> drawn_;
 };
@@ -138,25 +100,21 @@ void summarise(SideValues& values, double alpha, const char* flag) {
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   if (!(request.alpha > 0.0 && request.alpha < 1.0))
     throw InputError("--alpha: must be in (0, 1), got " + std::to_string(request.alpha));
-  if (request.sampling) {
-    validate(*request.sampling);
-    if (request.sampling->greedy()) throw InputError("--temperature: 0 is greedy decoding; `conformance score` checks it exactly");
-  }
+  AnswerWarpers warpers(request.sampling, "`conformance score` checks it exactly");
   SamplingCheckReport report;
   report.generated_at = utc_now();
   report.alpha = request.alpha;
   report.pit_seed = request.pit_seed;
-  report.sampling_source = request.sampling ? "flags" : "answers";
-  std::optional<SamplingParams> sampling = request.sampling;
+  report.sampling_source = warpers.source();
 
-  SideValues answers = SideReader(request, sampling, /*stream=*/0).read(request.answers);
+  SideValues answers = SideReader(request, warpers, /*stream=*/0).read(request.answers);
   summarise(answers, request.alpha, "--answers");
   std::optional<SideValues> baseline;
   if (!request.baseline.empty()) {
-    baseline = SideReader(request, sampling, /*stream=*/1).read(request.baseline);
+    baseline = SideReader(request, warpers, /*stream=*/1).read(request.baseline);
     summarise(*baseline, request.alpha, "--baseline");
   }
-  report.sampling = *sampling;
+  report.sampling = *warpers.settled();
   report.test = baseline ? "two-sample" : "one-sample";
 
   const auto test = [&](const std::vector<double>& ours, const std::vector<double>* theirs) {
@@ -184,9 +142,9 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
     group.holm_p_value = holm.adjusted_p_values[i];
     group.rejected = holm.rejected[i];
     if (group.rejected)
-      report.reasons.push_back(group.name + ": " + report.test + " Kolmogorov-Smirnov D = " + figure(group.test.distance) + " over " +
-                               std::to_string(group.test.n) + " tokens, Holm-adjusted p = " + figure(group.holm_p_value) +
-                               " <= alpha " + figure(request.alpha));
+      report.reasons.push_back(group.name + ": " + report.test + " Kolmogorov-Smirnov D = " + short_number(group.test.distance) + " over " +
+                               std::to_string(group.test.n) + " tokens, Holm-adjusted p = " + short_number(group.holm_p_value) +
+                               " <= alpha " + short_number(request.alpha));
   }
   if (!answers.side.outside_support.empty()) {
     const TokenOutsideSupport& first = answers.side.outside_support.front();

@@ -21,8 +21,6 @@ constexpr int64_t kContextTokens = 8;
 constexpr int64_t kContextCodePoints = 32;
 constexpr const char* kUnknownCategory = "unknown";
 
-std::string where(const std::filesystem::path& path, int64_t line) { return path.string() + ":" + std::to_string(line); }
-
 std::string token_field(const AnswerRecord& answer, int64_t turn, int64_t index) {
   if (answer.plain_form) return "token_ids[" + std::to_string(index) + "]";
   return "choices[0].token_ids[" + std::to_string(turn) + "][" + std::to_string(index) + "]";
@@ -134,7 +132,7 @@ class Scorer {
                           const AnswerRecord& answer) {
     const auto [first, inserted] = first_lines.emplace(answer.question_id, answer.line);
     if (!inserted)
-      throw InputError(where(file, answer.line) + ": field 'question_id': " + std::to_string(answer.question_id) +
+      throw InputError(answer_location(file, answer.line) + ": field 'question_id': " + std::to_string(answer.question_id) +
                        " is already used on line " + std::to_string(first->second));
   }
 
@@ -148,10 +146,10 @@ class Scorer {
     if (!request_.bench) return answer.category.value_or(kUnknownCategory);
     const auto question = bench_.find(answer.question_id);
     if (question == bench_.end())
-      throw InputError(where(request_.reference, answer.line) + ": field 'question_id': question " +
+      throw InputError(answer_location(request_.reference, answer.line) + ": field 'question_id': question " +
                        std::to_string(answer.question_id) + " is not in " + request_.bench->string());
     if (answer.category && *answer.category != question->second.category)
-      throw InputError(where(request_.reference, answer.line) + ": field 'category': '" + *answer.category +
+      throw InputError(answer_location(request_.reference, answer.line) + ": field 'category': '" + *answer.category +
                        "' differs from '" + question->second.category + "' of question " +
                        std::to_string(answer.question_id) + " in " + request_.bench->string());
     return question->second.category;
@@ -194,7 +192,7 @@ class Scorer {
     for (size_t t = 0; t < answer.texts->size(); ++t) {
       turns.emplace_back();
       if (const auto bad = decode_utf8((*answer.texts)[t], turns.back()))
-        throw InputError(where(file, answer.line) + ": field '" + text_field(answer, t) + "': invalid UTF-8 at byte " +
+        throw InputError(answer_location(file, answer.line) + ": field '" + text_field(answer, t) + "': invalid UTF-8 at byte " +
                          std::to_string(*bad));
     }
     return turns;
@@ -221,9 +219,9 @@ class Scorer {
       candidate_symbols = code_points(candidate, request_.candidate);
     } else {
       const auto has = [](const AnswerRecord& a) { return a.token_ids ? "only token_ids" : "only text"; };
-      throw InputError(where(request_.candidate, candidate.line) + ": question " + std::to_string(candidate.question_id) +
+      throw InputError(answer_location(request_.candidate, candidate.line) + ": question " + std::to_string(candidate.question_id) +
                        ": nothing to compare: the candidate has " + has(candidate) + ", its reference (" +
-                       where(request_.reference, reference.line) + ") " + has(reference));
+                       answer_location(request_.reference, reference.line) + ") " + has(reference));
     }
     item.comparison = compare_answers(reference_symbols, candidate_symbols);
     // The prompts must agree up to the first turn whose answers differ: a later turn's prompt
@@ -299,7 +297,7 @@ class Scorer {
     const auto check = [&](const AnswerRecord& answer, const std::filesystem::path& file, const std::string& field,
                            int64_t token) {
       if (token < vocab) return;
-      throw InputError(where(file, answer.line) + ": field '" + field + "': token " + std::to_string(token) +
+      throw InputError(answer_location(file, answer.line) + ": field '" + field + "': token " + std::to_string(token) +
                        " is outside the vocabulary of " +
                        request_.settings.rescore_with.value_or("--rescore-with").string() + " (" + std::to_string(vocab) +
                        " tokens)");

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "impl/statistics/bernoulli_sum.h"
 #include "impl/statistics/kolmogorov.h"
 #include "impl/statistics/multiple_testing.h"
 #include "impl/statistics/randomized_pit.h"
@@ -507,4 +508,87 @@ TEST(RandomizedPit, IsUniformForTokensDrawnFromTheDistribution) {
 }
 
 }  // namespace
+
+namespace {
+
+// Trial k = 1..200 succeeds with probability 0.1 + 0.8 frac(k golden) and is taken to succeed
+// when frac(k silver + 0.05) < 0.9 times that: fewer successes than expected. numpy computes the
+// same trials as
+//   p = 0.1 + 0.8 * np.fmod(k * golden, 1.0); s = np.fmod(k * silver + 0.05, 1.0) < 0.9 * p
+// and scipy.stats.norm the figures below.
+std::vector<BernoulliTrial> bent_trials() {
+  std::vector<BernoulliTrial> trials;
+  for (int k = 1; k <= 200; ++k) {
+    const double p = 0.1 + 0.8 * std::fmod(k * kGoldenStep, 1.0);
+    trials.push_back({p, std::fmod(k * kSilverStep + 0.05, 1.0) < 0.9 * p});
+  }
+  return trials;
+}
+
+}  // namespace
+
+TEST(BernoulliSumTest, MatchesScipyNormOnFixedTrials) {
+  const BernoulliSumTest test = bernoulli_sum_test(bent_trials(), 0.05);
+  EXPECT_EQ(test.trials, 200);
+  EXPECT_EQ(test.observed, 93);
+  EXPECT_LT(relative_error(test.expected, 100.38653909831004), kSameFormula);
+  EXPECT_LT(relative_error(test.variance, 39.3826095061145), kSameFormula);
+  EXPECT_LT(relative_error(test.z, -1.177033317590744), kSameFormula);
+  EXPECT_LT(relative_error(test.p_value, 0.2391822083006825), kSameFormula);
+  EXPECT_LT(relative_error(test.ratio, 0.9264190282416621), kSameFormula);
+  EXPECT_LT(relative_error(test.ratio_low, 0.8038939880083105), kSameFormula);
+  EXPECT_LT(relative_error(test.ratio_high, 1.0489440684750135), kSameFormula);
+  EXPECT_LT(relative_error(test.detectable_ratio_change, 0.20263985783614313), kSameFormula);
+  EXPECT_FALSE(test.rejected);
+}
+
+TEST(BernoulliSumTest, AnOutcomeACertaintyRulesOutRejects) {
+  const BernoulliSumTest accepted_at_zero = bernoulli_sum_test(std::vector<BernoulliTrial>{{0.5, true}, {0.0, true}}, 0.05);
+  EXPECT_EQ(accepted_at_zero.ruled_out, 1);
+  EXPECT_EQ(accepted_at_zero.p_value, 0.0);
+  EXPECT_TRUE(accepted_at_zero.rejected);
+  const BernoulliSumTest certain =
+      bernoulli_sum_test(std::vector<BernoulliTrial>{{1.0, true}, {0.0, false}, {1.0, true}}, 0.05);
+  EXPECT_EQ(certain.variance, 0.0);
+  EXPECT_EQ(certain.ruled_out, 0);
+  EXPECT_EQ(certain.p_value, 1.0);
+  EXPECT_FALSE(certain.rejected);
+  EXPECT_TRUE(bernoulli_sum_test(std::vector<BernoulliTrial>{{1.0, false}, {0.0, false}}, 0.05).rejected);
+}
+
+TEST(BernoulliSumTest, RefusesNoTrialsProbabilitiesOutsideTheUnitIntervalAndBadLevels) {
+  const auto test = [](double p, double alpha) { return bernoulli_sum_test(std::vector<BernoulliTrial>{{p, true}}, alpha); };
+  EXPECT_THROW(bernoulli_sum_test({}, 0.05), std::invalid_argument);
+  EXPECT_THROW(test(1.5, 0.05), std::invalid_argument);
+  EXPECT_THROW(test(kNaN, 0.05), std::invalid_argument);
+  EXPECT_THROW(test(0.5, 1.0), std::invalid_argument);
+}
+
+// Drafted positions as a speculative round reaches them: probabilities spread over (0, 1), 300
+// trials. Under the stated probabilities the test rejects at about alpha; with every success
+// probability scaled by 1 - detectable change it rejects about nine times in ten.
+TEST(BernoulliSumTest, FalseAlarmRateIsAlphaAndPowerAtTheDetectableChangeIsNinetyPercent) {
+  std::mt19937_64 rng(20261125);
+  std::vector<double> probabilities;
+  for (int i = 0; i < 300; ++i) probabilities.push_back(0.02 + 0.96 * uniform(rng));
+  const auto run = [&](double scale) {
+    std::vector<BernoulliTrial> trials;
+    for (double p : probabilities) trials.push_back({p, uniform(rng) < scale * p});
+    return bernoulli_sum_test(trials, 0.05);
+  };
+  const double change = run(1.0).detectable_ratio_change;
+  int false_alarms = 0, detections = 0;
+  for (int trial = 0; trial < kCalibrationTrials; ++trial) {
+    false_alarms += run(1.0).rejected;
+    detections += run(1.0 - change).rejected;
+  }
+  RecordProperty("false_alarms", false_alarms);
+  RecordProperty("detections", detections);
+  EXPECT_GE(false_alarms, kFewestFalseAlarms);
+  EXPECT_LE(false_alarms, kMostFalseAlarms);
+  // Binomial(2000, 0.9) lies within [1746, 1854] with probability 1 - 1e-5.
+  EXPECT_GE(detections, 1746);
+  EXPECT_LE(detections, 1854);
+}
+
 }  // namespace specgate

@@ -1,0 +1,90 @@
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "conformance/commands/commands.h"
+#include "conformance/commands/verdict.h"
+#include "conformance/commands/warper_flags.h"
+#include "conformance/files/output_file.h"
+#include "impl/bench/chat_template.h"
+#include "impl/common/device.h"
+#include "impl/common/dtype.h"
+#include "impl/reports/acceptance_report.h"
+#include "impl/scoring/acceptance_check.h"
+#include "impl/scoring/rescorer.h"
+
+namespace specgate::cli {
+namespace {
+
+struct AcceptanceOptions {
+  std::vector<std::filesystem::path> answers;
+  std::filesystem::path target, draft;
+  std::filesystem::path json, junit, markdown;
+  double alpha = 0.05;
+  int64_t draft_tokens = 0;
+  WarperFlags warpers;
+  std::string dtype = "float64";
+  std::string device = "cpu";
+};
+
+void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
+  const at::ScalarType dtype = dtype_from_name(o.dtype, "--dtype");
+  const c10::Device device = device_from_name(o.device, "--device");
+  // The prompts are the answers' own prompt_token_ids; the template goes unused.
+  const Rescorer target(o.target, dtype, device, ChatTemplate::kRaw);
+  const Rescorer draft(o.draft, dtype, device, ChatTemplate::kRaw);
+  const AcceptanceCheckReport report = check_acceptance(
+      {.answers = o.answers,
+       .target = &target,
+       .draft = &draft,
+       .sampling = given_warpers(o.warpers, command),
+       .draft_tokens = command.count("--draft-tokens") > 0 ? std::optional<int64_t>(o.draft_tokens) : std::nullopt,
+       .alpha = o.alpha});
+  std::vector<NamedInput> inputs = {{"--target", o.target}, {"--draft", o.draft}};
+  for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
+  const auto write = [&](const char* flag, const std::filesystem::path& path, auto writer) {
+    if (!path.empty()) write_output_file(flag, path, writer, inputs);
+  };
+  write("--json", o.json, [&](std::ostream& out) { out << acceptance_report_json(report).dump(2) << "\n"; });
+  write("--junit", o.junit, [&](std::ostream& out) { write_acceptance_junit(report, out); });
+  write("--markdown", o.markdown, [&](std::ostream& out) { write_acceptance_markdown(report, out); });
+  write_acceptance_summary(report, std::cout);
+  for (const auto* path : {&o.json, &o.junit, &o.markdown}) {
+    if (!path->empty()) std::cout << "wrote " << path->string() << "\n";
+  }
+  std::cout.flush();
+  if (report.rejected) throw Verdict();
+}
+
+}  // namespace
+
+void add_acceptance_command(CLI::App& app) {
+  auto o = std::make_shared<AcceptanceOptions>();
+  CLI::App* c = app.add_subcommand(
+      "acceptance",
+      "Compare a speculative engine's accepted drafts with what its target and draft imply: every greedy round exactly, "
+      "sampled rounds against sum min(p, q); exit 0 when they agree, 1 when not, 2 on bad input");
+  c->add_option("--answers", o->answers,
+                "The engine's answers with token_ids, prompt_token_ids and per-turn accept_lengths (repeatable)")
+      ->required();
+  c->add_option("--target", o->target, "Target checkpoint folder")->required();
+  c->add_option("--draft", o->draft, "Draft checkpoint folder, the engine's drafter")->required();
+  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens")
+      ->check(CLI::Range(1, 64));
+  add_warper_flags(*c, o->warpers);
+  c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();
+  c->add_option("--dtype", o->dtype, "dtype of both models")->capture_default_str();
+  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  c->add_option("--json", o->json, "Write the JSON report here");
+  c->add_option("--junit", o->junit, "Write a JUnit XML report here");
+  c->add_option("--markdown", o->markdown, "Write a Markdown summary here");
+  c->callback([o, c] { run_acceptance(*o, *c); });
+}
+
+}  // namespace specgate::cli

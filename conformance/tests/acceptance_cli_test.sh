@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# End-to-end checks of `conformance acceptance` on the fixture pair: a correct engine's greedy
+# rounds each accept exactly what the draft checkpoint proposes and its sampled acceptance is
+# what the two models imply; faults of the draft cache and of verification are rejected, with
+# every greedy round that differs named; the reports agree with the answers; bad input exits 2
+# with one line naming the file, line and field.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+pair=(--target "$fixtures/target" --draft "$fixtures/draft")
+# The sample bench with short prompts (BOS and each turn's first 23 bytes), so that re-scoring
+# costs little beside the answers.
+bench="$(dirname "$bench")/short_prompts.jsonl"
+
+# decode OUT ENGINE [generate options]: 30 questions, 64 tokens, K 4, batch 8.
+decode() {
+  local out=$1 engine=$2
+  shift 2
+  "$conformance" generate --engine "$engine" "${pair[@]}" --bench "$bench" --max-new-tokens 64 --draft-tokens 4 \
+    --batch-size 8 --out "$out" "$@" >/dev/null || fail "generate $engine $*"
+}
+# check NAME EXPECTED_STATUS ANSWERS [options]
+check() {
+  local name=$1 expected=$2 answers=$3
+  shift 3
+  "$conformance" acceptance "${pair[@]}" --answers "$answers" "$@" >"$work/$name.out" 2>&1
+  local status=$?
+  [ $status -eq "$expected" ] || fail "$name: exit $status, expected $expected: $(cat "$work/$name.out")"
+}
+
+# Greedy: float32 engines, float64 re-scoring; every round is predicted exactly.
+decode "$work/eqspec.jsonl" eqspec
+decode "$work/exspec.jsonl" exspec --window 16
+decode "$work/draft-cache-short.jsonl" eqspec --inject-fault draft-cache-short
+check eqspec 0 "$work/eqspec.jsonl" --json "$work/eqspec.json" --markdown "$work/eqspec.md" --junit "$work/eqspec.xml"
+check exspec 0 "$work/exspec.jsonl"
+check draft-cache-short 1 "$work/draft-cache-short.jsonl" --json "$work/draft-cache-short.json" --markdown "$work/short.md"
+grep -q "accepted, the draft's proposals match" "$work/draft-cache-short.out" || fail "draft-cache-short: no round named"
+"$python" - "$work/eqspec.jsonl" "$work/eqspec.json" "$work/draft-cache-short.json" <<'PY' || fail "greedy reports"
+import json, sys
+answers = [json.loads(line)["choices"][0] for line in open(sys.argv[1])]
+ok, bad = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+problems = []
+# Every round but the answer's last is compared; its accepted drafts are its accept_lengths less one.
+rounds = sum(len(a["accept_lengths"]) - 1 for a in answers)
+accepted = sum(n - 1 for a in answers for n in a["accept_lengths"][:-1])
+if (ok["rounds"], ok["test"]["observed"]) != (rounds, accepted):
+    problems.append(f'correct: {ok["rounds"]} rounds, {ok["test"]["observed"]} accepted; the answers have {rounds}, {accepted}')
+if ok["test"]["expected"] != accepted or ok["mismatches"] or ok["rejected"]:
+    problems.append(f'correct: expected {ok["test"]["expected"]}, {len(ok["mismatches"])} mismatches')
+if not bad["mismatches"] or not bad["rejected"]:
+    problems.append("draft-cache-short: no mismatch")
+for m in bad["mismatches"]:
+    if m["predicted"] == m["observed"] or not m["file"].endswith("draft-cache-short.jsonl") or m["line"] < 1:
+        problems.append(f"mismatch {m}")
+for p in problems: print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+grep -q "failures=\"0\"" "$work/eqspec.xml" || fail "JUnit of the correct engine"
+grep -q "^| .*draft-cache-short.jsonl:[0-9]* |" "$work/short.md" || fail "Markdown lists no differing round"
+
+# Sampled, float64: T 0.8, top-k 12, top-p 0.9. Faults that change acceptance are rejected;
+# the correct engine's fixed draws pass (p 0.49).
+sampled=(--temperature 0.8 --top-k 12 --top-p 0.9 --seed 5 --dtype float64)
+decode "$work/sampled.jsonl" eqspec "${sampled[@]}"
+check sampled 0 "$work/sampled.jsonl" --json "$work/sampled.json"
+for fault in always-accept stale-draft-distribution cache-advanced-by-drafted raw-draft-distribution; do
+  decode "$work/$fault.jsonl" eqspec "${sampled[@]}" --inject-fault "$fault"
+  check "$fault" 1 "$work/$fault.jsonl"
+done
+"$python" - "$work/sampled.json" <<'PY' || fail "sampled report"
+import json, sys
+t = json.load(open(sys.argv[1]))["test"]
+low, high = t["ratio_interval"]
+if not (low <= t["ratio"] <= high and 0 < t["expected"] < t["trials"] and t["p_value"] > 0.05 and t["ruled_out"] == 0):
+    print(f"  {t}")
+    sys.exit(1)
+PY
+
+# Bad input.
+"$conformance" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 2 --max-new-tokens 8 \
+  --out "$work/oracle.jsonl" >/dev/null || fail "generate oracle"
+expect_usage_error "oracle.jsonl:1: field 'choices[0].accept_lengths': missing or empty" \
+  acceptance "${pair[@]}" --answers "$work/oracle.jsonl" --draft-tokens 4
+"$python" - "$work/eqspec.jsonl" "$work" <<'PY' || fail "writing bad answers"
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+def write(name, edit):
+    first = json.loads(json.dumps(lines[0]))
+    edit(first)
+    with open(f"{sys.argv[2]}/{name}.jsonl", "w") as out:
+        out.write(json.dumps(lines[1]) + "\n" + json.dumps(first) + "\n")
+write("short", lambda a: a["choices"][0]["accept_lengths"].pop())
+write("long_round", lambda a: a["choices"][0]["accept_lengths"].__setitem__(0, 6))
+write("no_k", lambda a: a["run"].pop("draft_tokens"))
+PY
+expect_usage_error "short.jsonl:2: field 'choices[0].accept_lengths': the rounds append" \
+  acceptance "${pair[@]}" --answers "$work/short.jsonl"
+expect_usage_error "long_round.jsonl:2: field 'choices[0].accept_lengths': entry 0 appends 6 tokens" \
+  acceptance "${pair[@]}" --answers "$work/long_round.jsonl"
+expect_usage_error "no_k.jsonl:2: field 'run.draft_tokens': missing" acceptance "${pair[@]}" --answers "$work/no_k.jsonl"
+expect_usage_error "--top-k, --top-p: give --temperature with them" \
+  acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --top-k 5
+expect_input_error "$work/x.json" "field 'run.sampling':" acceptance "${pair[@]}" --json "$work/x.json" \
+  --answers "$work/eqspec.jsonl" --answers "$work/sampled.jsonl"
+
+finish "acceptance CLI"

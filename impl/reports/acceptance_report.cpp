@@ -1,0 +1,122 @@
+#include "impl/reports/acceptance_report.h"
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "impl/reports/markup.h"
+#include "impl/reports/report_text.h"
+
+namespace specgate {
+namespace {
+
+using nlohmann::json;
+
+std::string verdict_word(const AcceptanceCheckReport& report) { return report.rejected ? "REJECTED" : "passed"; }
+
+std::string settings_line(const AcceptanceCheckReport& report) {
+  const SamplingParams& s = report.sampling;
+  const std::string warpers =
+      s.greedy() ? "greedy" : "temperature " + short_number(s.temperature) + ", top-k " +
+                                  (s.top_k > 0 ? std::to_string(s.top_k) : "off") + ", top-p " +
+                                  (s.top_p < 1.0 ? short_number(s.top_p) : "off");
+  return warpers + " (from the " + report.sampling_source + "), K = " + std::to_string(report.draft_tokens) + ", alpha " +
+         short_number(report.alpha);
+}
+
+// "412 accepted of 980 drafted positions reached, expected 398.2: ratio 1.03 [0.95, 1.12], z 1.1, p 0.27"
+std::string figures_line(const AcceptanceCheckReport& report) {
+  const BernoulliSumTest& t = report.test;
+  std::string line = std::to_string(t.observed) + " accepted of " + std::to_string(t.trials) +
+                     " drafted positions reached, the models imply " + short_number(t.expected);
+  if (report.sampling.greedy()) return line + " (greedy: every round's count is determined)";
+  if (t.ruled_out > 0)
+    line += "; " + std::to_string(t.ruled_out) + " outcomes the models rule out (accepted at probability 0 or rejected at 1)";
+  return line + ": ratio " + short_number(t.ratio, 3) + " [" + short_number(t.ratio_low, 3) + ", " +
+         short_number(t.ratio_high, 3) + "], z = " + short_number(t.z, 3) + ", p = " + short_number(t.p_value, 3) +
+         ", detects a ratio off 1 by " + short_number(t.detectable_ratio_change, 3) + " at power 0.9";
+}
+
+std::string rounds_line(const AcceptanceCheckReport& report) {
+  return std::to_string(report.rounds) + " rounds compared (" + std::to_string(report.rounds_skipped) +
+         " last rounds of a turn left out), " + std::to_string(report.answers) + " answers";
+}
+
+std::string mismatch_text(const RoundMismatch& m) {
+  return m.file + ":" + std::to_string(m.line) + ": question " + std::to_string(m.question_id) + ", turn " +
+         std::to_string(m.turn) + ", round " + std::to_string(m.round) + " (token " + std::to_string(m.position) + "): " +
+         std::to_string(m.observed) + " accepted, the draft's proposals match " + std::to_string(m.predicted);
+}
+
+}  // namespace
+
+json acceptance_report_json(const AcceptanceCheckReport& report) {
+  const BernoulliSumTest& t = report.test;
+  json files = json::array();
+  for (const AcceptanceFile& f : report.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"answers", f.answers}});
+  json mismatches = json::array();
+  for (const RoundMismatch& m : report.mismatches)
+    mismatches.push_back({{"file", m.file}, {"line", m.line}, {"question_id", m.question_id}, {"turn", m.turn},
+                          {"round", m.round}, {"position", m.position}, {"predicted", m.predicted}, {"observed", m.observed}});
+  return {{"schema_version", 1},
+          {"tool", "specgate acceptance"},
+          {"generated_at", report.generated_at},
+          {"settings",
+           {{"temperature", report.sampling.temperature},
+            {"top_k", report.sampling.top_k},
+            {"top_p", report.sampling.top_p},
+            {"sampling_source", report.sampling_source},
+            {"draft_tokens", report.draft_tokens},
+            {"alpha", report.alpha}}},
+          {"files", files},
+          {"answers", report.answers},
+          {"rounds", report.rounds},
+          {"rounds_skipped", report.rounds_skipped},
+          {"test",
+           {{"trials", t.trials},
+            {"observed", t.observed},
+            {"expected", t.expected},
+            {"variance", t.variance},
+            {"ruled_out", t.ruled_out},
+            {"z", t.z},
+            {"p_value", t.p_value},
+            {"ratio", t.ratio},
+            {"ratio_interval", {t.ratio_low, t.ratio_high}},
+            {"detectable_ratio_change", t.detectable_ratio_change},
+            {"rejected", t.rejected}}},
+          {"mismatches", mismatches},
+          {"rejected", report.rejected},
+          {"reasons", report.reasons}};
+}
+
+void write_acceptance_summary(const AcceptanceCheckReport& report, std::ostream& out) {
+  out << "acceptance: " << settings_line(report) << "\n  " << rounds_line(report) << "\n  " << figures_line(report) << "\n";
+  constexpr size_t kShown = 10;
+  for (size_t i = 0; i < report.mismatches.size() && i < kShown; ++i) out << "  " << mismatch_text(report.mismatches[i]) << "\n";
+  if (report.mismatches.size() > kShown) out << "  ... " << report.mismatches.size() - kShown << " more rounds differ\n";
+  out << "verdict " << verdict_word(report) << (report.rejected ? ":" : "") << "\n";
+  for (const std::string& reason : report.reasons) out << "  - " << reason << "\n";
+}
+
+void write_acceptance_markdown(const AcceptanceCheckReport& report, std::ostream& out) {
+  out << "# specgate acceptance: " << verdict_word(report) << "\n\n"
+      << "The engine's accepted drafts against what its target and draft checkpoints imply; " << settings_line(report)
+      << ".\n\n- " << rounds_line(report) << "\n- " << figures_line(report) << "\n";
+  for (const std::string& reason : report.reasons) out << "- **" << reason << "**\n";
+  if (report.mismatches.empty()) return;
+  out << "\n| file:line | question | turn | round | token | accepted | draft matches |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const RoundMismatch& m : report.mismatches)
+    out << "| " << m.file << ":" << m.line << " | " << m.question_id << " | " << m.turn << " | " << m.round << " | "
+        << m.position << " | " << m.observed << " | " << m.predicted << " |\n";
+}
+
+void write_acceptance_junit(const AcceptanceCheckReport& report, std::ostream& out) {
+  const int failures = report.rejected ? 1 : 0;
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"specgate acceptance\" tests=\"1\" failures=\""
+      << failures << "\">\n<testsuite name=\"specgate.acceptance\" tests=\"1\" failures=\"" << failures
+      << "\">\n<testcase classname=\"specgate.acceptance\" name=\"accepted drafts against the models\">";
+  if (report.rejected) out << "<failure type=\"acceptance\" message=\"" << escape_markup(report.reasons.front()) << "\"/>";
+  out << "</testcase>\n</testsuite>\n</testsuites>\n";
+}
+
+}  // namespace specgate

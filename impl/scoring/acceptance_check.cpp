@@ -1,0 +1,162 @@
+#include "impl/scoring/acceptance_check.h"
+
+#include <numeric>
+
+#include "impl/common/error.h"
+#include "impl/common/short_number.h"
+#include "impl/common/utc_now.h"
+#include "impl/scoring/answer_reader.h"
+#include "impl/scoring/answer_warpers.h"
+#include "impl/scoring/rescorer.h"
+
+namespace specgate {
+namespace {
+
+class AcceptanceReader {
+ public:
+  AcceptanceReader(const AcceptanceCheckRequest& request, AcceptanceCheckReport& report)
+      : request_(request), report_(report), warpers_(request.sampling, ""), draft_tokens_(request.draft_tokens) {}
+
+  void read(const std::filesystem::path& file) {
+    AnswerReader reader(file, TurnScope::kAll);
+    while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record);
+    report_.files.push_back({file.string(), reader.sha256(), reader.answers()});
+    report_.answers += reader.answers();
+  }
+
+  const std::vector<BernoulliTrial>& trials() const { return trials_; }
+  const AnswerWarpers& warpers() const { return warpers_; }
+  int64_t draft_tokens() const { return draft_tokens_.value_or(0); }
+
+ private:
+  void add(const std::filesystem::path& file, const AnswerRecord& record) {
+    const std::string at = answer_location(file, record.line);
+    if (!record.token_ids) throw InputError(at + ": field 'token_ids': missing; the acceptance check needs the engine's token ids");
+    if (!record.prompt_token_ids)
+      throw InputError(at + ": field 'prompt_token_ids': missing; the acceptance check re-scores the prompt the engine was fed");
+    if (record.speed.accept_steps == 0)
+      throw InputError(at + ": field 'choices[0].accept_lengths': missing or empty; the acceptance check needs the rounds "
+                       "of a speculative engine");
+    if (!record.speed.accept_lengths)
+      throw InputError(at + ": field 'choices[0].accept_lengths': one flat list over several turns; the acceptance check "
+                       "needs each turn's rounds, one list per turn");
+    const SamplingParams warpers = warpers_.of(record, at);
+    const int64_t k = draft_tokens_of(record, at);
+    for (size_t turn = 0; turn < record.token_ids->size(); ++turn) add_turn(file, record, turn, warpers, k, at);
+  }
+
+  void add_turn(const std::filesystem::path& file, const AnswerRecord& record, size_t turn, const SamplingParams& warpers,
+                int64_t k, const std::string& at) {
+    const std::vector<int64_t>& generated = (*record.token_ids)[turn];
+    const std::string field = at + ": field 'choices[0].accept_lengths" +
+                              (record.token_ids->size() > 1 ? "[" + std::to_string(turn) + "]" : "") + "'";
+    const std::vector<int64_t>& lengths = (*record.speed.accept_lengths)[turn];
+    const int64_t n = static_cast<int64_t>(generated.size());
+    for (size_t r = 0; r < lengths.size(); ++r) {
+      if (lengths[r] < 1 || lengths[r] > k + 1)
+        throw InputError(field + ": entry " + std::to_string(r) + " appends " + std::to_string(lengths[r]) +
+                         " tokens; a round of " + std::to_string(k) + " drafts appends 1 to " + std::to_string(k + 1));
+    }
+    const int64_t appended = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+    const int64_t first = n - appended;  // tokens before the first round
+    if (first < 0 || first > 1)
+      throw InputError(field + ": the rounds append " + std::to_string(appended) + " tokens to a turn of " + std::to_string(n) +
+                       "; they must add up to its tokens, or to all but the prefill's first");
+    for (int64_t token : generated) {
+      if (token < 0 || token >= request_.target->vocab_size())
+        throw InputError(at + ": field 'token_ids': token " + std::to_string(token) +
+                         " is outside the target's vocabulary of " + std::to_string(request_.target->vocab_size()));
+    }
+    if (lengths.empty()) return;
+    report_.rounds_skipped += 1;
+    if (lengths.size() == 1) return;
+
+    const std::vector<int64_t>& prompt = (*record.prompt_token_ids)[turn];
+    std::string why_not;
+    std::vector<double> accept;  // per position: the probability a draft there is accepted
+    if (warpers.greedy()) {
+      const std::optional<std::vector<int64_t>> proposed = request_.draft->most_likely_tokens(prompt, generated, why_not);
+      if (proposed) {
+        for (int64_t i = 0; i < n; ++i) accept.push_back((*proposed)[i] == generated[i] ? 1.0 : 0.0);
+      }
+    } else if (auto odds = request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers, why_not)) {
+      accept = std::move(*odds);
+    }
+    if (accept.empty())
+      throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
+
+    int64_t start = first;
+    for (size_t r = 0; r + 1 < lengths.size(); start += lengths[r], ++r) {
+      ++report_.rounds;
+      const int64_t accepted = lengths[r] - 1;
+      for (int64_t j = 0; j < std::min(accepted + 1, k); ++j) trials_.push_back({accept[start + j], j < accepted});
+      if (!warpers.greedy()) continue;
+      int64_t predicted = 0;
+      while (predicted < k && start + predicted < n && accept[start + predicted] == 1.0) ++predicted;
+      if (predicted != accepted)
+        report_.mismatches.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
+                                      static_cast<int64_t>(r), start, predicted, accepted});
+    }
+  }
+
+  // The flag's K, or the answer's run.draft_tokens, which must be every answer's.
+  int64_t draft_tokens_of(const AnswerRecord& record, const std::string& at) {
+    if (request_.draft_tokens) return *request_.draft_tokens;
+    const std::optional<int64_t> recorded = record.speed.run ? record.speed.run->draft_tokens : std::nullopt;
+    if (!recorded || *recorded < 1)
+      throw InputError(at + ": field 'run.draft_tokens': missing; give the engine's --draft-tokens");
+    if (draft_tokens_ && *draft_tokens_ != *recorded)
+      throw InputError(at + ": field 'run.draft_tokens': " + std::to_string(*recorded) + ", where earlier answers have " +
+                       std::to_string(*draft_tokens_));
+    draft_tokens_ = recorded;
+    return *recorded;
+  }
+
+  const AcceptanceCheckRequest& request_;
+  AcceptanceCheckReport& report_;
+  AnswerWarpers warpers_;
+  std::optional<int64_t> draft_tokens_;
+  std::vector<BernoulliTrial> trials_;
+};
+
+}  // namespace
+
+AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
+  if (!(request.alpha > 0.0 && request.alpha < 1.0))
+    throw InputError("--alpha: must be in (0, 1), got " + std::to_string(request.alpha));
+  if (request.draft_tokens && *request.draft_tokens < 1)
+    throw InputError("--draft-tokens: must be 1 or more, got " + std::to_string(*request.draft_tokens));
+  if (request.draft->vocab_size() != request.target->vocab_size())
+    throw InputError("--draft: a vocabulary of " + std::to_string(request.draft->vocab_size()) + " tokens, the target's has " +
+                     std::to_string(request.target->vocab_size()));
+  AcceptanceCheckReport report;
+  report.generated_at = utc_now();
+  report.alpha = request.alpha;
+  AcceptanceReader reader(request, report);
+  for (const std::filesystem::path& file : request.answers) reader.read(file);
+  if (reader.trials().empty())
+    throw InputError("--answers: no round to compare (each turn's last round is left out, as EOS or max_new_tokens may cut it short)");
+  report.sampling = *reader.warpers().settled();
+  report.sampling_source = reader.warpers().source();
+  report.draft_tokens = reader.draft_tokens();
+  report.test = bernoulli_sum_test(reader.trials(), request.alpha);
+
+  if (!report.mismatches.empty()) {
+    const RoundMismatch& first = report.mismatches.front();
+    report.reasons.push_back(std::to_string(report.mismatches.size()) + " of " + std::to_string(report.rounds) +
+                             " greedy rounds accept another number of drafts than the draft checkpoint proposes (first: question " +
+                             std::to_string(first.question_id) + ", turn " + std::to_string(first.turn) + ", round " +
+                             std::to_string(first.round) + ", " + std::to_string(first.observed) + " accepted where " +
+                             std::to_string(first.predicted) + " match)");
+  } else if (report.test.rejected) {
+    const BernoulliSumTest& t = report.test;
+    report.reasons.push_back(std::to_string(t.observed) + " drafts accepted of " + std::to_string(t.trials) +
+                             " reached where the models imply " + short_number(t.expected) + " (ratio " + short_number(t.ratio) +
+                             (t.ruled_out > 0 ? ", " + std::to_string(t.ruled_out) + " outcomes they rule out" : "") +
+                             "), p = " + short_number(t.p_value) + " <= alpha " + short_number(request.alpha));
+  }
+  report.rejected = !report.reasons.empty();
+  return report;
+}
+
+}  // namespace specgate

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "impl/sampling/sampling.h"
+#include "impl/statistics/bernoulli_sum.h"
+
+namespace specgate {
+
+class Rescorer;
+
+// A greedy round whose accepted drafts differ from what the draft checkpoint proposes on the
+// answer's own tokens.
+struct RoundMismatch {
+  std::string file;
+  int64_t line = 0;
+  int64_t question_id = 0;
+  int64_t turn = 0;      // 0-based
+  int64_t round = 0;     // 0-based, the entry of the turn's accept_lengths
+  int64_t position = 0;  // the round's first generated token, 0-based within the turn
+  int64_t predicted = 0, observed = 0;  // drafts accepted
+};
+
+struct AcceptanceFile {
+  std::string path, sha256;
+  int64_t answers = 0;
+};
+
+struct AcceptanceCheckRequest {
+  std::vector<std::filesystem::path> answers;
+  const Rescorer* target = nullptr;
+  const Rescorer* draft = nullptr;
+  std::optional<SamplingParams> sampling;  // nullopt: every answer's run.sampling
+  std::optional<int64_t> draft_tokens;     // K; nullopt: every answer's run.draft_tokens
+  double alpha = 0.05;
+};
+
+struct AcceptanceCheckReport {
+  std::string generated_at;     // UTC, ISO 8601
+  SamplingParams sampling;      // seed unused
+  std::string sampling_source;  // "answers" or "flags"
+  int64_t draft_tokens = 0;
+  double alpha = 0.05;
+  std::vector<AcceptanceFile> files;
+  int64_t answers = 0;
+  int64_t rounds = 0;          // rounds compared with the models
+  int64_t rounds_skipped = 0;  // each turn's last round, which EOS or max_new_tokens may cut short
+  // Every drafted position a round reached, with the probability its draft is accepted: 0 or 1
+  // under greedy decoding (the draft's most likely token is the answer's), sum over x of
+  // min(p(x), q(x)) when sampled.
+  BernoulliSumTest test;
+  std::vector<RoundMismatch> mismatches;  // greedy only: every round that differs
+  bool rejected = false;
+  std::vector<std::string> reasons;  // why it was rejected, one line each
+};
+
+// Compares a speculative engine's accepted drafts with what its target and draft checkpoints
+// imply, from each answer's per-round accept_lengths (tokens appended per target pass: the
+// accepted drafts and one more) and its token_ids and prompt_token_ids. The engine is taken to
+// draft K tokens every round; the tokens before its first round (the prefill's, at most one)
+// are the answer's length less the sum of its accept_lengths. Under greedy decoding the draft's
+// most likely tokens on the answer's prefixes fix every round's accepted count: a round that
+// differs rejects. When sampled, a round reaching drafted position i accepts it with
+// probability sum_x min(p, q) at the answer's prefix there (the accepted drafts are the
+// answer's tokens); the accepted count is tested against the sum of those (BernoulliSumTest at
+// alpha). Throws InputError naming the file, line and field for answers without token_ids,
+// prompt_token_ids or per-turn accept_lengths, accept_lengths that do not add up to the
+// answer, a round accepting more than K, or missing or disagreeing settings.
+AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request);
+
+}  // namespace specgate
