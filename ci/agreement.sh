@@ -4,7 +4,8 @@
 # (build/real_pair), and whether the figures they print agree. Acceptance and tokens per round
 # are counts of the same decoding and must be equal; tokens/s are timings of separate runs and
 # may differ by the machine's noise. Writes OUT/agreement.md (default
-# reports/benchmarks/agreement) and OUT/agreement.json; about 10 minutes on 2 cores.
+# reports/benchmarks/agreement) and OUT/agreement.json; about 2 hours on 2 cores, most of it the
+# real pair's bench (3 timed repeats of six cases).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
