@@ -4,7 +4,7 @@
 # fixtures/bench/short_prompts.jsonl, 64 new tokens), greedy and sampled (T 0.8, top-k 12,
 # top-p 0.9), with each fault of the catalogue seeded and without any; then RUNS (default 100)
 # correct sampled runs, each its own seed, at alpha 0.05. Writes OUT/acceptance.json and
-# OUT/acceptance.md (default reports/sampling); about 10 minutes on 2 cores.
+# OUT/acceptance.md (default reports/sampling); about 15 minutes on 2 cores shared with other work.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
