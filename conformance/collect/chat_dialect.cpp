@@ -40,6 +40,7 @@ class ChatDialect : public Dialect {
                  {"temperature", r.temperature}, {"stream", false}};
     if (r.top_k) body["top_k"] = *r.top_k;
     if (r.top_p) body["top_p"] = *r.top_p;
+    if (r.min_p) body["min_p"] = *r.min_p;
     if (r.seed) body["seed"] = *r.seed;
     if (server_ != ChatServer::kOpenai) body["return_token_ids"] = true;
     if (server_ == ChatServer::kSglang) body["return_prompt_token_ids"] = true;

@@ -143,7 +143,8 @@ class Collector {
     const CompletionRequest& asked = job_.defaults;
     run_ = RunInfo{.engine = std::string(job_.dialect->name()), .batch_size = job_.concurrency,
                    .started_at = unix_seconds(), .max_new_tokens = asked.max_new_tokens,
-                   .sampling = {.temperature = asked.temperature, .top_k = asked.top_k, .top_p = asked.top_p, .seed = asked.seed}};
+                   .sampling = {.temperature = asked.temperature, .top_k = asked.top_k, .top_p = asked.top_p, .min_p = asked.min_p,
+                                .seed = asked.seed}};
 
     StopSignals signals;
     ProgressBar progress("collect", static_cast<int64_t>(pending_.size()));

@@ -28,6 +28,7 @@ struct CompletionRequest {
   double temperature = 0.0;  // 0: greedy
   std::optional<int64_t> top_k;
   std::optional<double> top_p;
+  std::optional<double> min_p;
   std::optional<uint64_t> seed;
   int64_t top_logprobs = 0;  // alternatives per generated token; 0: none asked
 };
@@ -58,6 +59,7 @@ class Dialect {
   virtual bool takes_token_ids() const = 0;
   // A chat endpoint: it takes the conversation as messages and renders them with its own template.
   virtual bool takes_messages() const { return false; }
+  virtual bool takes_min_p() const { return true; }
   virtual bool gives_token_ids() const = 0;
   // Whether top_logprobs come back keyed by token id; a dialect that names them by text alone
   // is not asked for them.

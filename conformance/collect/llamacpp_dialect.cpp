@@ -24,7 +24,7 @@ class LlamacppDialect : public Dialect {
   // user did not ask for is switched off.
   std::string request_body(const CompletionRequest& r) const override {
     json body = {{"n_predict", r.max_new_tokens}, {"temperature", r.temperature},   {"top_k", r.top_k.value_or(0)},
-                 {"top_p", r.top_p.value_or(1.0)}, {"min_p", 0.0},                  {"repeat_penalty", 1.0},
+                 {"top_p", r.top_p.value_or(1.0)}, {"min_p", r.min_p.value_or(0.0)},{"repeat_penalty", 1.0},
                  {"return_tokens", true},          {"cache_prompt", false},         {"stream", false}};
     if (r.prompt_ids) {
       body["prompt"] = *r.prompt_ids;

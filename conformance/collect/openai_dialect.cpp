@@ -1,6 +1,6 @@
 // OpenAI-compatible POST /v1/completions, and vLLM's extension of it.
 // Fields as vllm-project/vllm defines them in vllm/entrypoints/openai/protocol.py
-// (CompletionRequest: prompt as text or ids, max_tokens, temperature, top_p, top_k, seed,
+// (CompletionRequest: prompt as text or ids, max_tokens, temperature, top_p, top_k, min_p, seed,
 // logprobs, return_token_ids, return_tokens_as_token_ids; CompletionResponseChoice: text,
 // logprobs{tokens, token_logprobs, top_logprobs: one {token: logprob} per token}, token_ids,
 // prompt_token_ids; usage.completion_tokens). With return_tokens_as_token_ids the keys of
@@ -34,6 +34,7 @@ class OpenaiDialect : public Dialect {
     }
     if (r.top_k) body["top_k"] = *r.top_k;
     if (r.top_p) body["top_p"] = *r.top_p;
+    if (r.min_p) body["min_p"] = *r.min_p;
     if (r.seed) body["seed"] = *r.seed;
     if (vllm_) body["return_token_ids"] = true;
     if (r.top_logprobs > 0) {

@@ -1,7 +1,7 @@
 // SGLang's native POST /generate. Fields as sgl-project/sglang defines them:
 // python/sglang/srt/managers/io_struct.py (GenerateReqInput: text or input_ids,
 // sampling_params, return_logprob, top_logprobs_num, logprob_start_len);
-// python/sglang/srt/sampling/sampling_params.py (max_new_tokens, temperature, top_p, top_k);
+// python/sglang/srt/sampling/sampling_params.py (max_new_tokens, temperature, top_p, top_k, min_p);
 // docs/advanced_features/deterministic_inference.md (sampling_params.sampling_seed, honoured
 // with --enable-deterministic-inference); python/sglang/srt/managers/tokenizer_manager.py (the
 // response {"text", "output_ids", "meta_info"}: output_token_logprobs and output_top_logprobs
@@ -37,6 +37,7 @@ class SglangDialect : public Dialect {
     json sampling = {{"max_new_tokens", r.max_new_tokens}, {"temperature", r.temperature}};
     if (r.top_k) sampling["top_k"] = *r.top_k;
     if (r.top_p) sampling["top_p"] = *r.top_p;
+    if (r.min_p) sampling["min_p"] = *r.min_p;
     if (r.seed) sampling["sampling_seed"] = *r.seed;
     json body = {{"sampling_params", sampling}, {"stream", false}};
     if (r.prompt_ids) {

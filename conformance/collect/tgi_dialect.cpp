@@ -24,6 +24,7 @@ class TgiDialect : public Dialect {
   bool takes_token_ids() const override { return false; }
   bool gives_token_ids() const override { return true; }
   bool gives_top_logprobs() const override { return true; }
+  bool takes_min_p() const override { return false; }
 
   std::string request_body(const CompletionRequest& r) const override {
     json parameters = {{"max_new_tokens", r.max_new_tokens}, {"do_sample", r.temperature > 0.0}, {"details", true},

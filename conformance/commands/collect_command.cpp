@@ -23,6 +23,7 @@ struct CollectOptions {
   double temperature = 0.0;
   int64_t top_k = 0;
   double top_p = 1.0;
+  double min_p = 0.0;
   uint64_t seed = 0;
   int64_t top_logprobs = 0;
   int64_t concurrency = 1;
@@ -44,6 +45,10 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   if (!(o.temperature >= 0.0)) throw InputError("--temperature: must be >= 0 (0 is greedy)");
   if (command.count("--top-k") > 0) job.defaults.top_k = o.top_k;
   if (command.count("--top-p") > 0) job.defaults.top_p = o.top_p;
+  if (command.count("--min-p") > 0) {
+    if (!dialect->takes_min_p()) throw InputError("--min-p: the " + o.api + " API has no min_p");
+    job.defaults.min_p = o.min_p;
+  }
   if (command.count("--seed") > 0) job.defaults.seed = o.seed;
   job.questions = read_questions(o.bench);
   if (o.limit > 0 && static_cast<int64_t>(job.questions.size()) > o.limit) job.questions.resize(o.limit);
@@ -110,6 +115,7 @@ void add_collect_command(CLI::App& app) {
   c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
   c->add_option("--top-k", o->top_k, "Sent only when given")->check(CLI::NonNegativeNumber);
   c->add_option("--top-p", o->top_p, "Sent only when given")->check(CLI::Range(0.0, 1.0));
+  c->add_option("--min-p", o->min_p, "Sent only when given")->check(CLI::Range(0.0, 1.0));
   c->add_option("--seed", o->seed, "Sent only when given");
   c->add_option("--top-logprobs", o->top_logprobs, "Alternatives asked per token (0: none)")->check(CLI::Range(0, 100));
   c->add_option("--concurrency", o->concurrency, "Requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));

@@ -33,6 +33,7 @@ struct GenerateOptions {
   double temperature = 0.0;
   int64_t top_k = 0;
   double top_p = 1.0;
+  double min_p = 0.0;
   uint64_t seed = 0;
   std::string dtype = "float32";
   std::string device = "cpu";
@@ -147,7 +148,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   DecodeOptions decode;
   decode.draft_tokens = options.draft_tokens;
   decode.max_new_tokens = options.max_new_tokens;
-  decode.sampling = {options.temperature, options.top_k, options.top_p, options.seed};
+  decode.sampling = {.temperature = options.temperature, .top_k = options.top_k, .top_p = options.top_p, .min_p = options.min_p,
+                     .seed = options.seed};
   validate(decode.sampling);
   decode.check_invariants = options.check_invariants;
   for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
@@ -223,6 +225,7 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
   c->add_option("--top-k", o->top_k, "0 means off")->capture_default_str();
   c->add_option("--top-p", o->top_p, "1 means off")->capture_default_str();
+  c->add_option("--min-p", o->min_p, "0 means off")->capture_default_str();
   c->add_option("--seed", o->seed, "Seed of every sequence's random stream")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();

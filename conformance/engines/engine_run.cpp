@@ -28,7 +28,7 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
       .draft_tokens = draft_count(run.spec, run.spec.decode.draft_tokens),
       .window = is_exspec(run.spec.engine) ? std::optional(run.spec.exspec.window) : std::nullopt,
       .sampling = {.temperature = sampling.temperature, .top_k = sampling.top_k, .top_p = sampling.top_p,
-                   .seed = sampling.seed}};
+                   .min_p = sampling.min_p > 0.0 ? std::optional(sampling.min_p) : std::nullopt, .seed = sampling.seed}};
   size_t turn_count = 1;
   for (const Question& question : questions) {
     output.answers.push_back({.question_id = question.question_id, .category = question.category,

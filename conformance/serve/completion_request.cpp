@@ -110,10 +110,10 @@ std::vector<int64_t> chat_prompt_of(const json& body, const Tokenizer& tokenizer
 // value that changes nothing. Anything else is refused rather than silently ignored.
 void refuse_unsupported_fields(const json& body, ServeApi api) {
   static const std::set<std::string> kCompletion = {"model", "prompt", "max_tokens", "temperature", "top_k", "top_p",
-                                                    "seed", "logprobs", "n", "stream", "return_token_ids",
+                                                    "min_p", "seed", "logprobs", "n", "stream", "return_token_ids",
                                                     "return_tokens_as_token_ids"};
   static const std::set<std::string> kChat = {"model", "messages", "max_tokens", "max_completion_tokens", "temperature",
-                                              "top_k", "top_p", "seed", "logprobs", "top_logprobs", "n", "stream",
+                                              "top_k", "top_p", "min_p", "seed", "logprobs", "top_logprobs", "n", "stream",
                                               "return_token_ids", "return_prompt_token_ids",
                                               "return_tokens_as_token_ids"};
   const auto is = [](const json& value, const json& neutral) { return value == neutral; };
@@ -167,6 +167,10 @@ void read_generation_fields(const json& body, const char* max_tokens_field, cons
   if (const json* top_p = present(body, "top_p")) {
     request.sampling.top_p = real(*top_p, "top_p");
     if (!(request.sampling.top_p > 0.0 && request.sampling.top_p <= 1.0)) refuse("top_p", "must be in (0, 1]");
+  }
+  if (const json* min_p = present(body, "min_p")) {
+    request.sampling.min_p = real(*min_p, "min_p");
+    if (!(request.sampling.min_p >= 0.0 && request.sampling.min_p <= 1.0)) refuse("min_p", "must be in [0, 1]");
   }
   if (const json* seed = present(body, "seed")) request.seed = static_cast<uint64_t>(integer(*seed, "seed", 0, std::numeric_limits<int64_t>::max()));
   request.return_token_ids = flag(body, "return_token_ids");

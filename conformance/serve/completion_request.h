@@ -57,7 +57,7 @@ struct ServeLimits {
 };
 
 // Parses and checks an OpenAI completion request (vLLM's fields included): prompt as text or
-// token ids, max_tokens, temperature, top_k, top_p, seed, logprobs, return_token_ids,
+// token ids, max_tokens, temperature, top_k, top_p, min_p, seed, logprobs, return_token_ids,
 // return_tokens_as_token_ids; OpenAI's stop, echo, best_of, presence_penalty, frequency_penalty,
 // repetition_penalty and user only with the value that changes nothing. Throws RequestRefused:
 // 400 for any other field, a wrong type or value, a prompt that with max_tokens passes the

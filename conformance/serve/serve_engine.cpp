@@ -27,7 +27,8 @@ DecodeOptions decode_options(const ServeEngineSettings& settings, const ServeReq
 
 bool same_options(const ServeRequest& a, const ServeRequest& b) {
   const SamplingParams &x = a.sampling, &y = b.sampling;
-  return a.max_new_tokens == b.max_new_tokens && x.temperature == y.temperature && x.top_k == y.top_k && x.top_p == y.top_p;
+  return a.max_new_tokens == b.max_new_tokens && x.temperature == y.temperature && x.top_k == y.top_k && x.top_p == y.top_p &&
+         x.min_p == y.min_p;
 }
 
 // The random stream a request samples from under the server's seed: the one its seed names,
@@ -130,7 +131,7 @@ class ExspecServeEngine : public ServeEngine {
   }
 
  private:
-  using SamplingKey = std::tuple<double, int64_t, double>;
+  using SamplingKey = std::tuple<double, int64_t, double, double>;
 
   struct Decoder {
     ModelDrafter drafter;
@@ -141,7 +142,7 @@ class ExspecServeEngine : public ServeEngine {
 
   Decoder& decoder_for(const ServeRequest& request) {
     const SamplingParams& p = request.sampling;
-    std::unique_ptr<Decoder>& decoder = decoders_[SamplingKey{p.temperature, p.top_k, p.top_p}];
+    std::unique_ptr<Decoder>& decoder = decoders_[SamplingKey{p.temperature, p.top_k, p.top_p, p.min_p}];
     if (!decoder) {
       // A slot holds any request max_model_len allows, with a round's drafts.
       const int64_t capacity = settings_.max_model_len + settings_.draft_tokens + 2;

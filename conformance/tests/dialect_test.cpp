@@ -376,6 +376,21 @@ TEST(OpenaiChatDialect, ReadsTheMessageAndTheUsageCountOnly) {
   EXPECT_EQ(malformed(*dialect, R"({"choices": [{"text": "x"}]})"), "field 'choices[0].message': missing");
 }
 
+// min_p where each server reads it; TGI has none, and collect refuses --min-p for it.
+TEST(Dialects, SendMinPWhereTheServerTakesIt) {
+  CompletionRequest ids = greedy_ids();
+  ids.min_p = 0.05;
+  CompletionRequest chat = conversation();
+  chat.min_p = 0.05;
+  for (const char* name : {"vllm", "openai"}) EXPECT_EQ(json::parse(dialect_from_name(name)->request_body(ids))["min_p"], 0.05) << name;
+  for (const char* name : {"vllm-chat", "sglang-chat", "openai-chat"})
+    EXPECT_EQ(json::parse(dialect_from_name(name)->request_body(chat))["min_p"], 0.05) << name;
+  EXPECT_EQ(json::parse(dialect_from_name("sglang")->request_body(ids))["sampling_params"]["min_p"], 0.05);
+  EXPECT_EQ(json::parse(dialect_from_name("llamacpp")->request_body(ids))["min_p"], 0.05);
+  EXPECT_FALSE(dialect_from_name("tgi")->takes_min_p());
+  EXPECT_FALSE(json::parse(dialect_from_name("vllm")->request_body(greedy_ids())).contains("min_p"));
+}
+
 TEST(Dialects, UnknownNamesAndEndpointsAreInputErrors) {
   EXPECT_THROW(dialect_from_name("triton"), InputError);
   const Endpoint e = parse_endpoint("http://127.0.0.1:8000/proxy/");

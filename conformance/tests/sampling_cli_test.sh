@@ -45,8 +45,8 @@ tokens = sum(len(turn) for path in sys.argv[3:] for line in open(path)
 assert report["verdict"] == "passed" and report["test"] == "one-sample", report["verdict"]
 assert report["answers"]["tokens"] == tokens == report["groups"][0]["test"]["n"], (report["answers"]["tokens"], tokens)
 assert sum(report["answers"]["pit_histogram"]) == tokens
-assert report["sampling"] == {"temperature": 0.8, "top_k": 12, "top_p": 0.9, "source": "answers",
-                              "warper_order": "temperature, top-k, top-p"}, report["sampling"]
+assert report["sampling"] == {"temperature": 0.8, "top_k": 12, "top_p": 0.9, "min_p": 0.0, "source": "answers",
+                              "warper_order": "temperature, top-k, top-p, min-p"}, report["sampling"]
 assert report["groups"][0]["name"] == "all" and len(report["groups"]) > 2, [g["name"] for g in report["groups"]]
 PY
 grep -q "^# specgate sampling: passed" "$work/report.md" || fail "Markdown report"
@@ -130,6 +130,16 @@ PY
 check --answers "$work/outside.jsonl" --top-k 1 --temperature 0.8 >"$work/out"
 [ $? -eq 1 ] || fail "a token outside the support passed"
 grep -q "outside the shaped target distribution's support (first: question" "$work/out" || fail "outside: $(cat "$work/out")"
+
+# min-p: answers sampled with it record it and pass; answers sampled without it hold tokens that
+# min-p 0.3 cuts, which reject on their own.
+sample "$work/min-p.jsonl" eqspec 3 --min-p 0.1
+grep -q '"min_p":0.1' "$work/min-p.jsonl" || fail "run.sampling.min_p not recorded"
+check --answers "$work/min-p.jsonl" --markdown "$work/min-p.md" >"$work/out" || fail "eqspec at min-p 0.1 rejected: $(cat "$work/out")"
+grep -q "min-p 0.1" "$work/min-p.md" || fail "min-p not in the report"
+check --answers "$work/eqspec-1.jsonl" --temperature 0.8 --top-k 12 --top-p 0.9 --min-p 0.3 >"$work/out"
+[ $? -eq 1 ] || fail "min-p 0.3 passed answers sampled without it"
+grep -q "outside the shaped target distribution's support" "$work/out" || fail "min-p outside: $(cat "$work/out")"
 
 # Bad input: one line naming the file, line and field; exit 2, no report left behind.
 temperature=0 sample "$work/greedy.jsonl" eqspec 1

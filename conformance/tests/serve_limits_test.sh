@@ -49,6 +49,10 @@ status, text = complete({"prompt": [1, 2, 3], "max_tokens": 0})
 check(status == 400 and "field 'max_tokens': 0 is outside [1, 4096]" in text, f"max_tokens 0: {status} {text}")
 status, text = complete({"prompt": [1, 2, 3], "max_tokens": 3})
 check(status == 200 and json.loads(text)["usage"]["completion_tokens"] == 3, f"after a bad request: {status} {text}")
+status, text = complete({"prompt": [1, 2, 3], "max_tokens": 3, "temperature": 0.8, "min_p": 1.5})
+check(status == 400 and "field 'min_p': must be in [0, 1]" in text, f"min_p 1.5: {status} {text}")
+status, text = complete({"prompt": [1, 2, 3], "max_tokens": 3, "temperature": 0.8, "min_p": 0.1, "seed": 3})
+check(status == 200 and json.loads(text)["usage"]["completion_tokens"] == 3, f"min_p 0.1: {status} {text}")
 
 # Limits: body, headers, method, route.
 status, text = complete({"prompt": "a" * 5000})

@@ -25,6 +25,7 @@ json run_json(const RunInfo& run) {
   json sampling = {{"temperature", run.sampling.temperature}};
   if (run.sampling.top_k) sampling["top_k"] = *run.sampling.top_k;
   if (run.sampling.top_p) sampling["top_p"] = *run.sampling.top_p;
+  if (run.sampling.min_p) sampling["min_p"] = *run.sampling.min_p;
   if (run.sampling.seed) sampling["seed"] = *run.sampling.seed;
   json object = {{"engine", run.engine}, {"batch_size", run.batch_size}, {"started_at", run.started_at},
                  {"max_new_tokens", run.max_new_tokens}};

@@ -29,6 +29,7 @@ struct SamplingSettings {
   double temperature = 0.0;  // 0: greedy
   std::optional<int64_t> top_k;  // 0: off
   std::optional<double> top_p;
+  std::optional<double> min_p;
   std::optional<uint64_t> seed;
 };
 

@@ -15,12 +15,7 @@ using nlohmann::json;
 std::string verdict_word(const AcceptanceCheckReport& report) { return report.rejected ? "REJECTED" : "passed"; }
 
 std::string settings_line(const AcceptanceCheckReport& report) {
-  const SamplingParams& s = report.sampling;
-  const std::string warpers =
-      s.greedy() ? "greedy" : "temperature " + short_number(s.temperature) + ", top-k " +
-                                  (s.top_k > 0 ? std::to_string(s.top_k) : "off") + ", top-p " +
-                                  (s.top_p < 1.0 ? short_number(s.top_p) : "off");
-  return warpers + " (from the " + report.sampling_source + "), K = " + std::to_string(report.draft_tokens) + ", alpha " +
+  return describe(report.sampling) + " (from the " + report.sampling_source + "), K = " + std::to_string(report.draft_tokens) + ", alpha " +
          short_number(report.alpha);
 }
 
@@ -65,6 +60,7 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
            {{"temperature", report.sampling.temperature},
             {"top_k", report.sampling.top_k},
             {"top_p", report.sampling.top_p},
+            {"min_p", report.sampling.min_p},
             {"sampling_source", report.sampling_source},
             {"draft_tokens", report.draft_tokens},
             {"alpha", report.alpha}}},

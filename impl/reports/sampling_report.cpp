@@ -50,9 +50,7 @@ json side_json(const SampledSide& side) {
 std::string verdict_word(const SamplingCheckReport& report) { return report.rejected ? "REJECTED" : "passed"; }
 
 std::string warpers(const SamplingCheckReport& report) {
-  const SamplingParams& s = report.sampling;
-  return "temperature " + short_number(s.temperature) + ", top-k " + (s.top_k > 0 ? std::to_string(s.top_k) : "off") +
-         ", top-p " + (s.top_p < 1.0 ? short_number(s.top_p) : "off") + " (from the " + report.sampling_source + ")";
+  return describe(report.sampling) + " (from the " + report.sampling_source + ")";
 }
 
 // "D = 0.012 [0.004, 0.020], p = 0.31 (Holm 0.62), detects d >= 0.031 at power 0.9"
@@ -150,7 +148,8 @@ json sampling_report_json(const SamplingCheckReport& report) {
                {{"temperature", report.sampling.temperature},
                 {"top_k", report.sampling.top_k},
                 {"top_p", report.sampling.top_p},
-                {"warper_order", "temperature, top-k, top-p"},
+                {"min_p", report.sampling.min_p},
+                {"warper_order", kWarperOrder},
                 {"source", report.sampling_source}}},
               {"groups", groups},
               {"answers", side_json(report.answers)}};

@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 
 #include "impl/common/error.h"
+#include "impl/common/short_number.h"
 #include "impl/sampling/inverse_cdf.h"
 
 namespace specgate {
@@ -18,6 +19,16 @@ void validate(const SamplingParams& params) {
   if (params.top_k < 0) throw InputError("--top-k: must be >= 0, got " + std::to_string(params.top_k));
   if (!(params.top_p > 0.0 && params.top_p <= 1.0))
     throw InputError("--top-p: must be in (0, 1], got " + std::to_string(params.top_p));
+  if (!(params.min_p >= 0.0 && params.min_p <= 1.0))
+    throw InputError("--min-p: must be in [0, 1], got " + std::to_string(params.min_p));
+}
+
+std::string describe(const SamplingParams& params) {
+  if (params.greedy()) return "greedy";
+  return "temperature " + short_number(params.temperature) + ", top-k " +
+         (params.top_k > 0 ? std::to_string(params.top_k) : "off") + ", top-p " +
+         (params.top_p < 1.0 ? short_number(params.top_p) : "off") + ", min-p " +
+         (params.min_p > 0.0 ? short_number(params.min_p) : "off");
 }
 
 at::Tensor sampling_distribution(const at::Tensor& logits, const SamplingParams& params) {
@@ -36,6 +47,11 @@ at::Tensor sampling_distribution(const at::Tensor& logits, const SamplingParams&
     at::Tensor drop_sorted = sorted.softmax(-1).cumsum(-1).le(1.0 - params.top_p);
     drop_sorted.narrow(-1, vocab - 1, 1).fill_(false);
     scaled = scaled.masked_fill(at::empty_like(drop_sorted).scatter_(-1, order, drop_sorted), minus_inf);
+  }
+  if (params.min_p > 0.0) {
+    // As Hugging Face's MinPLogitsWarper; the most likely token always passes.
+    const at::Tensor probs = scaled.softmax(-1);
+    scaled = scaled.masked_fill(probs.lt(params.min_p * probs.amax(-1, /*keepdim=*/true)), minus_inf);
   }
   return scaled.softmax(-1);
 }

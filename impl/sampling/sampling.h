@@ -2,16 +2,18 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include <ATen/core/Tensor.h>
 
 namespace specgate {
 
-// temperature 0 means greedy. top_k 0 and top_p 1 switch those filters off.
+// temperature 0 means greedy. top_k 0, top_p 1 and min_p 0 switch those filters off.
 struct SamplingParams {
   double temperature = 0.0;
   int64_t top_k = 0;
   double top_p = 1.0;
+  double min_p = 0.0;
   uint64_t seed = 0;
 
   bool greedy() const { return temperature == 0.0; }
@@ -20,9 +22,16 @@ struct SamplingParams {
 // Throws InputError naming the offending flag.
 void validate(const SamplingParams& params);
 
+// "greedy", or "temperature 0.8, top-k off, top-p 0.95, min-p 0.05".
+std::string describe(const SamplingParams& params);
+
+// The order sampling_distribution() applies the warpers in.
+inline constexpr const char* kWarperOrder = "temperature, top-k, top-p, min-p";
+
 // The distribution to sample from: softmax(logits / temperature), restricted to the top_k
-// most likely tokens and then to the smallest set whose mass reaches top_p (the order of
-// Hugging Face's warpers), renormalised. logits [..., V] -> float64 probabilities [..., V].
+// most likely tokens, then to the smallest set whose mass reaches top_p, then to the tokens at
+// least min_p times as likely as the most likely one (the order of Hugging Face's warpers),
+// renormalised. logits [..., V] -> float64 probabilities [..., V].
 at::Tensor sampling_distribution(const at::Tensor& logits, const SamplingParams& params);
 
 // A sequence's own random stream: its draws depend only on the run seed and the sequence,

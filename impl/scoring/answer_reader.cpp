@@ -166,7 +166,7 @@ double parse_seconds(const json& value, const std::string& field, const LineCont
   return seconds;
 }
 
-// run.sampling: temperature (0: greedy) and, where they were set, top_k, top_p and seed.
+// run.sampling: temperature (0: greedy) and, where they were set, top_k, top_p, min_p and seed.
 SamplingSettings parse_sampling(const json& sampling, const LineContext& context) {
   if (!sampling.is_object()) context.fail_type("run.sampling", "an object with temperature", sampling);
   const auto real = [&](const char* key, double low, double high, bool low_open) -> std::optional<double> {
@@ -184,6 +184,7 @@ SamplingSettings parse_sampling(const json& sampling, const LineContext& context
   if (!temperature) context.fail_field("run.sampling.temperature", "missing");
   settings.temperature = *temperature;
   settings.top_p = real("top_p", 0.0, 1.0, true);
+  settings.min_p = real("min_p", 0.0, 1.0, false);
   if (const json* top_k = optional_member(sampling, "top_k"))
     settings.top_k = context.integer(*top_k, "run.sampling.top_k", 0, std::numeric_limits<int32_t>::max());
   if (const json* seed = optional_member(sampling, "seed")) {

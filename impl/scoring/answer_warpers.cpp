@@ -2,17 +2,12 @@
 
 
 #include "impl/common/error.h"
-#include "impl/common/short_number.h"
 
 namespace specgate {
 namespace {
 
-std::string describe(const SamplingParams& s) {
-  return "temperature " + short_number(s.temperature) + ", top_k " + std::to_string(s.top_k) + ", top_p " + short_number(s.top_p);
-}
-
 bool same_warpers(const SamplingParams& a, const SamplingParams& b) {
-  return a.temperature == b.temperature && a.top_k == b.top_k && a.top_p == b.top_p;
+  return a.temperature == b.temperature && a.top_k == b.top_k && a.top_p == b.top_p && a.min_p == b.min_p;
 }
 
 }  // namespace
@@ -28,9 +23,10 @@ AnswerWarpers::AnswerWarpers(std::optional<SamplingParams> flags, std::string gr
 SamplingParams AnswerWarpers::of(const AnswerRecord& record, const std::string& at) {
   if (from_flags_) return *settled_;
   if (!record.speed.run)
-    throw InputError(at + ": field 'run.sampling': missing; give the engine's --temperature, --top-k and --top-p");
+    throw InputError(at + ": field 'run.sampling': missing; give the engine's --temperature, --top-k, --top-p and --min-p");
   const SamplingSettings& s = record.speed.run->sampling;
-  const SamplingParams recorded{.temperature = s.temperature, .top_k = s.top_k.value_or(0), .top_p = s.top_p.value_or(1.0)};
+  const SamplingParams recorded{.temperature = s.temperature, .top_k = s.top_k.value_or(0), .top_p = s.top_p.value_or(1.0),
+                                .min_p = s.min_p.value_or(0.0)};
   if (recorded.greedy() && !greedy_refusal_.empty())
     throw InputError(at + ": field 'run.sampling.temperature': 0, greedy decoding; " + greedy_refusal_);
   validate(recorded);

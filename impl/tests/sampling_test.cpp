@@ -33,6 +33,18 @@ TEST(Sampling, TopPKeepsTheSmallestSetReachingTheMass) {
   EXPECT_TRUE(at::allclose(one, at::tensor({1.0, 0.0, 0.0, 0.0}, kDouble)));
 }
 
+TEST(Sampling, MinPKeepsTheTokensNearTheMostLikely) {
+  // Probabilities 0.5, 0.3, 0.15, 0.05: min_p 0.2 cuts under 0.1, min_p 0.7 under 0.35.
+  const at::Tensor logits = at::tensor({0.5, 0.3, 0.15, 0.05}, kDouble).log();
+  const at::Tensor three = sampling_distribution(logits, {.temperature = 1.0, .min_p = 0.2});
+  EXPECT_TRUE(at::allclose(three, at::tensor({0.5, 0.3, 0.15, 0.0}, kDouble) / 0.95));
+  const at::Tensor one = sampling_distribution(logits, {.temperature = 1.0, .min_p = 0.7});
+  EXPECT_TRUE(at::allclose(one, at::tensor({1.0, 0.0, 0.0, 0.0}, kDouble)));
+  // After top-p 0.75 has kept 0.5 and 0.3, min_p 0.7 still measures against the most likely.
+  const at::Tensor both = sampling_distribution(logits, {.temperature = 1.0, .top_p = 0.75, .min_p = 0.55});
+  EXPECT_TRUE(at::allclose(both, at::tensor({0.625, 0.375, 0.0, 0.0}, kDouble)));
+}
+
 TEST(Sampling, SampleTokenFollowsTheDistribution) {
   const at::Tensor probs = at::tensor({0.2, 0.0, 0.8}, kDouble);
   SequenceRng rng(1, 0);
@@ -59,6 +71,8 @@ TEST(Sampling, ValidateNamesTheFlag) {
   }
   EXPECT_THROW(validate({.temperature = -1.0}), InputError);
   EXPECT_THROW(validate({.temperature = 1.0, .top_k = -2}), InputError);
+  EXPECT_THROW(validate({.temperature = 1.0, .min_p = 1.5}), InputError);
+  EXPECT_THROW(validate({.temperature = 1.0, .min_p = -0.1}), InputError);
   EXPECT_NO_THROW(validate({.temperature = 0.7, .top_k = 5, .top_p = 0.9}));
 }
 

@@ -74,6 +74,7 @@ def main():
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--top-k", type=int, default=0)
     parser.add_argument("--top-p", type=float, default=1.0)
+    parser.add_argument("--min-p", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int)
     args = parser.parse_args()
@@ -97,9 +98,10 @@ def main():
     settings = dict(max_new_tokens=args.max_new_tokens, pad_token_id=pad, eos_token_id=sorted(eos_ids),
                     return_dict_in_generate=True, output_logits=args.top_logprobs > 0)
     if sampled:
-        settings.update(do_sample=True, temperature=args.temperature, top_k=args.top_k or None, top_p=args.top_p)
+        settings.update(do_sample=True, temperature=args.temperature, top_k=args.top_k or None, top_p=args.top_p,
+                        min_p=args.min_p or None)
     else:
-        settings.update(do_sample=False, temperature=None, top_k=None, top_p=None)
+        settings.update(do_sample=False, temperature=None, top_k=None, top_p=None, min_p=None)
     if assistant is not None:
         settings.update(assistant_model=assistant, num_assistant_tokens=args.draft_tokens,
                         num_assistant_tokens_schedule="constant", assistant_confidence_threshold=0.0)
@@ -136,6 +138,8 @@ def main():
                 if sampled:
                     choice["sampling"] = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
                                           "seed": args.seed}
+                    if args.min_p > 0:
+                        choice["sampling"]["min_p"] = args.min_p
                 answer = {"question_id": question["question_id"], "category": question.get("category", ""),
                           "answer_id": f"transformers-{args.mode}-{question['question_id']}",
                           "model_id": f"transformers-{args.mode}", "choices": [choice]}

@@ -118,6 +118,7 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
         c.sampling.temperature = *rc::gen::element(1.0, 0.7, 1.5);
         c.sampling.top_k = *rc::gen::element<int64_t>(0, 3, 10);
         c.sampling.top_p = *rc::gen::element(1.0, 0.9, 0.6);
+        c.sampling.min_p = *rc::gen::element(0.0, 0.0, 0.2);
         c.sampling.seed = *rc::gen::inRange<uint64_t>(0, 1000000);
       }
 

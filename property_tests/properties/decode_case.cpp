@@ -184,7 +184,7 @@ json to_json(const DecodeCase& c) {
       {"decoder", decoder_name(c.decoder)},
       {"sampling",
        {{"temperature", c.sampling.temperature}, {"top_k", c.sampling.top_k}, {"top_p", c.sampling.top_p},
-        {"seed", c.sampling.seed}}},
+        {"min_p", c.sampling.min_p}, {"seed", c.sampling.seed}}},
       {"watched_row", c.watched_row},
       {"replacements", c.replacements},
   };
@@ -231,9 +231,11 @@ DecodeCase decode_case_from_json(const json& object, const std::string& source) 
   c.sampling.temperature = s.number("temperature");
   c.sampling.top_k = s.integer("top_k", 0, c.target.vocab);
   c.sampling.top_p = s.number("top_p");
+  if (s.has("min_p")) c.sampling.min_p = s.number("min_p");
   c.sampling.seed = s.unsigned_integer("seed");
   if (!(c.sampling.temperature >= 0.0)) s.fail("temperature", "must be >= 0");
   if (!(c.sampling.top_p > 0.0 && c.sampling.top_p <= 1.0)) s.fail("top_p", "must be in (0, 1]");
+  if (!(c.sampling.min_p >= 0.0 && c.sampling.min_p <= 1.0)) s.fail("min_p", "must be in [0, 1]");
   c.watched_row = f.integer("watched_row", 0, c.batch_size() - 1);
   c.replacements = f.rows("replacements", 0, c.target.vocab - 1);
   if (c.replacements.size() != c.prompts.size()) f.fail("replacements", "needs one prompt per row");

@@ -174,6 +174,20 @@ std::vector<DistributionScenario> distribution_panel() {
     s.window = 20;
     s.samples_per_prompt = 2000;
   }
+  {
+    DistributionScenario& s = panel.emplace_back();
+    s.name = "eqspec-min-p";
+    s.target = model("qwen3", 2, 8, 51);
+    s.draft = DraftKind::kNearTarget;
+    s.draft_seed = 52;
+    s.draft_noise = 0.5;
+    s.prompts = {{6, 2, 5}, {0, 3, 7, 1}};
+    s.k = 2;
+    s.max_new_tokens = 3;
+    s.sampling = {.temperature = 1.3, .top_p = 0.95, .min_p = 0.2, .seed = 105};
+    s.batch_size = 24;
+    s.samples_per_prompt = 1500;
+  }
   return panel;
 }
 
@@ -216,6 +230,7 @@ nlohmann::json summary(const DistributionScenario& s) {
                          {{"temperature", s.sampling.temperature},
                           {"top_k", s.sampling.top_k},
                           {"top_p", s.sampling.top_p},
+                          {"min_p", s.sampling.min_p},
                           {"seed", s.sampling.seed}}},
                         {"draft", draft_kind_name(s.draft)},
                         {"samples_per_prompt", s.samples_per_prompt}};
