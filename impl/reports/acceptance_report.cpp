@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "impl/reports/input_file_json.h"
 #include "impl/reports/markup.h"
 #include "impl/reports/report_text.h"
 
@@ -48,7 +49,7 @@ std::string mismatch_text(const RoundMismatch& m) {
 json acceptance_report_json(const AcceptanceCheckReport& report) {
   const BernoulliSumTest& t = report.test;
   json files = json::array();
-  for (const AcceptanceFile& f : report.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"answers", f.answers}});
+  for (const InputFile& f : report.files) files.push_back(input_file_json<nlohmann::json>(f, "answers"));
   json mismatches = json::array();
   for (const RoundMismatch& m : report.mismatches)
     mismatches.push_back({{"file", m.file}, {"line", m.line}, {"question_id", m.question_id}, {"turn", m.turn},

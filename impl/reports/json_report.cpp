@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/bench/question.h"
+#include "impl/reports/input_file_json.h"
 #include "impl/common/utf8.h"
 
 namespace specgate {
@@ -29,10 +30,6 @@ ordered_json symbols_json(Unit unit, const std::vector<int64_t>& symbols) {
 ordered_json symbol_text(Unit unit, const std::optional<int64_t>& symbol) {
   if (unit == Unit::kTokenIds || !symbol) return nullptr;
   return text_of({*symbol});
-}
-
-ordered_json input_json(const InputFile& file, const char* count_name) {
-  return {{"path", file.path.string()}, {"sha256", file.sha256}, {"bytes", file.bytes}, {count_name, file.records}};
 }
 
 ordered_json divergences_json(const DivergenceCounts& counts) {
@@ -183,9 +180,9 @@ ordered_json score_report_json(const ScoreReport& report) {
       {"tool", "specgate conformance score"},
       {"generated_at", report.generated_at},
       {"inputs",
-       {{"reference", input_json(report.reference, "answers")},
-        {"candidate", input_json(report.candidate, "answers")},
-        {"bench", report.bench ? input_json(*report.bench, "questions") : ordered_json(nullptr)}}},
+       {{"reference", input_file_json<ordered_json>(report.reference, "answers")},
+        {"candidate", input_file_json<ordered_json>(report.candidate, "answers")},
+        {"bench", report.bench ? input_file_json<ordered_json>(*report.bench, "questions") : ordered_json(nullptr)}}},
       {"settings", settings_json(report.settings)},
       {"summary",
        {{"questions", overall.questions},

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "impl/reports/input_file_json.h"
 #include "impl/reports/markup.h"
 #include "impl/reports/report_text.h"
 
@@ -34,7 +35,7 @@ json side_json(const SampledSide& side) {
     outside.push_back({{"file", t.file}, {"line", t.line}, {"question_id", t.question_id}, {"turn", t.turn},
                        {"position", t.position}, {"token", t.token}});
   json files = json::array();
-  for (const SampledFile& f : side.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"answers", f.answers}});
+  for (const InputFile& f : side.files) files.push_back(input_file_json<nlohmann::json>(f, "answers"));
   return {{"files", files},
           {"answers", side.answers},
           {"tokens", side.tokens},

@@ -20,7 +20,7 @@ class AcceptanceReader {
   void read(const std::filesystem::path& file) {
     AnswerReader reader(file, TurnScope::kAll);
     while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record);
-    report_.files.push_back({file.string(), reader.sha256(), reader.answers()});
+    report_.files.push_back(reader.file());
     report_.answers += reader.answers();
   }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "impl/sampling/sampling.h"
+#include "impl/scoring/input_file.h"
 #include "impl/statistics/bernoulli_sum.h"
 
 namespace specgate {
@@ -25,11 +26,6 @@ struct RoundMismatch {
   int64_t predicted = 0, observed = 0;  // drafts accepted
 };
 
-struct AcceptanceFile {
-  std::string path, sha256;
-  int64_t answers = 0;
-};
-
 struct AcceptanceCheckRequest {
   std::vector<std::filesystem::path> answers;
   const Rescorer* target = nullptr;
@@ -45,7 +41,7 @@ struct AcceptanceCheckReport {
   std::string sampling_source;  // "answers" or "flags"
   int64_t draft_tokens = 0;
   double alpha = 0.05;
-  std::vector<AcceptanceFile> files;
+  std::vector<InputFile> files;
   int64_t answers = 0;
   int64_t rounds = 0;          // rounds compared with the models
   int64_t rounds_skipped = 0;  // each turn's last round, which EOS or max_new_tokens may cut short

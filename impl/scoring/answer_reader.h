@@ -10,6 +10,7 @@
 #include "impl/bench/answer.h"
 #include "impl/common/line_reader.h"
 #include "impl/common/token_logprob.h"
+#include "impl/scoring/input_file.h"
 
 namespace specgate {
 
@@ -82,6 +83,8 @@ class AnswerReader {
   // Valid once next() has returned nullopt.
   const std::string& sha256() const { return reader_.sha256(); }
   uint64_t bytes() const { return reader_.bytes(); }
+  // The file as a report names it; valid once next() has returned nullopt.
+  InputFile file() const { return {path(), sha256(), bytes(), answers()}; }
 
  private:
   LineReader reader_;

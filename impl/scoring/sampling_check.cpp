@@ -34,7 +34,7 @@ class SideReader {
     for (const std::filesystem::path& file : files) {
       AnswerReader reader(file, request_.turns);
       while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record, values);
-      values.side.files.push_back({file.string(), reader.sha256(), reader.answers()});
+      values.side.files.push_back(reader.file());
     }
     return values;
   }

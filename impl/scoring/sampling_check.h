@@ -8,6 +8,7 @@
 
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/answer_reader.h"
+#include "impl/scoring/input_file.h"
 #include "impl/statistics/uniformity.h"
 
 namespace specgate {
@@ -24,15 +25,10 @@ struct TokenOutsideSupport {
   int64_t token = 0;
 };
 
-struct SampledFile {
-  std::string path, sha256;
-  int64_t answers = 0;
-};
-
 // One side of the check: the answers of one engine setting (speculation on, or off), possibly
 // several files of distinct seeds, as randomised PIT values against the target.
 struct SampledSide {
-  std::vector<SampledFile> files;
+  std::vector<InputFile> files;
   int64_t answers = 0;
   int64_t tokens = 0;  // generated tokens scored, those outside the support included
   std::vector<TokenOutsideSupport> outside_support;

@@ -10,6 +10,7 @@
 
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/attribution.h"
+#include "impl/scoring/input_file.h"
 #include "impl/scoring/metrics.h"
 
 namespace specgate {
@@ -37,13 +38,6 @@ struct ScoreSettings {
   // A turn's trailing id among these is not compared (engines differ on keeping it); empty
   // when the EOS ids are not known.
   std::vector<int64_t> eos_ids;
-};
-
-struct InputFile {
-  std::filesystem::path path;
-  std::string sha256;
-  uint64_t bytes = 0;
-  int64_t records = 0;  // answers, or questions for the bench
 };
 
 struct ItemDivergence {

@@ -99,8 +99,8 @@ class Scorer {
       if (c) on_candidate(*c);
     }
     if (reference.answers() == 0) throw InputError(request_.reference.string() + ": no answers (the reference must answer at least one question)");
-    report_.reference = {request_.reference, reference.sha256(), reference.bytes(), reference.answers()};
-    report_.candidate = {request_.candidate, candidate.sha256(), candidate.bytes(), candidate.answers()};
+    report_.reference = reference.file();
+    report_.candidate = candidate.file();
     finish_unmatched();
     // Reports list questions by id, whatever order a concurrent collect wrote them in.
     std::stable_sort(report_.items.begin(), report_.items.end(),
