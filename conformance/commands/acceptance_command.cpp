@@ -9,12 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/commands/warper_flags.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
-#include "impl/common/device.h"
-#include "impl/common/dtype.h"
 #include "impl/reports/acceptance_report.h"
 #include "impl/scoring/acceptance_check.h"
 #include "impl/scoring/rescorer.h"
@@ -29,13 +28,12 @@ struct AcceptanceOptions {
   double alpha = 0.05;
   int64_t draft_tokens = 0;
   WarperFlags warpers;
-  std::string dtype = "float64";
-  std::string device = "cpu";
+  ModelFlags loading{.dtype = "float64"};
 };
 
 void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
-  const at::ScalarType dtype = dtype_from_name(o.dtype, "--dtype");
-  const c10::Device device = device_from_name(o.device, "--device");
+  const at::ScalarType dtype = o.loading.scalar_type();
+  const c10::Device device = o.loading.torch_device();
   // The prompts are the answers' own prompt_token_ids; the template goes unused.
   const Rescorer target(o.target, dtype, device, ChatTemplate::kRaw);
   const Rescorer draft(o.draft, dtype, device, ChatTemplate::kRaw);
@@ -79,8 +77,7 @@ void add_acceptance_command(CLI::App& app) {
       ->check(CLI::Range(1, 64));
   add_warper_flags(*c, o->warpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();
-  c->add_option("--dtype", o->dtype, "dtype of both models")->capture_default_str();
-  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  add_model_flags(*c, o->loading, "dtype of both models");
   c->add_option("--json", o->json, "Write the JSON report here");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");

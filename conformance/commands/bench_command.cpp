@@ -12,13 +12,12 @@
 #include "conformance/bench/bench_workload.h"
 #include "conformance/bench/machine_info.h"
 #include "conformance/commands/commands.h"
-#include "conformance/files/output_file.h"
+#include "conformance/commands/model_flags.h"
 #include "conformance/engines/model_pair.h"
+#include "conformance/files/output_file.h"
 #include "conformance/terminal/progress_bar.h"
 #include "impl/bench/conversation.h"
 #include "impl/bench/question.h"
-#include "impl/common/device.h"
-#include "impl/common/dtype.h"
 #include "impl/common/error.h"
 #include "impl/common/utc_now.h"
 
@@ -32,8 +31,7 @@ struct BenchOptions {
   std::filesystem::path target, draft, bench, json, svg;
   int64_t max_new_tokens = 64;
   std::string acceptance = "model";
-  std::string dtype = "float32";
-  std::string device = "cpu";
+  ModelFlags loading{.dtype = "float32"};
   int64_t repeat = 3;
   int64_t limit = 0;
   int64_t sample = 0;
@@ -130,8 +128,8 @@ void run_bench(const BenchOptions& options) {
   if (speculative && options.draft.empty()) throw InputError("--draft: the speculative engines need a draft checkpoint");
   const AcceptanceMode acceptance = acceptance_from_name(options.acceptance);
   const ChatTemplate chat_template = chat_template_from_name(options.chat_template, "--chat-template");
-  const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
-  const c10::Device device = device_from_name(options.device, "--device");
+  const at::ScalarType dtype = options.loading.scalar_type();
+  const c10::Device device = options.loading.torch_device();
 
   // Opened first: a path that cannot be written is refused before the minutes of measuring.
   const std::vector<NamedInput> inputs = {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}};
@@ -202,7 +200,7 @@ void run_bench(const BenchOptions& options) {
                         {"draft_tokens", options.draft_tokens},
                         {"max_new_tokens", options.max_new_tokens},
                         {"acceptance", acceptance.name()},
-                        {"dtype", options.dtype},
+                        {"dtype", options.loading.dtype},
                         {"device", device.str()},
                         {"repeat", options.repeat},
                         {"exspec_window_batches", options.window_batches},
@@ -215,7 +213,7 @@ void run_bench(const BenchOptions& options) {
   std::printf("wrote %s", options.json.string().c_str());
   if (svg) {
     const std::string title = "specgate bench, " + acceptance.name() + ", K=" + std::to_string(options.draft_tokens) +
-                              ", " + options.dtype + " on " + device.str();
+                              ", " + options.loading.dtype + " on " + device.str();
     svg->stream() << results_svg(measurements, title);
     svg->commit();
     std::printf(" and %s", options.svg.string().c_str());
@@ -247,8 +245,7 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per sequence")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   c->add_option("--acceptance", o->acceptance, "model, or scripted:ALPHA (each draft token right with probability ALPHA)")
       ->capture_default_str();
-  c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
-  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  add_model_flags(*c, o->loading, "dtype of target and draft");
   c->add_option("--repeat", o->repeat, "Timed runs per measurement, interleaved round-robin across engines and batch sizes; the median is reported")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));

@@ -6,15 +6,14 @@
 
 #include <CLI/CLI.hpp>
 
-#include "conformance/files/answer_file.h"
-#include "conformance/terminal/progress_bar.h"
 #include "conformance/commands/commands.h"
+#include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
+#include "conformance/files/answer_file.h"
+#include "conformance/terminal/progress_bar.h"
 #include "impl/bench/conversation.h"
-#include "impl/common/device.h"
-#include "impl/common/dtype.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -35,8 +34,7 @@ struct GenerateOptions {
   double top_p = 1.0;
   double min_p = 0.0;
   uint64_t seed = 0;
-  std::string dtype = "float32";
-  std::string device = "cpu";
+  ModelFlags loading{.dtype = "float32"};
   int64_t limit = 0;
   std::vector<int64_t> question_ids;
   bool check_invariants = false;
@@ -155,8 +153,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
   require_committable(decode.faults, options.engine, is_exspec(engine), decode.sampling.greedy());
 
-  const at::ScalarType dtype = dtype_from_name(options.dtype, "--dtype");
-  const c10::Device device = device_from_name(options.device, "--device");
+  const at::ScalarType dtype = options.loading.scalar_type();
+  const c10::Device device = options.loading.torch_device();
   std::vector<Question> questions = select_questions(read_questions(options.bench), options);
   AnswerFile out("--out", options.out, {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}});
 
@@ -228,8 +226,7 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--min-p", o->min_p, "0 means off")->capture_default_str();
   c->add_option("--seed", o->seed, "Seed of every sequence's random stream")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
-  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  add_model_flags(*c, o->loading, "dtype of target and draft");
   c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
   c->add_option("--question-ids", o->question_ids, "Only these questions, in this order")->delimiter(',');
   c->add_flag("--check-invariants", o->check_invariants, "Check I1-I4 after every round (slow)");

@@ -10,12 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/commands/warper_flags.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
-#include "impl/common/device.h"
-#include "impl/common/dtype.h"
 #include "impl/common/error.h"
 #include "impl/reports/sampling_report.h"
 #include "impl/scoring/rescorer.h"
@@ -32,14 +31,13 @@ struct SamplingOptions {
   uint64_t pit_seed = 0;
   WarperFlags warpers;
   std::string turns = "all";
-  std::string dtype = "float64";
-  std::string device = "cpu";
+  ModelFlags loading{.dtype = "float64"};
 };
 
 void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   if (o.turns != "all" && o.turns != "first") throw InputError("--turns: expected all or first, got '" + o.turns + "'");
   // The Rescorer's prompts are the answers' own prompt_token_ids; its template goes unused.
-  const Rescorer rescorer(o.target, dtype_from_name(o.dtype, "--dtype"), device_from_name(o.device, "--device"),
+  const Rescorer rescorer(o.target, o.loading.scalar_type(), o.loading.torch_device(),
                           ChatTemplate::kRaw);
   const SamplingCheckReport report = check_sampling({.answers = o.answers,
                                                      .baseline = o.baseline,
@@ -84,8 +82,7 @@ void add_sampling_command(CLI::App& app) {
   c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms")->capture_default_str();
   add_warper_flags(*c, o->warpers);
   c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first")->capture_default_str();
-  c->add_option("--dtype", o->dtype, "dtype of the re-scoring model")->capture_default_str();
-  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  add_model_flags(*c, o->loading, "dtype of the re-scoring model");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/sampling_report.schema.json)");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");

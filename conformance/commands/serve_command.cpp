@@ -10,12 +10,11 @@
 #include <CLI/CLI.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/model_flags.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/serve/completion_server.h"
 #include "impl/bench/chat_template.h"
 #include "impl/bench/conversation.h"
-#include "impl/common/device.h"
-#include "impl/common/dtype.h"
 #include "impl/common/error.h"
 #include "impl/decoding/faults.h"
 
@@ -34,8 +33,7 @@ struct ServeOptions {
   int64_t draft_tokens = 4;
   int64_t max_queue = 256;
   int64_t max_model_len = 4096;
-  std::string dtype = "float32";
-  std::string device = "cpu";
+  ModelFlags loading{.dtype = "float32"};
   std::vector<std::string> faults;
   ConnectionLimits connections;
 };
@@ -63,8 +61,7 @@ void run_serve(const ServeOptions& o) {
   validate(ExspecOptions{.batch_size = o.batch_size, .window = window});
   const FaultSet faults = serve_faults(o, engine);
 
-  const ModelPair models = load_model_pair(o.target, o.draft, dtype_from_name(o.dtype, "--dtype"),
-                                           device_from_name(o.device, "--device"));
+  const ModelPair models = load_model_pair(o.target, o.draft, o.loading.scalar_type(), o.loading.torch_device());
   const ModelConfig& config = models.target.config();
   const ServeLimits limits{.model = o.model.empty() ? o.target.filename().string() : o.model,
                            .vocab_size = config.vocab_size,
@@ -135,8 +132,7 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 16));
   c->add_option("--inject-fault", o->faults,
                 "Seed a named fault (repeatable); a sampling fault acts on requests with a temperature > 0");
-  c->add_option("--dtype", o->dtype, "float64, float32, bfloat16, float16")->capture_default_str();
-  c->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  add_model_flags(*c, o->loading, "dtype of target and draft");
   c->callback([o] { run_serve(*o); });
 }
 
