@@ -140,6 +140,11 @@ cmp -s "$fixtures/target/config.json" "$work/t/config.json" || fail "generate --
 expect_usage_error "is also --bench" collect --endpoint http://127.0.0.1:9 --api vllm --model m --bench "$work/bench-copy.jsonl" \
   --out "$work/bench-copy.jsonl" --retries 0
 cmp -s "$bench" "$work/bench-copy.jsonl" || fail "collect --out over --bench changed it"
+expect_usage_error "--min-p: the tgi API has no min_p" collect --endpoint http://127.0.0.1:9 --api tgi --model m \
+  --bench "$bench" --out "$work/tgi.jsonl" --temperature 0.8 --min-p 0.1 --retries 0
+[ ! -e "$work/tgi.jsonl" ] || fail "collect --api tgi --min-p left an answer file"
+expect_usage_error "--min-p: must be in [0, 1]" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
+  --limit 1 --temperature 1 --min-p 1.5 --out "$work/min-p.jsonl"
 # A run that fails leaves an existing --out as it was, and leaves no file of its own.
 printf 'kept\n' >"$work/existing.jsonl"
 expect_usage_error "positions" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 1 \
