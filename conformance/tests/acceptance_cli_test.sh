@@ -79,6 +79,13 @@ if not (low <= t["ratio"] <= high and 0 < t["expected"] < t["trials"] and t["p_v
     sys.exit(1)
 PY
 
+# T 1.5, top-k 3, min-p 0.4: warpers that cut most of each distribution. The correct engine
+# passes (p 0.56); a theory that left the draft's q unshaped would imply 879 accepted drafts
+# where 1,087 were (z 11.7).
+decode "$work/min-p.jsonl" eqspec --temperature 1.5 --top-k 3 --min-p 0.4 --seed 7 --dtype float64
+check min-p 0 "$work/min-p.jsonl"
+grep -q "top-k 3, top-p off, min-p 0.4 (from the answers)" "$work/min-p.out" || fail "warpers: $(head -1 "$work/min-p.out")"
+
 # Bad input.
 "$conformance" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 2 --max-new-tokens 8 \
   --out "$work/oracle.jsonl" >/dev/null || fail "generate oracle"
