@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "impl/common/host_transfer.h"
+#include "impl/decoding/fault_sites.h"
 #include "impl/sampling/inverse_cdf.h"
 
 namespace specgate {
@@ -24,11 +25,9 @@ at::Tensor at_position(const at::Tensor& t, const at::Tensor& index) {
   return t.gather(1, index.view({-1, 1, 1}).expand({-1, 1, t.size(2)})).squeeze(1);
 }
 
-// How many leading entries of each row of `accepted` (bool [B, K]) are true; under the fault,
-// how many are true at all.
-at::Tensor leading_accepts(const at::Tensor& accepted, const FaultSet& faults) {
-  if (faults.has(Fault::kCountAfterMismatch)) return accepted.sum(1);
-  return accepted.to(at::kLong).cumprod(1).sum(1);
+// How many leading entries of each row of `passed` (bool [B, K]) are true.
+at::Tensor leading_passes(const at::Tensor& passed, const FaultSet& faults) {
+  return accepted_count_under_faults(passed.to(at::kLong).cumprod(1).sum(1), passed, faults);
 }
 
 // Rollback keeps the batch's smallest number of drafts in every row.
@@ -43,29 +42,24 @@ at::Tensor kept_then_bonus(const at::Tensor& drafts, const at::Tensor& accepted,
   return at::where(slots.lt(accepted.unsqueeze(1)), at::cat({drafts, column}, 1), column);
 }
 
-// The greedy bonus: the target's choice after the kept drafts; under the faults the draft
-// itself, or the choice one position further.
+// The greedy bonus: the target's choice after the kept drafts.
 at::Tensor greedy_bonus(const at::Tensor& choices, const at::Tensor& drafts, const at::Tensor& accepted,
                         const FaultSet& faults) {
-  const int64_t k = drafts.size(1);
-  const at::Tensor index = faults.has(Fault::kBonusLogitOffByOne) ? (accepted + 1).clamp_max(k) : accepted;
-  at::Tensor bonus = at_column(choices, index);
-  if (faults.has(Fault::kBonusFromDraft) && k > 0)
-    bonus = at::where(accepted.lt(k), at_column(drafts, accepted.clamp_max(k - 1)), bonus);
-  return bonus;
+  const at::Tensor bonus = at_column(choices, bonus_column_under_faults(accepted, drafts.size(1), faults));
+  return greedy_bonus_under_faults(bonus, drafts, accepted, faults);
 }
 
 DeviceVerdict verify_greedy(const at::Tensor& logits, const at::Tensor& drafts, const DecodeOptions& options) {
   const at::Tensor choices = logits.argmax(-1);  // [B, K+1]
-  const at::Tensor first_rejection = leading_accepts(drafts.eq(choices.narrow(1, 0, drafts.size(1))), options.faults);
+  const at::Tensor first_rejection = leading_passes(drafts.eq(choices.narrow(1, 0, drafts.size(1))), options.faults);
   const at::Tensor accepted = kept_drafts(first_rejection, options);
   const at::Tensor bonus = greedy_bonus(choices, drafts, accepted, options.faults);
   return {accepted, first_rejection, kept_then_bonus(drafts, accepted, bonus), choices};
 }
 
-// The stream row i draws from: its own, or under the fault the first row's.
+// The random stream batch row i draws from.
 SequenceRng& stream(BatchState& state, size_t i, const FaultSet& faults) {
-  return state.rows[faults.has(Fault::kSharedRandomStream) ? 0 : i].rng;
+  return state.rows[stream_row_under_faults(i, faults)].rng;
 }
 
 // float64 [B, K+1] on the host: the next K + 1 uniforms of each row's stream, drawn from a
@@ -87,26 +81,6 @@ void consume(BatchState& state, const std::vector<int64_t>& first_rejection, int
   }
 }
 
-// Whether each draft passes u * q(d) < p(d); under the fault every draft does.
-at::Tensor acceptance_test(const at::Tensor& u, const at::Tensor& q_of_draft, const at::Tensor& p_of_draft,
-                           const FaultSet& faults) {
-  if (faults.has(Fault::kAlwaysAccept)) return at::ones_like(p_of_draft, p_of_draft.options().dtype(at::kBool));
-  return (u * q_of_draft).lt(p_of_draft);
-}
-
-// What a rejected row's bonus is drawn from: max(0, p - q), or under the fault q itself.
-at::Tensor residual(const at::Tensor& p, const at::Tensor& q, const FaultSet& faults) {
-  if (faults.has(Fault::kBonusFromDraft)) return q;
-  return (p - q).clamp_min(0.0);
-}
-
-// The residual's draw takes its mass for one under the fault: the uniform is not scaled to it.
-at::Tensor residual_uniform(const at::Tensor& u, const at::Tensor& weights, const at::Tensor& from_residual,
-                            const FaultSet& faults) {
-  if (!faults.has(Fault::kResidualNotNormalised)) return u;
-  return at::where(from_residual, u / weights.sum(-1), u);
-}
-
 DeviceVerdict verify_sampled(const at::Tensor& logits, const DraftProposal& proposal, const at::Tensor& drafts,
                              const at::Tensor& uniforms, const DecodeOptions& options) {
   const FaultSet& faults = options.faults;
@@ -117,7 +91,8 @@ DeviceVerdict verify_sampled(const at::Tensor& logits, const DraftProposal& prop
     const at::Tensor at_drafts = drafts.unsqueeze(2);
     const at::Tensor p_of_draft = p.narrow(1, 0, k).gather(2, at_drafts).squeeze(2);
     const at::Tensor q_of_draft = proposal.distributions.gather(2, at_drafts).squeeze(2);
-    first_rejection = leading_accepts(acceptance_test(uniforms.narrow(1, 0, k), q_of_draft, p_of_draft, faults), faults);
+    const at::Tensor passed = (uniforms.narrow(1, 0, k) * q_of_draft).lt(p_of_draft);
+    first_rejection = leading_passes(draft_tests_under_faults(passed, faults), faults);
   }
   const at::Tensor accepted = kept_drafts(first_rejection, options);
   // The bonus's uniform follows the ones the drafts tested.
@@ -127,12 +102,12 @@ DeviceVerdict verify_sampled(const at::Tensor& logits, const DraftProposal& prop
   if (k > 0) {
     // A row that stopped at a rejection draws from the residual (from p when it is empty); a
     // row that kept every draft, or that rollback cut short, draws afresh from p.
-    const at::Tensor r = residual(p_next, at_position(proposal.distributions, accepted.clamp_max(k - 1)), faults);
-    const bool any_mass_needed = !faults.has(Fault::kBonusFromDraft);
-    at::Tensor from_residual = accepted.eq(first_rejection).logical_and(accepted.lt(k));
-    if (any_mass_needed) from_residual = from_residual.logical_and(r.gt(0).any(-1));
+    const at::Tensor q_next = at_position(proposal.distributions, accepted.clamp_max(k - 1));
+    const at::Tensor r = residual_under_faults((p_next - q_next).clamp_min(0.0), q_next, faults);
+    const at::Tensor from_residual =
+        accepted.eq(first_rejection).logical_and(accepted.lt(k)).logical_and(r.gt(0).any(-1));
     weights = at::where(from_residual.unsqueeze(1), r, p_next);
-    u = residual_uniform(u, weights, from_residual, faults);
+    u = residual_uniform_under_faults(u, weights, from_residual, faults);
   }
   return {accepted, first_rejection, kept_then_bonus(drafts, accepted, sample_tokens(weights, u)), at::Tensor()};
 }
@@ -145,7 +120,7 @@ std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftPropo
   const c10::Device device = logits.device();
   const at::Tensor& drafts = proposal.tokens;
   const int64_t k = drafts.size(1);
-  const bool greedy = options.sampling.greedy() || options.faults.has(Fault::kGreedyVerification);
+  const bool greedy = greedy_under_faults(options.sampling.greedy(), options.faults);
   const DeviceVerdict verdict =
       greedy ? verify_greedy(logits, drafts, options)
              : verify_sampled(logits, proposal, drafts, upload(verification_uniforms(state, k, options.faults), device),

@@ -79,16 +79,8 @@ class ExspecDecoder::Impl {
                        std::to_string(cache_capacity(request, options_)) + " cache slots, the pool holds " +
                        std::to_string(sequence_capacity_) + " per sequence");
     TORCH_CHECK(free_places() > 0, "exspec: admit() with a full window");
-    if (refilling_ && faults().has(Fault::kRefillLosesSequence) && !fault_done_) {
-      fault_done_ = true;
-      return;
-    }
-    const bool duplicate = refilling_ && faults().has(Fault::kRefillDuplicatesSequence) && !fault_done_ && free_places() > 1;
-    if (duplicate) {
-      fault_done_ = true;
+    for (int copies = refill_faults_.copies_under_faults(free_places(), faults()); copies > 0; --copies)
       queue_.emplace_back(Row(request, options_));
-    }
-    queue_.emplace_back(Row(request, options_));
   }
 
   bool has_work() const { return !window_.empty() || !queue_.empty(); }
@@ -96,7 +88,7 @@ class ExspecDecoder::Impl {
   std::vector<SequenceResult> step() {
     std::vector<SequenceResult> finished;
     if (!queue_.empty()) prefill_queue(finished);
-    refilling_ = true;
+    refill_faults_.window_started();
     if (window_.empty()) return finished;
 
     const RoundCounter counter(options_, stats_);
@@ -123,14 +115,9 @@ class ExspecDecoder::Impl {
  private:
   const FaultSet& faults() const { return options_.faults; }
 
-  // The scheduler's choice (fault: the longest waiting sequences, called a group whatever
-  // their lengths).
   BatchChoice next_batch(std::span<const WindowEntry> entries) const {
-    if (!faults().has(Fault::kGroupMixedLengths))
-      return choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps);
-    std::vector<size_t> longest_waiting = by_priority(entries);
-    longest_waiting.resize(std::min(longest_waiting.size(), static_cast<size_t>(exspec_.batch_size)));
-    return {longest_waiting, true};
+    return batch_under_faults(choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps), entries,
+                              exspec_.batch_size, faults());
   }
 
   KVCache* batch_draft() { return batch_draft_ ? &*batch_draft_ : nullptr; }
@@ -198,11 +185,10 @@ class ExspecDecoder::Impl {
     timer_.charge(stats_.realign_seconds);
   }
 
-  // Writes runs of a batch cache, unpadded, into pool slots (fault: each into the next one's).
-  void store(KVCache& pool, const KVCache& cache, const std::vector<SlotRun>& runs, std::vector<int64_t> slots) {
+  // Writes runs of a batch cache, unpadded, into pool slots.
+  void store(KVCache& pool, const KVCache& cache, const std::vector<SlotRun>& runs, const std::vector<int64_t>& slots) {
     if (runs.empty()) return;
-    if (faults().has(Fault::kWrongSequenceKv)) std::rotate(slots.begin(), slots.begin() + 1, slots.end());
-    pool.scatter(cache, runs, slots);
+    pool.scatter(cache, runs, pool_slots_under_faults(slots, faults()));
   }
 
   // Lays out the chosen members as the batch: members that leave the batch go back to the
@@ -224,17 +210,19 @@ class ExspecDecoder::Impl {
     batch.insert(batch.end(), incoming.begin(), incoming.end());
     int64_t width = 0;
     for (size_t i : batch) width = std::max(width, window_[i].row.content());
-    // Under the fault every row's K/V sit unpadded, whatever its padding in the batch.
-    const bool unpadded = grouped && faults().has(Fault::kGroupMixedLengths);
+    const auto padding = [&](size_t i) {
+      return group_padding_under_faults(width - window_[i].row.content(), grouped, faults());
+    };
     std::vector<int64_t> stay_padding, in_padding;
-    for (size_t i : staying) stay_padding.push_back(unpadded ? 0 : width - window_[i].row.content());
-    for (size_t i : incoming) in_padding.push_back(unpadded ? 0 : width - window_[i].row.content());
-    // Under the fault, staying rows keep computing positions with the padding they had.
+    for (size_t i : staying) stay_padding.push_back(padding(i));
+    for (size_t i : incoming) in_padding.push_back(padding(i));
     std::vector<int64_t> position_padding;
     for (size_t i : batch) {
       const Member& member = window_[i];
-      const bool stale = faults().has(Fault::kStalePositionIds) && member.batch_row >= 0;
-      position_padding.push_back(stale ? member.row.position_padding : width - member.row.content());
+      const int64_t fresh = width - member.row.content();
+      position_padding.push_back(member.batch_row >= 0
+                                     ? position_padding_under_faults(fresh, member.row.position_padding, faults())
+                                     : fresh);
     }
 
     layout(*batch_target_, *pool_target_, staying, incoming, stay_padding, in_padding, width, &Member::target, true);
@@ -280,14 +268,11 @@ class ExspecDecoder::Impl {
     const int64_t stay = static_cast<int64_t>(staying.size());
     if (stay > 0) {
       std::vector<SlotRun> runs;
-      bool in_place = length <= cache.length();
       for (size_t b = 0; b < staying.size(); ++b) {
         const SlotRun& held = window_[staying[b]].*run;
         runs.push_back(target ? source_under_faults(held, stay_padding[b], faults()) : held);
-        in_place = in_place && runs.back().row == static_cast<int64_t>(b) && runs.back().first == stay_padding[b];
       }
-      cache.reshape(stay, length);
-      if (!in_place) cache.gather(cache, runs, stay_padding);
+      cache.relayout(runs, stay_padding, length);
     }
     if (!incoming.empty()) {
       std::vector<SlotRun> runs;
@@ -341,8 +326,7 @@ class ExspecDecoder::Impl {
   SpeculativeRound round_;
   InvariantChecker checker_;
 
-  bool refilling_ = false;
-  bool fault_done_ = false;
+  RefillFaults refill_faults_;
   std::vector<Row> queue_;
   std::vector<Member> window_;
   std::vector<int64_t> free_slots_;

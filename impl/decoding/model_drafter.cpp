@@ -21,15 +21,6 @@ at::Tensor draft_uniforms(BatchState& state, int64_t k) {
   return uniforms;
 }
 
-// The draft distribution verification will take as q: the one the token was drawn from, or
-// under the faults the unshaped softmax, or the tempered one without top-k and top-p.
-at::Tensor recorded_distribution(const at::Tensor& shaped, const at::Tensor& logits, const DecodeOptions& options) {
-  if (options.faults.has(Fault::kRawDraftDistribution)) return logits.to(at::kDouble).softmax(-1);
-  if (options.faults.has(Fault::kDraftFilterSkipped))
-    return sampling_distribution(logits, {.temperature = options.sampling.temperature});
-  return shaped;
-}
-
 }  // namespace
 
 void ModelDrafter::start(BatchState& state, const DecodeOptions& options, KVCache* cache) {
@@ -63,7 +54,7 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     at::Tensor chosen;
     if (sampling) {
       const at::Tensor q = sampling_distribution(logits, options.sampling);
-      distributions.push_back(recorded_distribution(q, logits, options));
+      distributions.push_back(recorded_distribution_under_faults(q, logits, options.sampling, options.faults));
       chosen = sample_tokens(q, uniforms.select(1, step));
     } else {
       chosen = logits.argmax(-1);
@@ -75,18 +66,8 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     positions = positions.narrow(1, positions.size(1) - 1, 1) + 1;
     valid = at::cat({valid, at::ones({batch, 1}, valid.options())}, 1);
   }
-  DraftProposal proposal{at::stack(tokens, 1), sampling ? at::stack(distributions, 1) : at::Tensor()};
-  if (options.faults.has(Fault::kStaleDraftDistribution)) {
-    const at::Tensor& fresh = proposal.distributions;
-    const at::Tensor& stale = stale_distributions_;
-    const bool fits = stale.defined() && stale.size(0) >= fresh.size(0) && stale.size(1) == fresh.size(1);
-    if (fits) {
-      proposal.distributions = stale.narrow(0, 0, fresh.size(0));
-    } else {
-      stale_distributions_ = fresh;
-    }
-  }
-  return proposal;
+  if (!sampling) return {at::stack(tokens, 1), at::Tensor()};
+  return {at::stack(tokens, 1), stale_distributions_.under_faults(at::stack(distributions, 1), options.faults)};
 }
 
 }  // namespace specgate

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "impl/decoding/drafter.h"
+#include "impl/decoding/fault_sites.h"
 #include "impl/decoding/scripted_drafter.h"
 #include "impl/model/transformer.h"
 
@@ -22,7 +23,7 @@ class ModelDrafter final : public Drafter {
  private:
   const Transformer& model_;
   const ScriptedDrafts* script_;
-  at::Tensor stale_distributions_;  // kStaleDraftDistribution's buffer, filled once
+  StaleDraftDistributions stale_distributions_;
 };
 
 }  // namespace specgate

@@ -17,8 +17,8 @@
 //    leave, the others are re-padded to the new minimal width, and each cache moves every
 //    row's run with one gather per layer.
 //
-// Seeded faults (faults.h) bend this story only inside the small helpers marked "fault:";
-// a build without faults compiles them away.
+// Seeded faults (faults.h) bend this story only through fault_sites.h, each of whose
+// functions hands back what it is given unless its fault is on.
 #include "impl/decoding/round.h"
 
 #include <algorithm>
@@ -41,54 +41,24 @@ bool is_eos(const DecodeOptions& options, int64_t token) {
   return std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end();
 }
 
-// Appends `tokens` to `row`, ending it at its first EOS or at max_new_tokens, exactly there
-// (fault: or keeping what follows).
+// Appends `tokens` to `row`, ending it at its first EOS or at max_new_tokens, exactly there.
 std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens, const DecodeOptions& options) {
-  const bool keep_all = options.faults.has(Fault::kTokensAfterEosKept);
-  std::vector<int64_t> appended;
-  for (int64_t token : tokens) {
-    if (!keep_all && row.generated() == row.max_new_tokens) break;
-    row.tokens.push_back(token);
-    appended.push_back(token);
-    if (is_eos(options, token) && !row.finished) {
-      row.finished = true;
-      row.finish_reason = FinishReason::kEos;
-      if (!keep_all) break;
-    }
+  const auto eos = [&](int64_t token) { return is_eos(options, token); };
+  const size_t through_eos = std::find_if(tokens.begin(), tokens.end(), eos) - tokens.begin() + 1;
+  const size_t room = static_cast<size_t>(std::max<int64_t>(row.max_new_tokens - row.generated(), 0));
+  const size_t kept =
+      kept_tokens_under_faults(std::min({through_eos, room, tokens.size()}), tokens.size(), options.faults);
+  const std::vector<int64_t> appended(tokens.begin(), tokens.begin() + kept);
+  row.tokens.insert(row.tokens.end(), appended.begin(), appended.end());
+  if (!row.finished && std::any_of(appended.begin(), appended.end(), eos)) {
+    row.finished = true;
+    row.finish_reason = FinishReason::kEos;
   }
   if (!row.finished && row.generated() >= row.max_new_tokens) {
     row.finished = true;
     row.finish_reason = FinishReason::kLength;
   }
   return appended;
-}
-
-// fault: the pending token fed at the position after its own.
-at::Tensor verified_positions(at::Tensor positions, const FaultSet& faults) {
-  if (faults.has(Fault::kBonusKvWrongPosition)) positions.select(1, 0).add_(1);
-  return positions;
-}
-
-// The target cache holds the old content and every draft; the row keeps its content and the
-// `accepted` drafts (fault: the run ends on the last draft, rejected ones included).
-SlotRun target_run(int64_t row, int64_t padding, int64_t content, int64_t accepted, int64_t k, const FaultSet& faults) {
-  const int64_t skipped = faults.has(Fault::kRejectedKvVisible) ? k - accepted : 0;
-  return {row, padding + skipped, content + accepted};
-}
-
-// The draft cache holds the old content and drafts 1 .. K-1: the row keeps what of them it
-// accepted (fault: the run ends on the last draft fed).
-SlotRun draft_run(int64_t row, int64_t padding, int64_t content, int64_t accepted, int64_t k, const FaultSet& faults) {
-  const int64_t fed = k > 0 ? std::min(accepted, k - 1) : 0;
-  const int64_t skipped = faults.has(Fault::kCacheAdvancedByDrafted) ? k - 1 - fed : 0;
-  return {row, padding + skipped, content + fed};
-}
-
-// How many of its tokens the row takes the draft cache to hold (fault: one per kept draft,
-// as if the last draft had been fed).
-int64_t draft_cached(const SlotRun& run, int64_t content, int64_t accepted, const FaultSet& faults) {
-  if (faults.has(Fault::kCacheAdvancedByDrafted) || faults.has(Fault::kDraftCacheShort)) return content + accepted;
-  return run.count;
 }
 
 }  // namespace
@@ -143,7 +113,7 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
   TORCH_CHECK(target_cache.length() == state.cache_length(), "round: target cache out of step with the batch");
   const int64_t pending = state.cache_length();
   const at::Tensor input = at::cat({tokens_at(state, pending, 1, device), proposal.tokens}, 1);
-  const at::Tensor positions = verified_positions(positions_at(state, pending, k + 1, device), faults);
+  const at::Tensor positions = verified_positions_under_faults(positions_at(state, pending, k + 1, device), faults);
   const at::Tensor valid = mask_under_faults(key_valid(state, width + k, device), faults, /*fed_slot=*/pending);
   const at::Tensor logits = target_.logits(target_.forward(input, positions, valid, &target_cache));
   const std::vector<RowVerdict> verdicts = verify_drafts(logits, proposal, state, options_);
@@ -160,10 +130,13 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
     record.appended = append_tokens(row, verdict.new_tokens, options_);
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
 
-    outcome.target_kept.push_back(target_run(i, padding, content, a, k, faults));
-    outcome.draft_kept.push_back(draft_run(i, padding, content, a, k, faults));
+    // The target cache holds the old content and every draft, the draft cache the old content
+    // and drafts 1 .. K-1: each keeps the content and what it holds of the accepted drafts.
+    const int64_t fed = k > 0 ? std::min(a, k - 1) : 0;
+    outcome.target_kept.push_back(target_kept_under_faults({i, padding, content + a}, a, k, faults));
+    outcome.draft_kept.push_back(draft_kept_under_faults({i, padding, content + fed}, fed, k, faults));
     row.target_cached = content + a;
-    row.draft_cached = draft_cached(outcome.draft_kept.back(), content, a, faults);
+    row.draft_cached = draft_cached_under_faults(outcome.draft_kept.back().count, content + a, faults);
     row.drafted += k;
     row.accepted += a;
     stats_.accepted += a;
@@ -179,27 +152,18 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
 
 namespace {
 
-// The width the rows going on are re-padded to: the longest row's content (fault: K + 1
-// slots more than before, every round).
-int64_t realigned_width(const BatchState& state, const std::vector<int64_t>& going_on, int64_t old_width,
-                        const DecodeOptions& options) {
+// The width the rows going on are re-padded to: the longest row's content.
+int64_t realigned_width(const BatchState& state, const std::vector<int64_t>& going_on, const DecodeOptions& options) {
   int64_t width = 0;
   for (int64_t i : going_on) width = std::max(width, state.rows[i].content());
-  if (options.faults.has(Fault::kPaddingNeverRemoved)) width = std::max(width, old_width + options.draft_tokens + 1);
-  return width;
+  return realigned_width_under_faults(width, state.width, options.draft_tokens, options.faults);
 }
 
-// Moves the runs to the rows [0, runs.size()) at `to_first`; nothing moves when every run
-// stays where it is.
+// Moves the runs to the rows [0, runs.size()) at `to_first`.
 void move_runs(KVCache& cache, const std::vector<SlotRun>& runs, const std::vector<int64_t>& to_first, int64_t length,
                const DecodeOptions& options) {
   if (options.naive_realign) return naive_realign(cache, runs, to_first, length);
-  bool in_place = static_cast<int64_t>(runs.size()) == cache.batch_size();
-  for (size_t i = 0; i < runs.size(); ++i)
-    in_place = in_place && runs[i].row == static_cast<int64_t>(i) && runs[i].first == to_first[i];
-  const int64_t old_length = cache.length();
-  cache.reshape(static_cast<int64_t>(runs.size()), length);
-  if (!in_place || length > old_length) cache.gather(cache, runs, to_first);
+  cache.relayout(runs, to_first, length);
 }
 
 }  // namespace
@@ -207,7 +171,7 @@ void move_runs(KVCache& cache, const std::vector<SlotRun>& runs, const std::vect
 // 4. Realign.
 void realign(BatchState& state, const RoundOutcome& outcome, const std::vector<int64_t>& going_on,
              KVCache& target_cache, KVCache* draft_cache, const DecodeOptions& options) {
-  const int64_t width = realigned_width(state, going_on, state.width, options);
+  const int64_t width = realigned_width(state, going_on, options);
   std::vector<SlotRun> target_runs, draft_runs;
   std::vector<int64_t> to_first;
   std::vector<Row> rows;
@@ -217,7 +181,7 @@ void realign(BatchState& state, const RoundOutcome& outcome, const std::vector<i
     to_first.push_back(padding);
     target_runs.push_back(source_under_faults(outcome.target_kept[i], padding, options.faults));
     draft_runs.push_back(outcome.draft_kept[i]);
-    if (!options.faults.has(Fault::kStalePositionIds)) row.position_padding = padding;  // fault: positions go stale
+    row.position_padding = position_padding_under_faults(padding, row.position_padding, options.faults);
     rows.push_back(std::move(row));
   }
   state.rows = std::move(rows);

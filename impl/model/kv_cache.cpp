@@ -127,6 +127,14 @@ void KVCache::reshape(int64_t batch_size, int64_t length) {
   length_ = length;
 }
 
+void KVCache::relayout(std::span<const SlotRun> runs, std::span<const int64_t> to_first, int64_t length) {
+  bool in_place = length <= length_ && to_first.size() == runs.size();
+  for (size_t i = 0; in_place && i < runs.size(); ++i)
+    in_place = runs[i].row == static_cast<int64_t>(i) && runs[i].first == to_first[i];
+  reshape(static_cast<int64_t>(runs.size()), length);
+  if (!in_place) gather(*this, runs, to_first);
+}
+
 void KVCache::gather(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> to_first,
                      int64_t first_row) {
   const int64_t rows = static_cast<int64_t>(runs.size());

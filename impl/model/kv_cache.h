@@ -66,6 +66,9 @@ class KVCache {
   // row in use (first_row 0, runs.size() == batch_size()).
   void gather(const KVCache& source, std::span<const SlotRun> runs, std::span<const int64_t> to_first,
               int64_t first_row = 0);
+  // reshape(runs.size(), length), then gather(*this, runs, to_first): moves nothing when every
+  // run already sits in its row at its slot and no slot is added.
+  void relayout(std::span<const SlotRun> runs, std::span<const int64_t> to_first, int64_t length);
   // Rows rows[i] take the run runs[i] of `source` (another cache) at slots [0, runs[i].count):
   // sequences stored unpadded. The rows may lie past batch_size(). Only the last
   // attended_slots of each run are written.

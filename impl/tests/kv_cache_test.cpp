@@ -108,6 +108,27 @@ TEST(KVCache, ShiftInPlaceLaysOutTheBytesOfAGatherFromAnotherCache) {
   EXPECT_EQ(shifted.bytes(), bytes);
 }
 
+TEST(KVCache, RelayoutKeepsRunsInPlaceAndMovesTheOthers) {
+  KVCache cache = numbered_cache(3, 4, 8);
+  const int64_t bytes = cache.bytes();
+  // Row 2 leaves; rows 0 and 1 keep their slots.
+  cache.relayout(std::vector<SlotRun>{{0, 1, 3}, {1, 0, 4}}, std::vector<int64_t>{1, 0}, 4);
+  EXPECT_EQ(cache.batch_size(), 2);
+  EXPECT_EQ(cache.length(), 4);
+  EXPECT_EQ(key_number(cache, 1, 0, 3), 3);
+  EXPECT_EQ(key_number(cache, 1, 1, 0), 100);
+  EXPECT_EQ(cache.bytes(), bytes) << "no spare buffer for runs already in place";
+
+  cache.relayout(std::vector<SlotRun>{{0, 1, 3}, {1, 0, 4}}, std::vector<int64_t>{1, 0}, 5);
+  EXPECT_EQ(cache.length(), 5);
+  EXPECT_EQ(key_number(cache, 0, 1, 3), 103);
+  // The rows swap, each run one slot on: a gather through the spare buffer.
+  cache.relayout(std::vector<SlotRun>{{1, 1, 3}, {0, 1, 3}}, std::vector<int64_t>{2, 2}, 5);
+  EXPECT_EQ(key_number(cache, 0, 0, 2), 101);
+  EXPECT_EQ(key_number(cache, 0, 1, 4), 3);
+  EXPECT_GT(cache.bytes(), bytes);
+}
+
 TEST(KVCache, GatherSelectsAndReordersRows) {
   KVCache cache = numbered_cache(3, 2, 4);
   cache.reshape(2, 2);
