@@ -32,7 +32,7 @@ TEST(SamplingDistribution, ExactDistributionSumsToOneOverCompleteOutputs) {
 // `conformance mutants`; rates over many seeds are `conformance mutants --sampling-calibration`.)
 TEST(SamplingDistribution, CorrectDecodersMatchTheExactDistribution) {
   for (const DistributionScenario& s : distribution_panel()) {
-    const DistributionVerdict verdict = distribution_test(s, FaultSet{});
+    const DistributionTestResult verdict = distribution_test(s, FaultSet{});
     std::cout << "[" << s.name << "] chi-square " << verdict.fit.statistic << " on " << verdict.fit.degrees_of_freedom
               << " df, p = " << verdict.fit.p_value << ", " << verdict.fit.samples << " samples\n";
     EXPECT_EQ(verdict.fit.outside_support, 0) << s.name;

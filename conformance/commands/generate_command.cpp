@@ -112,12 +112,12 @@ std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> question
 constexpr Engine kEngines[] = {Engine::kOracle, Engine::kNonspecBatch, Engine::kEqspec, Engine::kExspec, Engine::kRollback};
 
 // The verdict on a violated invariant, as one line.
-std::string verdict_line(const InvariantVerdict& verdict, bool all_turns, size_t kept, const std::filesystem::path& out) {
+std::string verdict_line(const LocatedViolation& violation, bool all_turns, size_t kept, const std::filesystem::path& out) {
   std::ostringstream line;
-  line << "invariant violated in question" << (verdict.questions.size() > 1 ? "s " : " ");
-  for (size_t i = 0; i < verdict.questions.size(); ++i) line << (i ? ", " : "") << verdict.questions[i];
-  if (all_turns) line << ", turn " << verdict.turn + 1;
-  line << ", round " << verdict.round << (verdict.round == 0 ? " (the prompt pass)" : "") << ": " << verdict.what()
+  line << "invariant violated in question" << (violation.questions.size() > 1 ? "s " : " ");
+  for (size_t i = 0; i < violation.questions.size(); ++i) line << (i ? ", " : "") << violation.questions[i];
+  if (all_turns) line << ", turn " << violation.turn + 1;
+  line << ", round " << violation.round << (violation.round == 0 ? " (the prompt pass)" : "") << ": " << violation.what()
        << "; ";
   if (kept == 0) {
     line << "no answer had finished, " << out.string() << " is empty";
@@ -184,9 +184,9 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
       out.write(answer);
       progress.update(static_cast<int64_t>(out.lines()), "question " + std::to_string(answer.question_id));
     });
-  } catch (const InvariantVerdict& verdict) {
+  } catch (const LocatedViolation& violation) {
     out.commit();
-    throw Verdict(verdict_line(verdict, run.all_turns, out.lines(), options.out));
+    throw Verdict(verdict_line(violation, run.all_turns, out.lines(), options.out));
   }
   out.commit();
   const EngineTally& tally = output.tally;

@@ -24,7 +24,7 @@ DecodeOptions decoder_options(const EngineSpec& spec) {
 
 // A violation found in `round` of a decoder run over `requests`: the sequence it names, or
 // else every sequence of the run.
-InvariantVerdict located_verdict(const InvariantViolation& violation, int64_t round,
+LocatedViolation located(const InvariantViolation& violation, int64_t round,
                                  std::span<const SequenceRequest> requests) {
   std::vector<int64_t> sequences;
   if (violation.sequence_index) {
@@ -32,7 +32,7 @@ InvariantVerdict located_verdict(const InvariantViolation& violation, int64_t ro
   } else {
     for (const SequenceRequest& request : requests) sequences.push_back(request.sequence_index);
   }
-  return InvariantVerdict(violation.what(), round, std::move(sequences));
+  return LocatedViolation(violation.what(), round, std::move(sequences));
 }
 
 void hand_over(SequenceResult result, double seconds, EngineTally& tally,
@@ -94,7 +94,7 @@ void decode_as_pool(const EngineSpec& spec, std::span<const SequenceRequest> req
       }
     }
   } catch (const InvariantViolation& violation) {
-    throw located_verdict(violation, decoder.stats().rounds, requests);
+    throw located(violation, decoder.stats().rounds, requests);
   }
   tally.seconds += seconds_since(start);
   tally.stats += decoder.stats();
@@ -119,7 +119,7 @@ void decode_in_batches(const EngineSpec& spec, std::span<const SequenceRequest> 
         results = eqspec_generate(*spec.target, drafter, batch, decode, &tally.stats);
       }
     } catch (const InvariantViolation& violation) {
-      throw located_verdict(violation, tally.stats.rounds - rounds_before, batch);
+      throw located(violation, tally.stats.rounds - rounds_before, batch);
     }
     const double seconds = seconds_since(start);
     tally.seconds += seconds;

@@ -47,11 +47,18 @@ struct EngineTally {
 
 // An invariant the checker found violated, with where: the round of the decoding run (0 is
 // the prompt pass) and the sequences concerned (the one the checker names, or else every
-// sequence of the batch). Whoever knows what the sequences stand for fills `questions`.
-class InvariantVerdict : public std::runtime_error {
+// sequence of the batch). Whoever knows what the sequences stand for throws a copy with
+// their `questions`.
+class LocatedViolation : public std::runtime_error {
  public:
-  InvariantVerdict(const std::string& violation, int64_t round, std::vector<int64_t> sequences)
+  LocatedViolation(const std::string& violation, int64_t round, std::vector<int64_t> sequences)
       : std::runtime_error(violation), round(round), sequences(std::move(sequences)) {}
+  LocatedViolation with_questions(std::vector<int64_t> question_ids, size_t in_turn) const {
+    LocatedViolation located = *this;
+    located.questions = std::move(question_ids);
+    located.turn = in_turn;
+    return located;
+  }
   int64_t round;
   std::vector<int64_t> sequences;
   std::vector<int64_t> questions;
@@ -61,7 +68,7 @@ class InvariantVerdict : public std::runtime_error {
 // Decodes every request: the oracle one at a time, EXSPEC as one pool, the other engines in
 // batches of batch_size in request order. Each sequence goes to `finished` as soon as its
 // decoder returns it; `tally` adds up every run. With decode.check_invariants, a violated
-// invariant ends the run with an InvariantVerdict.
+// invariant ends the run with an LocatedViolation.
 void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
                      const std::function<void(FinishedSequence)>& finished);
 

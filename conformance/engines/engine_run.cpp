@@ -69,10 +69,10 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
         output.answers[result.sequence_index].turns.push_back(std::move(answer));
         hand_over_complete();
       });
-    } catch (InvariantVerdict& verdict) {
-      for (int64_t sequence : verdict.sequences) verdict.questions.push_back(questions[sequence].question_id);
-      verdict.turn = turn;
-      throw;
+    } catch (const LocatedViolation& violation) {
+      std::vector<int64_t> question_ids;
+      for (int64_t sequence : violation.sequences) question_ids.push_back(questions[sequence].question_id);
+      throw violation.with_questions(std::move(question_ids), turn);
     }
   }
   return output;

@@ -30,8 +30,8 @@ struct EngineOutput {
 // decode_requests(); prompts are turn_prompt()'s (an answer's text is empty without a
 // tokenizer) and a sequence's index is its question's
 // position, which names its random stream as the oracle's do. `answered` receives each
-// answer, in question order, as soon as it and every answer before it are complete. An
-// InvariantVerdict leaves with its questions and turn filled in.
+// answer, in question order, as soon as it and every answer before it are complete. A
+// LocatedViolation leaves with its questions and turn filled in.
 EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions,
                         const std::function<void(const Answer&)>& answered = {});
 

@@ -13,7 +13,7 @@ namespace {
 
 // Verification's tensors on the device, per row: drafts kept, the first draft rejected (K
 // when none), [kept drafts, bonus, ...] (K + 1 wide) and, greedy, the target's choices.
-struct DeviceVerdict {
+struct DeviceDecisions {
   at::Tensor accepted, first_rejection, tokens, choices;
 };
 
@@ -49,7 +49,7 @@ at::Tensor greedy_bonus(const at::Tensor& choices, const at::Tensor& drafts, con
   return greedy_bonus_under_faults(bonus, drafts, accepted, faults);
 }
 
-DeviceVerdict verify_greedy(const at::Tensor& logits, const at::Tensor& drafts, const DecodeOptions& options) {
+DeviceDecisions verify_greedy(const at::Tensor& logits, const at::Tensor& drafts, const DecodeOptions& options) {
   const at::Tensor choices = logits.argmax(-1);  // [B, K+1]
   const at::Tensor first_rejection = leading_passes(drafts.eq(choices.narrow(1, 0, drafts.size(1))), options.faults);
   const at::Tensor accepted = kept_drafts(first_rejection, options);
@@ -81,7 +81,7 @@ void consume(BatchState& state, const std::vector<int64_t>& first_rejection, int
   }
 }
 
-DeviceVerdict verify_sampled(const at::Tensor& logits, const DraftProposal& proposal, const at::Tensor& drafts,
+DeviceDecisions verify_sampled(const at::Tensor& logits, const DraftProposal& proposal, const at::Tensor& drafts,
                              const at::Tensor& uniforms, const DecodeOptions& options) {
   const FaultSet& faults = options.faults;
   const int64_t k = drafts.size(1);
@@ -114,28 +114,28 @@ DeviceVerdict verify_sampled(const at::Tensor& logits, const DraftProposal& prop
 
 }  // namespace
 
-std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftProposal& proposal, BatchState& state,
+std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProposal& proposal, BatchState& state,
                                       const DecodeOptions& options) {
   const int64_t batch = state.batch_size();
   const c10::Device device = logits.device();
   const at::Tensor& drafts = proposal.tokens;
   const int64_t k = drafts.size(1);
   const bool greedy = greedy_under_faults(options.sampling.greedy(), options.faults);
-  const DeviceVerdict verdict =
+  const DeviceDecisions decided =
       greedy ? verify_greedy(logits, drafts, options)
              : verify_sampled(logits, proposal, drafts, upload(verification_uniforms(state, k, options.faults), device),
                               options);
 
-  std::vector<at::Tensor> parts = {verdict.accepted.unsqueeze(1), verdict.first_rejection.unsqueeze(1), verdict.tokens,
+  std::vector<at::Tensor> parts = {decided.accepted.unsqueeze(1), decided.first_rejection.unsqueeze(1), decided.tokens,
                                    drafts};
-  if (greedy) parts.push_back(verdict.choices);
+  if (greedy) parts.push_back(decided.choices);
   const at::Tensor host = download(at::cat(parts, 1));
   const int64_t* row = host.data_ptr<int64_t>();
   const int64_t stride = host.size(1);
-  std::vector<RowVerdict> verdicts(batch);
+  std::vector<RowDecision> decisions(batch);
   std::vector<int64_t> first_rejection(batch);
   for (int64_t i = 0; i < batch; ++i, row += stride) {
-    RowVerdict& v = verdicts[i];
+    RowDecision& v = decisions[i];
     v.accepted = row[0];
     first_rejection[i] = row[1];
     v.new_tokens.assign(row + 2, row + 2 + v.accepted + 1);
@@ -143,7 +143,7 @@ std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftPropo
     if (greedy) v.target_choice.assign(row + 3 + 2 * k, row + 4 + 3 * k);
   }
   if (!options.sampling.greedy()) consume(state, first_rejection, k, options.faults);
-  return verdicts;
+  return decisions;
 }
 
 }  // namespace specgate

@@ -11,7 +11,7 @@
 namespace specgate {
 
 // What verification decided for one row.
-struct RowVerdict {
+struct RowDecision {
   int64_t accepted = 0;                // drafts kept
   std::vector<int64_t> drafted;        // the K drafts
   std::vector<int64_t> new_tokens;     // the kept drafts, then the bonus
@@ -20,7 +20,7 @@ struct RowVerdict {
 
 // Decides every row from the target's logits [B, K+1, V] over [pending, d_1 .. d_K] (the
 // proposal's tokens on the logits' device), as
-// batched tensor ops on the logits' device, and brings the verdicts to the host in one copy.
+// batched tensor ops on the logits' device, and brings the decisions to the host in one copy.
 // Greedy: the longest agreeing prefix, then the target's own token at the first disagreement
 // (its (K+1)-th prediction when all K agree). Sampling: accept d with probability
 // min(1, p(d)/q(d)), i.e. when u * q(d) < p(d); on rejection the bonus is drawn from
@@ -28,7 +28,7 @@ struct RowVerdict {
 // draws its uniforms from its own stream, as many as a sequential walk would: one per draft
 // tested, then one for the bonus. With options.rollback every row keeps only the batch's
 // smallest number of drafts.
-std::vector<RowVerdict> verify_drafts(const at::Tensor& logits, const DraftProposal& proposal, BatchState& state,
+std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProposal& proposal, BatchState& state,
                                       const DecodeOptions& options);
 
 }  // namespace specgate

@@ -116,18 +116,18 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
   const at::Tensor positions = verified_positions_under_faults(positions_at(state, pending, k + 1, device), faults);
   const at::Tensor valid = mask_under_faults(key_valid(state, width + k, device), faults, /*fed_slot=*/pending);
   const at::Tensor logits = target_.logits(target_.forward(input, positions, valid, &target_cache));
-  const std::vector<RowVerdict> verdicts = verify_drafts(logits, proposal, state, options_);
+  const std::vector<RowDecision> decisions = verify_drafts(logits, proposal, state, options_);
   timer_.charge(stats_.verify_seconds);
 
   // 3. Accept.
   RoundOutcome outcome;
   for (int64_t i = 0; i < batch; ++i) {
     Row& row = state.rows[i];
-    const RowVerdict& verdict = verdicts[i];
-    const int64_t content = row.content(), padding = state.padding(i), a = verdict.accepted;
+    const RowDecision& decision = decisions[i];
+    const int64_t content = row.content(), padding = state.padding(i), a = decision.accepted;
     RoundRecord& record = outcome.records.emplace_back(RoundRecord{
-        row.sequence_index, row.generated(), row.max_new_tokens, verdict.drafted, verdict.target_choice, a, {}});
-    record.appended = append_tokens(row, verdict.new_tokens, options_);
+        row.sequence_index, row.generated(), row.max_new_tokens, decision.drafted, decision.target_choice, a, {}});
+    record.appended = append_tokens(row, decision.new_tokens, options_);
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
 
     // The target cache holds the old content and every draft, the draft cache the old content

@@ -43,17 +43,17 @@ TEST(Acceptance, GreedyKeepsEveryAgreeingDraftAndTheTargetsNextChoice) {
   DecodeOptions options;
   BatchState state = batch_of(1, options);
   const at::Tensor logits = greedy_logits({2, 3, 1, 4}, 5);
-  const std::vector<RowVerdict> all = verify_drafts(logits, greedy_drafts({{2, 3, 1}}), state, options);
+  const std::vector<RowDecision> all = verify_drafts(logits, greedy_drafts({{2, 3, 1}}), state, options);
   EXPECT_EQ(all[0].accepted, 3);
   EXPECT_EQ(all[0].new_tokens, (std::vector<int64_t>{2, 3, 1, 4}));
   EXPECT_EQ(all[0].drafted, (std::vector<int64_t>{2, 3, 1}));
   EXPECT_EQ(all[0].target_choice, (std::vector<int64_t>{2, 3, 1, 4}));
 
-  const std::vector<RowVerdict> second = verify_drafts(logits, greedy_drafts({{2, 0, 1}}), state, options);
+  const std::vector<RowDecision> second = verify_drafts(logits, greedy_drafts({{2, 0, 1}}), state, options);
   EXPECT_EQ(second[0].accepted, 1) << "the third draft agrees, but after a mismatch nothing counts";
   EXPECT_EQ(second[0].new_tokens, (std::vector<int64_t>{2, 3}));
 
-  const std::vector<RowVerdict> none = verify_drafts(logits, greedy_drafts({{0, 3, 1}}), state, options);
+  const std::vector<RowDecision> none = verify_drafts(logits, greedy_drafts({{0, 3, 1}}), state, options);
   EXPECT_EQ(none[0].accepted, 0);
   EXPECT_EQ(none[0].new_tokens, (std::vector<int64_t>{2}));
 }
@@ -63,7 +63,7 @@ TEST(Acceptance, RollbackKeepsTheBatchsSmallestAcceptanceInEveryRow) {
   options.rollback = true;
   BatchState state = batch_of(2, options);
   const at::Tensor logits = at::cat({greedy_logits({2, 3, 1, 4}, 5), greedy_logits({0, 1, 2, 3}, 5)});
-  const std::vector<RowVerdict> v = verify_drafts(logits, greedy_drafts({{2, 3, 1}, {0, 4, 2}}), state, options);
+  const std::vector<RowDecision> v = verify_drafts(logits, greedy_drafts({{2, 3, 1}, {0, 4, 2}}), state, options);
   EXPECT_EQ(v[0].accepted, 1);
   EXPECT_EQ(v[0].new_tokens, (std::vector<int64_t>{2, 3})) << "the bonus is the target's choice after the kept draft";
   EXPECT_EQ(v[1].accepted, 1);
@@ -94,7 +94,7 @@ TEST(Acceptance, SampledAcceptsExactlyWhenTheUniformFallsUnderPOverQ) {
   const SampledRound round = sampled_round(rows, at::tensor({0.5, 0.3, 0.2}, kDouble), at::tensor({0.9, 0.05, 0.05}, kDouble), 0);
   std::vector<SequenceRng> streams;
   for (const Row& row : state.rows) streams.push_back(row.rng);
-  const std::vector<RowVerdict> v = verify_drafts(round.logits, round.proposal, state, options);
+  const std::vector<RowDecision> v = verify_drafts(round.logits, round.proposal, state, options);
   int64_t accepted = 0;
   for (int64_t i = 0; i < rows; ++i) {
     const double u = streams[i].uniform();
@@ -118,7 +118,7 @@ TEST(Acceptance, SampledAcceptsEveryDraftWhenPEqualsQ) {
   const int64_t rows = 200;
   BatchState state = batch_of(rows, options);
   const SampledRound round = sampled_round(rows, p, p, 1);
-  for (const RowVerdict& v : verify_drafts(round.logits, round.proposal, state, options)) {
+  for (const RowDecision& v : verify_drafts(round.logits, round.proposal, state, options)) {
     EXPECT_EQ(v.accepted, 1);
     EXPECT_EQ(v.new_tokens, (std::vector<int64_t>{1, 2}));
   }
@@ -132,7 +132,7 @@ TEST(Acceptance, SampledNeverAcceptsADraftTheTargetGivesNoMass) {
   // q is all on token 0, which p excludes: rejected every time, and the residual is p itself.
   const SampledRound round = sampled_round(rows, at::tensor({0.0, 0.5, 0.5}, kDouble), at::tensor({1.0, 0.0, 0.0}, kDouble), 0);
   int64_t ones = 0;
-  for (const RowVerdict& v : verify_drafts(round.logits, round.proposal, state, options)) {
+  for (const RowDecision& v : verify_drafts(round.logits, round.proposal, state, options)) {
     ASSERT_EQ(v.accepted, 0);
     ASSERT_EQ(v.new_tokens.size(), 1u);
     EXPECT_NE(v.new_tokens[0], 0);
@@ -149,7 +149,7 @@ TEST(Acceptance, SampledTakesPAfterTemperatureAndFilters) {
   const int64_t rows = 100;
   BatchState state = batch_of(rows, options);
   const SampledRound round = sampled_round(rows, at::tensor({0.3, 0.6, 0.1}, kDouble), at::tensor({0.5, 0.5, 0.0}, kDouble), 0);
-  for (const RowVerdict& v : verify_drafts(round.logits, round.proposal, state, options)) {
+  for (const RowDecision& v : verify_drafts(round.logits, round.proposal, state, options)) {
     ASSERT_EQ(v.accepted, 0);
     EXPECT_EQ(v.new_tokens, (std::vector<int64_t>{1}));
   }

@@ -59,7 +59,7 @@ bool find_counterexample(const DecodeProperty& property, const FaultSet& faults,
 
 namespace {
 
-std::string describe(const DistributionScenario& scenario, const DistributionVerdict& verdict) {
+std::string describe(const DistributionScenario& scenario, const DistributionTestResult& verdict) {
   std::ostringstream out;
   out << "scenario " << scenario.name << ": chi-square " << verdict.fit.statistic << " on "
       << verdict.fit.degrees_of_freedom << " degrees of freedom, p = " << verdict.fit.p_value << " < "
@@ -72,13 +72,13 @@ std::string describe(const DistributionScenario& scenario, const DistributionVer
 bool try_distribution(const FaultSet& faults, const MutantRunOptions& options, MutantOutcome& outcome) {
   const std::vector<DistributionScenario> panel = distribution_panel();
   for (size_t i = 0; i < panel.size(); ++i) {
-    DistributionVerdict verdict = distribution_test(panel[i], faults);
+    DistributionTestResult verdict = distribution_test(panel[i], faults);
     if (!verdict.rejected) continue;
     DistributionScenario smallest = panel[i];
     for (bool simpler = options.shrink; simpler;) {
       simpler = false;
       for (const DistributionScenario& candidate : simplifications(smallest)) {
-        const DistributionVerdict candidate_verdict = distribution_test(candidate, faults);
+        const DistributionTestResult candidate_verdict = distribution_test(candidate, faults);
         if (candidate_verdict.rejected) {
           smallest = candidate;
           verdict = candidate_verdict;

@@ -21,7 +21,7 @@ CalibrationRow measure(const std::string& label, const FaultSet& faults, const s
   CalibrationRow row{label, std::vector<int64_t>(panel.size(), 0)};
   for (int64_t s = 0; s < seeds; ++s) {
     for (size_t i = 0; i < panel.size(); ++i) {
-      const DistributionVerdict verdict = distribution_test(reseeded(panel[i], first_seed + s), faults);
+      const DistributionTestResult verdict = distribution_test(reseeded(panel[i], first_seed + s), faults);
       row.min_p_value = std::min(row.min_p_value, verdict.fit.p_value);
       row.max_p_value = std::max(row.max_p_value, verdict.fit.p_value);
       if (verdict.rejected) {

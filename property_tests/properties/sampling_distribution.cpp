@@ -62,7 +62,7 @@ std::map<Outcome, double> exact_output_distribution(const Transformer& target, c
   return cells;
 }
 
-DistributionVerdict distribution_test(const DistributionScenario& s, const FaultSet& faults, double alpha) {
+DistributionTestResult distribution_test(const DistributionScenario& s, const FaultSet& faults, double alpha) {
   const Transformer target = build_target(s.target);
   const Transformer draft = *build_draft(s.target, target, s.draft, s.draft_seed, s.draft_noise);
   DecodeOptions options;
@@ -90,7 +90,7 @@ DistributionVerdict distribution_test(const DistributionScenario& s, const Fault
     parts.push_back(pearson_test(exact_output_distribution(target, s.prompts[p], s.max_new_tokens, s.sampling, s.eos_ids),
                                  counts[p]));
   }
-  DistributionVerdict verdict;
+  DistributionTestResult verdict;
   verdict.fit = combine(parts);
   verdict.rejected = verdict.fit.p_value < alpha;
   return verdict;

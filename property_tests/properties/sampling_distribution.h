@@ -46,7 +46,7 @@ std::map<Outcome, double> exact_output_distribution(const Transformer& target, c
                                                     int64_t max_new_tokens, const SamplingParams& sampling,
                                                     const std::vector<int64_t>& eos_ids);
 
-struct DistributionVerdict {
+struct DistributionTestResult {
   GoodnessOfFit fit;  // over all prompts
   bool rejected = false;
 };
@@ -54,7 +54,7 @@ struct DistributionVerdict {
 // Samples every prompt samples_per_prompt times through the scenario's decoder (requests of
 // all prompts interleaved, so batches mix lengths) and tests the outputs against the exact
 // distribution at level `alpha`.
-DistributionVerdict distribution_test(const DistributionScenario& scenario, const FaultSet& faults,
+DistributionTestResult distribution_test(const DistributionScenario& scenario, const FaultSet& faults,
                                       double alpha = kDistributionAlpha);
 
 // The faults of the sampling acceptance rule, which the distribution test is there to catch.
