@@ -70,29 +70,17 @@ void decode_as_pool(const EngineSpec& spec, std::span<const SequenceRequest> req
   const DecodeOptions decode = decoder_options(spec);
   ExspecOptions exspec = spec.exspec;
   exspec.batch_size = spec.batch_size;
-  int64_t capacity = 0;
-  std::vector<const SequenceRequest*> order;
-  for (const SequenceRequest& request : requests) {
-    capacity = std::max(capacity, cache_capacity(request, decode));
-    order.push_back(&request);
-  }
-  if (exspec.sort_by_prompt_length) {
-    std::stable_sort(order.begin(), order.end(),
-                     [](const auto* a, const auto* b) { return a->prompt.size() < b->prompt.size(); });
-  }
   const auto start = Clock::now();
   ModelDrafter drafter(*spec.draft, spec.script);
-  ExspecDecoder decoder(*spec.target, drafter, decode, exspec, capacity);
+  ExspecDecoder decoder(*spec.target, drafter, decode, exspec, pool_capacity(requests, decode));
   try {
-    for (size_t next = 0; next < order.size() || decoder.has_work();) {
-      while (next < order.size() && decoder.free_places() > 0) decoder.admit(*order[next++]);
-      std::vector<SequenceResult> results = decoder.step();
+    feed_pool(decoder, requests, exspec.sort_by_prompt_length, [&](SequenceResult result) {
       const std::vector<SequenceLatency>& latencies = decoder.stats().latencies;  // the step's finishers last
-      for (size_t i = 0; i < results.size(); ++i) {
-        const double seconds = latencies[latencies.size() - results.size() + i].seconds;
-        hand_over(std::move(results[i]), seconds, tally, finished);
-      }
-    }
+      const auto latency = std::find_if(latencies.rbegin(), latencies.rend(), [&](const SequenceLatency& l) {
+        return l.sequence_index == result.sequence_index;
+      });
+      hand_over(std::move(result), latency->seconds, tally, finished);
+    });
   } catch (const InvariantViolation& violation) {
     throw located(violation, decoder.stats().rounds, requests);
   }

@@ -144,8 +144,8 @@ class ExspecServeEngine : public ServeEngine {
     const SamplingParams& p = request.sampling;
     std::unique_ptr<Decoder>& decoder = decoders_[SamplingKey{p.temperature, p.top_k, p.top_p, p.min_p}];
     if (!decoder) {
-      // A slot holds any request max_model_len allows, with a round's drafts.
-      const int64_t capacity = settings_.max_model_len + settings_.draft_tokens + 2;
+      // A slot holds any request max_model_len allows.
+      const int64_t capacity = cache_capacity(settings_.max_model_len, settings_.draft_tokens);
       decoder = std::make_unique<Decoder>(settings_, decode_options(settings_, request), capacity);
     }
     return *decoder;

@@ -41,10 +41,13 @@ struct DecodeOptions {
   FaultSet faults;
 };
 
-// Cache slots one sequence needs: its prompt, every new token and a round's drafts.
+// Cache slots a sequence of `tokens` tokens (prompt and new ones) needs: a round's drafts and
+// its bonus may run past its last token.
+inline int64_t cache_capacity(int64_t tokens, int64_t draft_tokens) { return tokens + draft_tokens + 2; }
+
 inline int64_t cache_capacity(const SequenceRequest& request, const DecodeOptions& options) {
-  return static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens.value_or(options.max_new_tokens) +
-         options.draft_tokens + 2;
+  return cache_capacity(static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens.value_or(options.max_new_tokens),
+                        options.draft_tokens);
 }
 
 // How long one sequence took from admission (its prompt pass) to its last token.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -77,6 +78,15 @@ class ExspecDecoder {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Slots of a pool that holds any of `requests` (cache_capacity()).
+int64_t pool_capacity(std::span<const SequenceRequest> requests, const DecodeOptions& options);
+
+// Admits `requests` in order (shortest prompt first with `shortest_first`) as places of the
+// window free up, and steps until every one has finished; each goes to `finished` at the step
+// it finishes in.
+void feed_pool(ExspecDecoder& decoder, std::span<const SequenceRequest> requests, bool shortest_first,
+               const std::function<void(SequenceResult)>& finished);
 
 // Every request through one ExspecDecoder, admitted in order (shortest prompt first with
 // exspec.sort_by_prompt_length) as places free up. Results come back in the order of
