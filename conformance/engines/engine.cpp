@@ -1,6 +1,7 @@
 #include "conformance/engines/engine.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "impl/common/error.h"
@@ -32,5 +33,18 @@ std::string engine_name(Engine engine) {
 bool needs_draft(Engine engine) { return engine != Engine::kOracle && engine != Engine::kNonspecBatch; }
 
 bool is_exspec(Engine engine) { return engine == Engine::kExspec || engine == Engine::kExspecAging; }
+
+DecoderKind decoder_kind(Engine engine) {
+  switch (engine) {
+    case Engine::kNonspecBatch: return DecoderKind::kNonspecBatch;
+    case Engine::kEqspec: return DecoderKind::kEqspec;
+    case Engine::kNaiveRealign: return DecoderKind::kNaiveRealign;
+    case Engine::kRollback: return DecoderKind::kRollback;
+    case Engine::kExspec: return DecoderKind::kExspec;
+    case Engine::kExspecAging: return DecoderKind::kExspecAging;
+    case Engine::kOracle: break;
+  }
+  throw std::logic_error("decoder_kind: the oracle is not a batch decoder");
+}
 
 }  // namespace specgate::cli

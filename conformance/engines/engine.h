@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "impl/decoding/decoder_kind.h"
+
 namespace specgate::cli {
 
 // Every decoder a command can run. naive-realign is EQSPEC re-laid out as published decoders
@@ -16,5 +18,7 @@ Engine engine_from_name(std::string_view name, std::span<const Engine> choices, 
 std::string engine_name(Engine engine);
 bool needs_draft(Engine engine);
 bool is_exspec(Engine engine);
+// The batch decoder an engine other than the oracle runs.
+DecoderKind decoder_kind(Engine engine);
 
 }  // namespace specgate::cli

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
 
-#include "impl/decoding/eqspec.h"
+#include "impl/decoding/decoders.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/model_drafter.h"
 #include "oracle/oracle.h"
@@ -15,24 +18,19 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-DecodeOptions decoder_options(const EngineSpec& spec) {
-  DecodeOptions decode = spec.decode;
-  decode.rollback = spec.engine == Engine::kRollback;
-  decode.naive_realign = spec.engine == Engine::kNaiveRealign;
-  return decode;
-}
-
-// A violation found in `round` of a decoder run over `requests`: the sequence it names, or
-// else every sequence of the run.
-LocatedViolation located(const InvariantViolation& violation, int64_t round,
-                                 std::span<const SequenceRequest> requests) {
+// A violation found while `in_flight` (each sequence with the decoder's round count when it
+// was admitted) were being decoded: the sequence it names, or else every one in flight; its
+// round counts from the earliest admission among them (0 is that prompt pass).
+LocatedViolation located(const InvariantViolation& violation, const std::map<int64_t, int64_t>& in_flight,
+                         int64_t rounds) {
   std::vector<int64_t> sequences;
-  if (violation.sequence_index) {
-    sequences.push_back(*violation.sequence_index);
-  } else {
-    for (const SequenceRequest& request : requests) sequences.push_back(request.sequence_index);
+  int64_t first_round = rounds;
+  for (const auto& [sequence, admitted] : in_flight) {
+    sequences.push_back(sequence);
+    first_round = std::min(first_round, admitted);
   }
-  return LocatedViolation(violation.what(), round, std::move(sequences));
+  if (violation.sequence_index) sequences = {*violation.sequence_index};
+  return LocatedViolation(violation.what(), rounds - first_round, std::move(sequences));
 }
 
 void hand_over(SequenceResult result, double seconds, EngineTally& tally,
@@ -61,58 +59,44 @@ void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> 
   }
 }
 
-// Requests join the window in order (shortest prompt first with sort_by_prompt_length) as
-// places free up; each sequence is handed over at the step it finishes, charged its own time
-// from admission to its last token.
-void decode_as_pool(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                    const std::function<void(FinishedSequence)>& finished) {
+// Requests join the decoder in order (EXSPEC: shortest prompt first with
+// sort_by_prompt_length) as places free up; each sequence is handed over at the step it
+// finishes, charged its own time from its prompt pass to its last token.
+void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
+                            const std::function<void(FinishedSequence)>& finished) {
   if (requests.empty()) return;
-  const DecodeOptions decode = decoder_options(spec);
-  ExspecOptions exspec = spec.exspec;
-  exspec.batch_size = spec.batch_size;
+  const DecoderKind kind = decoder_kind(spec.engine);
+  std::optional<ModelDrafter> drafter;
+  if (needs_draft(spec.engine)) drafter.emplace(*spec.draft, spec.script);
+  const DecoderSettings settings{.decode = spec.decode, .batch_size = spec.batch_size, .exspec = spec.exspec,
+                                 .sequence_capacity = pool_capacity(requests, spec.decode)};
+  const std::vector<SequenceRequest> order = is_exspec(kind) && spec.exspec.sort_by_prompt_length
+                                                 ? shortest_prompt_first(requests)
+                                                 : std::vector<SequenceRequest>(requests.begin(), requests.end());
   const auto start = Clock::now();
-  ModelDrafter drafter(*spec.draft, spec.script);
-  ExspecDecoder decoder(*spec.target, drafter, decode, exspec, pool_capacity(requests, decode));
+  const std::unique_ptr<Decoder> decoder = make_decoder(kind, *spec.target, drafter ? &*drafter : nullptr, settings);
+  std::map<int64_t, int64_t> in_flight;  // sequence -> the decoder's round count at its admission
   try {
-    feed_pool(decoder, requests, exspec.sort_by_prompt_length, [&](SequenceResult result) {
-      const std::vector<SequenceLatency>& latencies = decoder.stats().latencies;  // the step's finishers last
-      const auto latency = std::find_if(latencies.rbegin(), latencies.rend(), [&](const SequenceLatency& l) {
-        return l.sequence_index == result.sequence_index;
-      });
-      hand_over(std::move(result), latency->seconds, tally, finished);
-    });
+    for (size_t next = 0; next < order.size() || decoder->has_work();) {
+      for (; next < order.size() && decoder->free_places() > 0; ++next) {
+        in_flight[order[next].sequence_index] = decoder->stats().rounds;
+        decoder->admit(order[next]);
+      }
+      for (SequenceResult& result : decoder->step()) {
+        in_flight.erase(result.sequence_index);
+        const std::vector<SequenceLatency>& latencies = decoder->stats().latencies;  // the step's finishers last
+        const auto latency = std::find_if(latencies.rbegin(), latencies.rend(), [&](const SequenceLatency& l) {
+          return l.sequence_index == result.sequence_index;
+        });
+        hand_over(std::move(result), latency->seconds, tally, finished);
+      }
+    }
   } catch (const InvariantViolation& violation) {
-    throw located(violation, decoder.stats().rounds, requests);
+    throw located(violation, in_flight, decoder->stats().rounds);
   }
   tally.seconds += seconds_since(start);
-  tally.stats += decoder.stats();
-  tally.exspec_stats += decoder.exspec_stats();
-}
-
-// Each row of a batch is charged the batch's wall time.
-void decode_in_batches(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                       const std::function<void(FinishedSequence)>& finished) {
-  const DecodeOptions decode = decoder_options(spec);
-  const auto batch_size = static_cast<size_t>(spec.batch_size);
-  for (size_t first = 0; first < requests.size(); first += batch_size) {
-    const std::span<const SequenceRequest> batch = requests.subspan(first, std::min(requests.size() - first, batch_size));
-    const auto start = Clock::now();
-    const int64_t rounds_before = tally.stats.rounds;
-    std::vector<SequenceResult> results;
-    try {
-      if (spec.engine == Engine::kNonspecBatch) {
-        results = nonspec_batch_generate(*spec.target, batch, decode, &tally.stats);
-      } else {
-        ModelDrafter drafter(*spec.draft, spec.script);
-        results = eqspec_generate(*spec.target, drafter, batch, decode, &tally.stats);
-      }
-    } catch (const InvariantViolation& violation) {
-      throw located(violation, tally.stats.rounds - rounds_before, batch);
-    }
-    const double seconds = seconds_since(start);
-    tally.seconds += seconds;
-    for (SequenceResult& result : results) hand_over(std::move(result), seconds, tally, finished);
-  }
+  tally.stats += decoder->stats();
+  if (const auto* exspec = dynamic_cast<const ExspecDecoder*>(decoder.get())) tally.exspec_stats += exspec->exspec_stats();
 }
 
 }  // namespace
@@ -120,8 +104,7 @@ void decode_in_batches(const EngineSpec& spec, std::span<const SequenceRequest> 
 void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
                      const std::function<void(FinishedSequence)>& finished) {
   if (spec.engine == Engine::kOracle) return decode_one_by_one(spec, requests, tally, finished);
-  if (is_exspec(spec.engine)) return decode_as_pool(spec, requests, tally, finished);
-  decode_in_batches(spec, requests, tally, finished);
+  decode_through_decoder(spec, requests, tally, finished);
 }
 
 }  // namespace specgate::cli

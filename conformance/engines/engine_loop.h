@@ -28,8 +28,8 @@ struct EngineSpec {
   int64_t top_logprobs = 0;                // oracle
 };
 
-// A finished sequence and the wall time charged to it: the oracle's own pass, the batch's
-// wall time for every row of a batch, EXSPEC's time from admission to the last token.
+// A finished sequence and the wall time charged to it: the oracle's own passes, a batch
+// decoder's time from the sequence's prompt pass to its last token.
 struct FinishedSequence {
   SequenceResult result;
   int64_t decoding_steps = 0;  // target passes that produced its tokens
@@ -45,10 +45,10 @@ struct EngineTally {
   int64_t tokens = 0;
 };
 
-// An invariant the checker found violated, with where: the round of the decoding run (0 is
-// the prompt pass) and the sequences concerned (the one the checker names, or else every
-// sequence of the batch). Whoever knows what the sequences stand for throws a copy with
-// their `questions`.
+// An invariant the checker found violated, with where: the round, counted from the prompt
+// pass (0) of the earliest admitted sequence in flight, and the sequences concerned (the one
+// the checker names, or else every sequence in flight). Whoever knows what the sequences
+// stand for throws a copy with their `questions`.
 class LocatedViolation : public std::runtime_error {
  public:
   LocatedViolation(const std::string& violation, int64_t round, std::vector<int64_t> sequences)
@@ -65,10 +65,10 @@ class LocatedViolation : public std::runtime_error {
   size_t turn = 0;
 };
 
-// Decodes every request: the oracle one at a time, EXSPEC as one pool, the other engines in
-// batches of batch_size in request order. Each sequence goes to `finished` as soon as its
-// decoder returns it; `tally` adds up every run. With decode.check_invariants, a violated
-// invariant ends the run with an LocatedViolation.
+// Decodes every request: the oracle one at a time, the others through their Decoder
+// (make_decoder), admitted in request order as it has places. Each sequence goes to
+// `finished` as soon as its decoder returns it; `tally` adds up every run. With
+// decode.check_invariants, a violated invariant ends the run with a LocatedViolation.
 void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
                      const std::function<void(FinishedSequence)>& finished);
 

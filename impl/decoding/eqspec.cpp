@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
+#include "impl/common/error.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/round.h"
@@ -22,10 +24,13 @@ class NoDrafter final : public Drafter {
   DraftProposal propose(BatchState&, int64_t, const DecodeOptions&, KVCache*) override { return {}; }
 };
 
-class Eqspec {
+}  // namespace
+
+// One batch from its prompt pass to its last row's last round.
+class EqspecDecoder::Batch {
  public:
-  Eqspec(const Transformer& target, Drafter& drafter, std::span<const SequenceRequest> requests,
-         const DecodeOptions& options, DecodeStats& stats)
+  Batch(const Transformer& target, Drafter& drafter, std::span<const SequenceRequest> requests,
+        const DecodeOptions& options, DecodeStats& stats)
       : target_(target),
         drafter_(drafter),
         options_(options),
@@ -35,40 +40,44 @@ class Eqspec {
         round_(target, drafter, options, stats, timer_),
         checker_(target, options) {
     for (const SequenceRequest& request : requests) {
-      TORCH_CHECK(!request.prompt.empty(), "eqspec: sequence ", request.sequence_index, " has an empty prompt");
       state_.rows.emplace_back(request, options);
       capacity_ = std::max(capacity_, cache_capacity(request, options));
       state_.width = std::max(state_.width, state_.rows.back().content());
-      order_.push_back(request.sequence_index);
     }
     for (size_t i = 0; i < state_.rows.size(); ++i) state_.rows[i].position_padding = state_.padding(i);
-    results_.resize(requests.size());
   }
 
-  std::vector<SequenceResult> run() {
+  // The prompt pass; returns the rows that finished in it.
+  std::vector<SequenceResult> start() {
     target_cache_.emplace(target_.make_cache(state_.batch_size(), capacity_));
     if (drafter_.model() != nullptr) draft_cache_.emplace(drafter_.model()->make_cache(state_.batch_size(), capacity_));
     const auto now = std::chrono::steady_clock::now();
     for (Row& row : state_.rows) row.admitted_at = now;
 
     const RoundOutcome prompts = round_.prefill(state_, *target_cache_, draft_cache());
-    relayout(prompts);
+    std::vector<SequenceResult> finished = relayout(prompts);
     timer_.charge(stats_.realign_seconds);
     check_layout();
-    while (!state_.rows.empty()) {
-      RoundOutcome outcome;
-      {
-        const RoundCounter counter(options_, stats_);
-        outcome = round_.run(state_, *target_cache_, draft_cache());
-        ++steps_;
-        relayout(outcome);
-      }
-      timer_.charge(stats_.realign_seconds);
-      if (options_.check_invariants) checker_.check_round(outcome.records);
-      check_layout();
-    }
-    return std::move(results_);
+    return finished;
   }
+
+  // One round; returns the rows that finished in it.
+  std::vector<SequenceResult> round() {
+    RoundOutcome outcome;
+    std::vector<SequenceResult> finished;
+    {
+      const RoundCounter counter(options_, stats_);
+      outcome = round_.run(state_, *target_cache_, draft_cache());
+      ++steps_;
+      finished = relayout(outcome);
+    }
+    timer_.charge(stats_.realign_seconds);
+    if (options_.check_invariants) checker_.check_round(outcome.records);
+    check_layout();
+    return finished;
+  }
+
+  bool done() const { return state_.rows.empty(); }
 
  private:
   KVCache* draft_cache() { return draft_cache_ ? &*draft_cache_ : nullptr; }
@@ -79,22 +88,23 @@ class Eqspec {
   }
 
   // Finished rows leave with their results; the others are realigned.
-  void relayout(const RoundOutcome& outcome) {
+  std::vector<SequenceResult> relayout(const RoundOutcome& outcome) {
+    std::vector<SequenceResult> finished;
     std::vector<int64_t> going_on;
     for (size_t i = 0; i < state_.rows.size(); ++i) {
       Row& row = state_.rows[i];
-      if (!row.finished) {
+      if (row.finished) {
+        finished.push_back(finish_row(row, steps_, stats_));
+      } else {
         going_on.push_back(static_cast<int64_t>(i));
-        continue;
       }
-      const auto position = std::find(order_.begin(), order_.end(), row.sequence_index) - order_.begin();
-      results_[position] = finish_row(row, steps_, stats_);
     }
     if (going_on.empty()) {
       state_.rows.clear();
-      return;
+    } else {
+      realign(state_, outcome, going_on, *target_cache_, draft_cache(), options_);
     }
-    realign(state_, outcome, going_on, *target_cache_, draft_cache(), options_);
+    return finished;
   }
 
   const Transformer& target_;
@@ -109,9 +119,59 @@ class Eqspec {
   std::optional<KVCache> target_cache_, draft_cache_;
   int64_t capacity_ = 0;  // slots the longest sequence needs
   int64_t steps_ = 0;
-  std::vector<int64_t> order_;
-  std::vector<SequenceResult> results_;
 };
+
+EqspecDecoder::EqspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options,
+                             int64_t batch_size)
+    : target_(target), drafter_(drafter), options_(options), batch_size_(batch_size) {
+  TORCH_CHECK(options.max_new_tokens >= 1 && batch_size >= 1, "eqspec: max_new_tokens and the batch size must be >= 1");
+}
+
+EqspecDecoder::~EqspecDecoder() = default;
+
+int64_t EqspecDecoder::free_places() const {
+  return batch_ ? 0 : batch_size_ - static_cast<int64_t>(queued_.size());
+}
+
+void EqspecDecoder::admit(SequenceRequest request) {
+  if (request.prompt.empty())
+    throw InputError("eqspec: sequence " + std::to_string(request.sequence_index) + " has an empty prompt");
+  TORCH_CHECK(free_places() > 0, "eqspec: admit() with a full batch");
+  queued_.push_back(std::move(request));
+}
+
+bool EqspecDecoder::has_work() const { return batch_ != nullptr || !queued_.empty(); }
+
+std::vector<SequenceResult> EqspecDecoder::step() {
+  std::vector<SequenceResult> finished;
+  if (batch_ == nullptr) {
+    if (queued_.empty()) return finished;
+    batch_ = std::make_unique<Batch>(target_, drafter_, queued_, options_, stats_);
+    queued_.clear();
+    finished = batch_->start();
+  } else {
+    finished = batch_->round();
+  }
+  if (batch_->done()) batch_.reset();
+  return finished;
+}
+
+std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, const DecodeOptions& options,
+                                                    int64_t batch_size) {
+  static NoDrafter none;  // holds nothing, so every decoder may share it
+  DecodeOptions plain = options;
+  plain.draft_tokens = 0;
+  return std::make_unique<EqspecDecoder>(target, none, plain, batch_size);
+}
+
+namespace {
+
+std::vector<SequenceResult> decode_one_batch(Decoder& decoder, std::span<const SequenceRequest> requests,
+                                             DecodeStats* stats) {
+  std::vector<SequenceResult> results = decode_all(decoder, requests);
+  if (stats != nullptr) *stats += decoder.stats();
+  return results;
+}
 
 }  // namespace
 
@@ -120,19 +180,17 @@ std::vector<SequenceResult> eqspec_generate(const Transformer& target, Drafter& 
                                             DecodeStats* stats) {
   TORCH_CHECK(options.draft_tokens >= 1 && options.max_new_tokens >= 1, "eqspec: K and max_new_tokens must be >= 1");
   if (requests.empty()) return {};
-  DecodeStats local;
-  return Eqspec(target, drafter, requests, options, stats != nullptr ? *stats : local).run();
+  EqspecDecoder decoder(target, drafter, options, static_cast<int64_t>(requests.size()));
+  return decode_one_batch(decoder, requests, stats);
 }
 
 std::vector<SequenceResult> nonspec_batch_generate(const Transformer& target, std::span<const SequenceRequest> requests,
                                                    const DecodeOptions& options, DecodeStats* stats) {
   TORCH_CHECK(options.max_new_tokens >= 1, "nonspec-batch: max_new_tokens must be >= 1");
   if (requests.empty()) return {};
-  DecodeOptions plain = options;
-  plain.draft_tokens = 0;
-  NoDrafter none;
-  DecodeStats local;
-  return Eqspec(target, none, requests, plain, stats != nullptr ? *stats : local).run();
+  const std::unique_ptr<Decoder> decoder =
+      make_nonspec_batch_decoder(target, options, static_cast<int64_t>(requests.size()));
+  return decode_one_batch(*decoder, requests, stats);
 }
 
 }  // namespace specgate

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "impl/decoding/decode_types.h"
+#include "impl/decoding/decoder.h"
 #include "impl/decoding/drafter.h"
 #include "impl/model/transformer.h"
 
@@ -15,13 +18,47 @@ namespace specgate {
 // extended, re-padded to the new minimal width, both caches moved with one batched gather per
 // layer, rejected entries dropped. Finished rows leave the batch at once. With
 // options.check_invariants, I1-I4 are checked after every round (InvariantViolation).
-// options.rollback gives the `rollback` baseline. Results come back in the order of `requests`.
+// options.rollback gives the `rollback` baseline, options.naive_realign `naive-realign`.
+//
+// As a Decoder it takes up to `batch_size` requests while idle; its next step is their prompt
+// pass, and each later step one round, until the last of them finishes.
+class EqspecDecoder final : public Decoder {
+ public:
+  EqspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options, int64_t batch_size);
+  ~EqspecDecoder() override;
+  EqspecDecoder(const EqspecDecoder&) = delete;
+  EqspecDecoder& operator=(const EqspecDecoder&) = delete;
+
+  int64_t free_places() const override;
+  void admit(SequenceRequest request) override;
+  bool has_work() const override;
+  std::vector<SequenceResult> step() override;
+  const DecodeStats& stats() const override { return stats_; }
+
+ private:
+  class Batch;
+
+  const Transformer& target_;
+  Drafter& drafter_;
+  DecodeOptions options_;
+  int64_t batch_size_;
+  DecodeStats stats_;
+  std::vector<SequenceRequest> queued_;
+  std::unique_ptr<Batch> batch_;
+};
+
+// The `nonspec-batch` baseline, EqspecDecoder with a drafter that proposes nothing: plain
+// batched decoding with left padding (one token per row per step, K = 0).
+std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, const DecodeOptions& options,
+                                                    int64_t batch_size);
+
+// One batch of `requests` through EqspecDecoder; results in the order of `requests`, and
+// what the run counted added to `stats`.
 std::vector<SequenceResult> eqspec_generate(const Transformer& target, Drafter& drafter,
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                             DecodeStats* stats = nullptr);
 
-// The `nonspec-batch` baseline through the same loop: plain batched decoding with left
-// padding (one token per row per step, K = 0), finished rows leaving at once.
+// One batch of `requests` through the nonspec-batch decoder.
 std::vector<SequenceResult> nonspec_batch_generate(const Transformer& target, std::span<const SequenceRequest> requests,
                                                    const DecodeOptions& options, DecodeStats* stats = nullptr);
 

@@ -1,8 +1,6 @@
 #include "impl/decoding/exspec.h"
 
 #include <algorithm>
-#include <map>
-#include <numeric>
 #include <optional>
 
 #include <ATen/ATen.h>
@@ -364,19 +362,6 @@ int64_t pool_capacity(std::span<const SequenceRequest> requests, const DecodeOpt
   return capacity;
 }
 
-void feed_pool(ExspecDecoder& decoder, std::span<const SequenceRequest> requests, bool shortest_first,
-               const std::function<void(SequenceResult)>& finished) {
-  std::vector<size_t> order(requests.size());
-  std::iota(order.begin(), order.end(), 0);
-  if (shortest_first) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return requests[a].prompt.size() < requests[b].prompt.size(); });
-  }
-  for (size_t next = 0; next < order.size() || decoder.has_work();) {
-    while (next < order.size() && decoder.free_places() > 0) decoder.admit(requests[order[next++]]);
-    for (SequenceResult& result : decoder.step()) finished(std::move(result));
-  }
-}
 
 std::vector<SequenceResult> exspec_generate(const Transformer& target, Drafter& drafter,
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
@@ -384,17 +369,8 @@ std::vector<SequenceResult> exspec_generate(const Transformer& target, Drafter& 
                                             ExspecStats* exspec_stats) {
   validate_options(options, exspec);
   if (requests.empty()) return {};
-  std::map<int64_t, size_t> position;  // of each sequence in `requests`
-  for (size_t i = 0; i < requests.size(); ++i) position.emplace(requests[i].sequence_index, i);
-
   ExspecDecoder decoder(target, drafter, options, exspec, pool_capacity(requests, options));
-  std::vector<std::pair<size_t, SequenceResult>> finished;
-  feed_pool(decoder, requests, exspec.sort_by_prompt_length, [&](SequenceResult result) {
-    finished.emplace_back(position.at(result.sequence_index), std::move(result));
-  });
-  std::stable_sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<SequenceResult> results;
-  for (auto& [request, result] : finished) results.push_back(std::move(result));
+  std::vector<SequenceResult> results = decode_all(decoder, requests, exspec.sort_by_prompt_length);
   if (stats != nullptr) *stats = decoder.stats();
   if (exspec_stats != nullptr) *exspec_stats = decoder.exspec_stats();
   return results;

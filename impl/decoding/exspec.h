@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "impl/decoding/decode_types.h"
+#include "impl/decoding/decoder.h"
 #include "impl/decoding/drafter.h"
 #include "impl/model/transformer.h"
 
@@ -50,28 +50,25 @@ void validate(const ExspecOptions& exspec);
 // padding, no realignment) and otherwise re-padding like EQSPEC; rows that stay in the batch
 // from one step to the next stay in place. A sequence's output does not depend on when it was
 // admitted nor on which others share its steps.
-class ExspecDecoder {
+class ExspecDecoder final : public Decoder {
  public:
   // Throws InputError for options that cannot run (see validate()).
   ExspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options, const ExspecOptions& exspec,
                 int64_t sequence_capacity);
-  ~ExspecDecoder();
+  ~ExspecDecoder() override;
   ExspecDecoder(const ExspecDecoder&) = delete;
   ExspecDecoder& operator=(const ExspecDecoder&) = delete;
 
   // Places of the window admit() may still fill before the next step.
-  int64_t free_places() const;
+  int64_t free_places() const override;
   // Whether the request's prompt, its new tokens and a round's drafts fit a pool slot.
   bool fits(const SequenceRequest& request) const;
-  // Queues a request for the next step. Throws InputError for an empty prompt or one that
-  // does not fit; admitting with no free place is a caller's error (c10::Error).
-  void admit(SequenceRequest request);
-  // Whether a sequence is queued or active.
-  bool has_work() const;
-  // Runs the queued prompt passes and one round; returns the sequences that finished in it.
-  std::vector<SequenceResult> step();
+  // Throws InputError for an empty prompt or one that does not fit a pool slot.
+  void admit(SequenceRequest request) override;
+  bool has_work() const override;
+  std::vector<SequenceResult> step() override;
 
-  const DecodeStats& stats() const;
+  const DecodeStats& stats() const override;
   const ExspecStats& exspec_stats() const;
 
  private:
@@ -82,11 +79,6 @@ class ExspecDecoder {
 // Slots of a pool that holds any of `requests` (cache_capacity()).
 int64_t pool_capacity(std::span<const SequenceRequest> requests, const DecodeOptions& options);
 
-// Admits `requests` in order (shortest prompt first with `shortest_first`) as places of the
-// window free up, and steps until every one has finished; each goes to `finished` at the step
-// it finishes in.
-void feed_pool(ExspecDecoder& decoder, std::span<const SequenceRequest> requests, bool shortest_first,
-               const std::function<void(SequenceResult)>& finished);
 
 // Every request through one ExspecDecoder, admitted in order (shortest prompt first with
 // exspec.sort_by_prompt_length) as places free up. Results come back in the order of

@@ -1,0 +1,22 @@
+#include "impl/decoding/decoders.h"
+
+#include <c10/util/Exception.h>
+
+#include "impl/decoding/eqspec.h"
+
+namespace specgate {
+
+std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& target, Drafter* drafter,
+                                      const DecoderSettings& settings) {
+  DecodeOptions decode = settings.decode;
+  decode.rollback = kind == DecoderKind::kRollback;
+  decode.naive_realign = kind == DecoderKind::kNaiveRealign;
+  if (kind == DecoderKind::kNonspecBatch) return make_nonspec_batch_decoder(target, decode, settings.batch_size);
+  TORCH_CHECK(drafter != nullptr, "make_decoder: a speculative decoder needs a drafter");
+  if (!is_exspec(kind)) return std::make_unique<EqspecDecoder>(target, *drafter, decode, settings.batch_size);
+  ExspecOptions exspec = settings.exspec;
+  exspec.batch_size = settings.batch_size;
+  return std::make_unique<ExspecDecoder>(target, *drafter, decode, exspec, settings.sequence_capacity);
+}
+
+}  // namespace specgate

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "impl/decoding/decode_types.h"
+#include "impl/decoding/decoder.h"
+#include "impl/decoding/decoder_kind.h"
+#include "impl/decoding/drafter.h"
+#include "impl/decoding/exspec.h"
+#include "impl/model/transformer.h"
+
+namespace specgate {
+
+struct DecoderSettings {
+  DecodeOptions decode;           // its rollback and naive_realign follow the kind
+  int64_t batch_size = 8;
+  ExspecOptions exspec;           // EXSPEC: window, ordering, aging (its batch_size is batch_size)
+  int64_t sequence_capacity = 0;  // EXSPEC: slots of a pool slot, at least pool_capacity() of its requests
+};
+
+// The decoder `kind` names, drafting with `drafter` (unused by nonspec-batch, which may pass
+// none), which must outlive it. Throws InputError for settings the decoder cannot run.
+std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& target, Drafter* drafter,
+                                      const DecoderSettings& settings);
+
+}  // namespace specgate
