@@ -70,7 +70,7 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
   if (needs_draft(spec.engine)) drafter.emplace(*spec.draft, spec.script);
   const DecoderSettings settings{.decode = spec.decode, .batch_size = spec.batch_size, .exspec = spec.exspec,
                                  .sequence_capacity = pool_capacity(requests, spec.decode)};
-  const std::vector<SequenceRequest> order = is_exspec(kind) && spec.exspec.sort_by_prompt_length
+  const std::vector<SequenceRequest> order = admits_shortest_first(kind, settings)
                                                  ? shortest_prompt_first(requests)
                                                  : std::vector<SequenceRequest>(requests.begin(), requests.end());
   const auto start = Clock::now();
@@ -96,7 +96,7 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
   }
   tally.seconds += seconds_since(start);
   tally.stats += decoder->stats();
-  if (const auto* exspec = dynamic_cast<const ExspecDecoder*>(decoder.get())) tally.exspec_stats += exspec->exspec_stats();
+  tally.exspec_stats += exspec_stats_of(*decoder);
 }
 
 }  // namespace

@@ -2,11 +2,12 @@
 
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <random>
 #include <tuple>
 
-#include "impl/decoding/eqspec.h"
-#include "impl/decoding/exspec.h"
+#include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
 #include "oracle/oracle.h"
 
@@ -60,14 +61,12 @@ class BatchServeEngine : public ServeEngine {
     }
     std::vector<SequenceRequest> sequences;
     for (const auto& [id, request] : batch) sequences.push_back({id, request.prompt, {}, random_stream(request)});
-    const DecodeOptions decode = decode_options(settings_, head);
-    std::vector<SequenceResult> results;
-    if (settings_.engine == Engine::kNonspecBatch) {
-      results = nonspec_batch_generate(*settings_.target, sequences, decode);
-    } else {
-      ModelDrafter drafter(*settings_.draft);
-      results = eqspec_generate(*settings_.target, drafter, sequences, decode);
-    }
+    std::optional<ModelDrafter> drafter;
+    if (needs_draft(settings_.engine)) drafter.emplace(*settings_.draft);
+    const DecoderSettings decoder{.decode = decode_options(settings_, head),
+                                  .batch_size = static_cast<int64_t>(sequences.size())};
+    std::vector<SequenceResult> results = decode_all(
+        *make_decoder(decoder_kind(settings_.engine), *settings_.target, drafter ? &*drafter : nullptr, decoder), sequences);
     std::vector<std::pair<int64_t, Generated>> finished;
     for (size_t i = 0; i < results.size(); ++i)
       finished.push_back({batch[i].first, Generated{std::move(results[i].tokens), results[i].finish_reason, {}}});
@@ -100,60 +99,64 @@ class ExspecServeEngine : public ServeEngine {
 
   bool has_work() const override {
     if (!waiting_.empty()) return true;
-    for (const auto& [key, decoder] : decoders_) {
-      if (decoder->exspec.has_work()) return true;
+    for (const auto& [key, pool] : pools_) {
+      if (pool->decoder->has_work()) return true;
     }
     return false;
   }
 
   std::vector<std::pair<int64_t, Generated>> step() override {
     for (auto it = waiting_.begin(); it != waiting_.end();) {
-      Decoder& decoder = decoder_for(it->second);
-      if (decoder.exspec.free_places() == 0) {
+      Decoder& decoder = *pool_for(it->second).decoder;
+      if (decoder.free_places() == 0) {
         ++it;
         continue;
       }
-      decoder.exspec.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens, random_stream(it->second)});
+      decoder.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens, random_stream(it->second)});
       it = waiting_.erase(it);
     }
     std::vector<std::pair<int64_t, Generated>> finished;
-    auto next = decoders_.upper_bound(last_stepped_);
-    for (size_t tried = 0; tried < decoders_.size(); ++tried, ++next) {
-      if (next == decoders_.end()) next = decoders_.begin();
-      if (!next->second->exspec.has_work()) continue;
+    auto next = pools_.upper_bound(last_stepped_);
+    for (size_t tried = 0; tried < pools_.size(); ++tried, ++next) {
+      if (next == pools_.end()) next = pools_.begin();
+      if (!next->second->decoder->has_work()) continue;
       last_stepped_ = next->first;
-      for (SequenceResult& result : next->second->exspec.step())
+      for (SequenceResult& result : next->second->decoder->step())
         finished.push_back({result.sequence_index, Generated{std::move(result.tokens), result.finish_reason, {}}});
       break;
     }
-    std::erase_if(decoders_, [](const auto& entry) { return !entry.second->exspec.has_work(); });
+    std::erase_if(pools_, [](const auto& entry) { return !entry.second->decoder->has_work(); });
     return finished;
   }
 
  private:
   using SamplingKey = std::tuple<double, int64_t, double, double>;
 
-  struct Decoder {
+  // An EXSPEC decoder and its drafter.
+  struct Pool {
     ModelDrafter drafter;
-    ExspecDecoder exspec;
-    Decoder(const ServeEngineSettings& s, const DecodeOptions& decode, int64_t capacity)
-        : drafter(*s.draft), exspec(*s.target, drafter, decode, {.batch_size = s.batch_size, .window = s.window}, capacity) {}
+    std::unique_ptr<Decoder> decoder;
+    Pool(const ServeEngineSettings& s, const DecoderSettings& settings)
+        : drafter(*s.draft), decoder(make_decoder(DecoderKind::kExspec, *s.target, &drafter, settings)) {}
   };
 
-  Decoder& decoder_for(const ServeRequest& request) {
+  Pool& pool_for(const ServeRequest& request) {
     const SamplingParams& p = request.sampling;
-    std::unique_ptr<Decoder>& decoder = decoders_[SamplingKey{p.temperature, p.top_k, p.top_p, p.min_p}];
-    if (!decoder) {
+    std::unique_ptr<Pool>& pool = pools_[SamplingKey{p.temperature, p.top_k, p.top_p, p.min_p}];
+    if (!pool) {
       // A slot holds any request max_model_len allows.
-      const int64_t capacity = cache_capacity(settings_.max_model_len, settings_.draft_tokens);
-      decoder = std::make_unique<Decoder>(settings_, decode_options(settings_, request), capacity);
+      pool = std::make_unique<Pool>(
+          settings_, DecoderSettings{.decode = decode_options(settings_, request),
+                                     .batch_size = settings_.batch_size,
+                                     .exspec = {.window = settings_.window},
+                                     .sequence_capacity = cache_capacity(settings_.max_model_len, settings_.draft_tokens)});
     }
-    return *decoder;
+    return *pool;
   }
 
   ServeEngineSettings settings_;
   std::deque<std::pair<int64_t, ServeRequest>> waiting_;  // for a free place of the window
-  std::map<SamplingKey, std::unique_ptr<Decoder>> decoders_;
+  std::map<SamplingKey, std::unique_ptr<Pool>> pools_;
   SamplingKey last_stepped_{};
 };
 

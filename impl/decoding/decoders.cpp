@@ -19,4 +19,13 @@ std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& targe
   return std::make_unique<ExspecDecoder>(target, *drafter, decode, exspec, settings.sequence_capacity);
 }
 
+ExspecStats exspec_stats_of(const Decoder& decoder) {
+  const auto* exspec = dynamic_cast<const ExspecDecoder*>(&decoder);
+  return exspec != nullptr ? exspec->exspec_stats() : ExspecStats();
+}
+
+bool admits_shortest_first(DecoderKind kind, const DecoderSettings& settings) {
+  return is_exspec(kind) && settings.exspec.sort_by_prompt_length;
+}
+
 }  // namespace specgate

@@ -24,4 +24,10 @@ struct DecoderSettings {
 std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& target, Drafter* drafter,
                                       const DecoderSettings& settings);
 
+// EXSPEC's counters of `decoder`; none for the other decoders.
+ExspecStats exspec_stats_of(const Decoder& decoder);
+
+// Whether `kind` admits the shortest prompts first (EXSPEC with sort_by_prompt_length).
+bool admits_shortest_first(DecoderKind kind, const DecoderSettings& settings);
+
 }  // namespace specgate

@@ -111,9 +111,9 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
         c.eos = props::EosSpec{*rc::gen::inRange<int64_t>(0, rows), *rc::gen::inRange<int64_t>(0, c.max_new_tokens)};
       }
 
-      c.decoder = shape.exspec_only ? props::DecoderKind::kExspec
-                                    : *rc::gen::element(props::DecoderKind::kEqspec, props::DecoderKind::kExspec);
-      if (c.decoder == props::DecoderKind::kExspec) c.exspec = exspec_options(rows);
+      c.decoder = shape.exspec_only ? DecoderKind::kExspec
+                                    : *rc::gen::element(DecoderKind::kEqspec, DecoderKind::kExspec);
+      if (c.decoder == DecoderKind::kExspec) c.exspec = exspec_options(rows);
       if (sampling) {
         c.sampling.temperature = *rc::gen::element(1.0, 0.7, 1.5);
         c.sampling.top_k = *rc::gen::element<int64_t>(0, 3, 10);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "impl/decoding/eqspec.h"
+#include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
 #include "impl/decoding/scripted_drafter.h"
 #include "oracle/oracle.h"
@@ -71,12 +71,15 @@ DecodeRun CaseContext::run(std::span<const SequenceRequest> requests, const Faul
   }
 
   const DecodeOptions options = this->options(faults, check_invariants);
+  // EQSPEC decodes the case's requests as one batch.
+  const int64_t batch_size = is_exspec(case_.decoder) ? case_.exspec.batch_size : static_cast<int64_t>(requests.size());
+  const DecoderSettings settings{.decode = options, .batch_size = batch_size, .exspec = case_.exspec,
+                                 .sequence_capacity = pool_capacity(requests, options)};
+  const std::unique_ptr<Decoder> decoder = make_decoder(case_.decoder, target_, drafter.get(), settings);
   DecodeRun run;
-  if (case_.decoder == DecoderKind::kEqspec) {
-    run.results = eqspec_generate(target_, *drafter, requests, options, &run.stats);
-  } else {
-    run.results = exspec_generate(target_, *drafter, requests, options, case_.exspec, &run.stats, &run.exspec_stats);
-  }
+  run.results = decode_all(*decoder, requests, admits_shortest_first(case_.decoder, settings));
+  run.stats = decoder->stats();
+  run.exspec_stats = exspec_stats_of(*decoder);
   return run;
 }
 

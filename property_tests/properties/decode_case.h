@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "impl/decoding/decoder_kind.h"
 #include "impl/decoding/exspec.h"
 #include "impl/model/config.h"
 #include "impl/sampling/sampling.h"
@@ -30,8 +31,6 @@ struct ModelSpec {
 
   ModelConfig config() const;
 };
-
-enum class DecoderKind { kEqspec, kExspec };
 
 enum class DraftKind {
   kScriptedModel,  // a one-layer draft model runs every pass, the script chooses its tokens

@@ -7,8 +7,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "impl/decoding/eqspec.h"
-#include "impl/decoding/exspec.h"
+#include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
 #include "property_tests/properties/case_models.h"
 
@@ -28,9 +27,9 @@ at::Tensor next_token_distribution(const Transformer& model, const std::vector<i
 std::vector<SequenceResult> decode(const DistributionScenario& s, const Transformer& target, const Transformer& draft,
                                    std::span<const SequenceRequest> requests, const DecodeOptions& options) {
   ModelDrafter drafter(draft);
-  if (s.decoder == DecoderKind::kEqspec) return eqspec_generate(target, drafter, requests, options);
-  const ExspecOptions exspec{.batch_size = s.batch_size, .window = s.window};
-  return exspec_generate(target, drafter, requests, options, exspec);
+  const DecoderSettings settings{.decode = options, .batch_size = s.batch_size, .exspec = {.window = s.window},
+                                 .sequence_capacity = pool_capacity(requests, options)};
+  return decode_all(*make_decoder(s.decoder, target, &drafter, settings), requests);
 }
 
 }  // namespace
