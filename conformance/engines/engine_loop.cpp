@@ -26,10 +26,10 @@ LocatedViolation located(const InvariantViolation& violation, const std::map<int
   std::vector<int64_t> sequences;
   int64_t first_round = rounds;
   for (const auto& [sequence, admitted] : in_flight) {
-    sequences.push_back(sequence);
+    if (!violation.sequence_index) sequences.push_back(sequence);
     first_round = std::min(first_round, admitted);
   }
-  if (violation.sequence_index) sequences = {*violation.sequence_index};
+  if (violation.sequence_index) sequences.push_back(*violation.sequence_index);
   return LocatedViolation(violation.what(), rounds - first_round, std::move(sequences));
 }
 
@@ -76,21 +76,19 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
   const auto start = Clock::now();
   const std::unique_ptr<Decoder> decoder = make_decoder(kind, *spec.target, drafter ? &*drafter : nullptr, settings);
   std::map<int64_t, int64_t> in_flight;  // sequence -> the decoder's round count at its admission
+  const auto admitting = [&](const SequenceRequest& request) {
+    in_flight[request.sequence_index] = decoder->stats().rounds;
+  };
+  const auto done = [&](SequenceResult result) {
+    in_flight.erase(result.sequence_index);
+    const std::vector<SequenceLatency>& latencies = decoder->stats().latencies;  // the step's finishers last
+    const auto latency = std::find_if(latencies.rbegin(), latencies.rend(), [&](const SequenceLatency& l) {
+      return l.sequence_index == result.sequence_index;
+    });
+    hand_over(std::move(result), latency->seconds, tally, finished);
+  };
   try {
-    for (size_t next = 0; next < order.size() || decoder->has_work();) {
-      for (; next < order.size() && decoder->free_places() > 0; ++next) {
-        in_flight[order[next].sequence_index] = decoder->stats().rounds;
-        decoder->admit(order[next]);
-      }
-      for (SequenceResult& result : decoder->step()) {
-        in_flight.erase(result.sequence_index);
-        const std::vector<SequenceLatency>& latencies = decoder->stats().latencies;  // the step's finishers last
-        const auto latency = std::find_if(latencies.rbegin(), latencies.rend(), [&](const SequenceLatency& l) {
-          return l.sequence_index == result.sequence_index;
-        });
-        hand_over(std::move(result), latency->seconds, tally, finished);
-      }
-    }
+    feed(*decoder, order, done, admitting);
   } catch (const InvariantViolation& violation) {
     throw located(violation, in_flight, decoder->stats().rounds);
   }

@@ -6,9 +6,13 @@
 namespace specgate {
 
 void feed(Decoder& decoder, std::span<const SequenceRequest> requests,
-          const std::function<void(SequenceResult)>& finished) {
+          const std::function<void(SequenceResult)>& finished,
+          const std::function<void(const SequenceRequest&)>& admitting) {
   for (size_t next = 0; next < requests.size() || decoder.has_work();) {
-    while (next < requests.size() && decoder.free_places() > 0) decoder.admit(requests[next++]);
+    for (; next < requests.size() && decoder.free_places() > 0; ++next) {
+      if (admitting) admitting(requests[next]);
+      decoder.admit(requests[next]);
+    }
     for (SequenceResult& result : decoder.step()) finished(std::move(result));
   }
 }

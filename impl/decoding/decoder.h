@@ -29,10 +29,12 @@ class Decoder {
   virtual const DecodeStats& stats() const = 0;
 };
 
-// Admits `requests` in their order as places free up and steps until every one has finished;
-// each goes to `finished` at the step it finishes in.
+// Admits `requests` in their order as places free up (telling `admitting` of each first, when
+// given) and steps until every one has finished; each goes to `finished` at the step it
+// finishes in.
 void feed(Decoder& decoder, std::span<const SequenceRequest> requests,
-          const std::function<void(SequenceResult)>& finished);
+          const std::function<void(SequenceResult)>& finished,
+          const std::function<void(const SequenceRequest&)>& admitting = {});
 
 // `requests` ordered shortest prompt first, stably.
 std::vector<SequenceRequest> shortest_prompt_first(std::span<const SequenceRequest> requests);
