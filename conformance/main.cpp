@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
     specgate::cli::add_tokenize_command(app);
     specgate::cli::add_mutants_command(app);
     specgate::cli::add_collect_command(app);
+    specgate::cli::add_differential_command(app);
     specgate::cli::add_serve_command(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -79,6 +80,7 @@ struct Ask {
   const Question* question;
   std::optional<uint64_t> seed;  // sent, and recorded in the answer
   int64_t sample = 0;
+  bool filler = false;  // asked to crowd the server; its answer is not written
 };
 
 // An answer already written: its question and, where it records one, its seed.
@@ -138,6 +140,7 @@ class Collector {
         }
       }
     }
+    spread_fillers();
     AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
     out_ = &out;
     const CompletionRequest& asked = job_.defaults;
@@ -147,7 +150,7 @@ class Collector {
                                 .seed = asked.seed}};
 
     StopSignals signals;
-    ProgressBar progress("collect", static_cast<int64_t>(pending_.size()));
+    ProgressBar progress("collect", static_cast<int64_t>(pending_.size() - job_.fillers.size()));
     progress_ = &progress;
     std::vector<std::thread> workers;
     const int64_t threads = std::min<int64_t>(job_.concurrency, static_cast<int64_t>(pending_.size()));
@@ -161,26 +164,85 @@ class Collector {
  private:
   bool stopping() const { return stop_requested.load() || failed_.load(); }
 
+  // Places filler f after (f + 1) / (fillers + 1) of the questions.
+  void spread_fillers() {
+    const size_t fillers = job_.fillers.size();
+    std::vector<Ask> asks;
+    asks.reserve(pending_.size() + fillers);
+    size_t next_filler = 0;
+    for (size_t i = 0; i <= pending_.size(); ++i) {
+      while (next_filler < fillers && (next_filler + 1) * pending_.size() <= i * (fillers + 1))
+        asks.push_back(Ask{.question = &job_.fillers[next_filler++], .seed = job_.defaults.seed, .filler = true});
+      if (i < pending_.size()) asks.push_back(pending_[i]);
+    }
+    pending_ = std::move(asks);
+  }
+
+  // Sleeps the request's stagger; false when a stop came meanwhile.
+  bool stagger(size_t index) const {
+    if (job_.stagger_seconds <= 0.0) return true;
+    std::mt19937_64 random(job_.stagger_seed + 0x9E3779B97F4A7C15ULL * (index + 1));
+    const double seconds = std::uniform_real_distribution<double>(0.0, job_.stagger_seconds)(random);
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < until) {
+      if (stopping()) return false;
+      std::this_thread::sleep_for(std::min(std::chrono::duration<double>(until - Clock::now()), std::chrono::duration<double>(0.02)));
+    }
+    return true;
+  }
+
+  // Marks a request in flight while it lives, and records in every request in flight the
+  // crowd it has seen.
+  class InFlight {
+   public:
+    InFlight(Collector& collector, size_t index) : collector_(collector), index_(index) {
+      const std::lock_guard lock(collector_.flight_mutex_);
+      collector_.in_flight_.emplace(index_, Crowding{});
+      const bool filler_in_flight = std::any_of(collector_.in_flight_.begin(), collector_.in_flight_.end(),
+                                                [&](const auto& entry) { return collector_.pending_[entry.first].filler; });
+      for (auto& [other, crowding] : collector_.in_flight_) {
+        crowding.in_flight = std::max<int64_t>(crowding.in_flight, static_cast<int64_t>(collector_.in_flight_.size()));
+        crowding.beside_filler = crowding.beside_filler || filler_in_flight;
+      }
+    }
+    ~InFlight() {
+      const std::lock_guard lock(collector_.flight_mutex_);
+      const auto entry = collector_.in_flight_.find(index_);
+      Crowding& seen = collector_.crowding_[index_];
+      seen.in_flight = std::max(seen.in_flight, entry->second.in_flight);
+      seen.beside_filler = seen.beside_filler || entry->second.beside_filler;
+      collector_.in_flight_.erase(entry);
+    }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+   private:
+    Collector& collector_;
+    size_t index_;
+  };
+
   void work() {
     HttpClient client(job_.endpoint, job_.http, &abandon_requested);
     while (!stopping()) {
       const size_t index = next_.fetch_add(1);
       if (index >= pending_.size()) return;
+      if (!stagger(index)) return;
       try {
-        std::optional<Answer> answer = ask(client, pending_[index]);
-        if (answer) write(*answer);
+        std::optional<Answer> answer = ask(client, index);
+        if (answer && !pending_[index].filler) write(*answer, index);
       } catch (const QuestionAbandoned&) {
         return;
       } catch (const QuestionFailed& failure) {
-        fail(failure.message);
+        fail(pending_[index], failure.message);
       } catch (const std::exception& e) {
-        fail("question " + std::to_string(pending_[index].question->question_id) + ": " + e.what());
+        fail(pending_[index], "question " + std::to_string(pending_[index].question->question_id) + ": " + e.what());
       }
     }
   }
 
   // Every turn of one question; nullopt when a stop came between turns.
-  std::optional<Answer> ask(HttpClient& client, const Ask& asked) {
+  std::optional<Answer> ask(HttpClient& client, size_t index) {
+    const Ask& asked = pending_[index];
     const Question& question = *asked.question;
     std::string answer_id = job_.defaults.model + "-" + std::to_string(question.question_id);
     if (job_.samples > 1) answer_id += "-sample-" + std::to_string(asked.sample);
@@ -206,6 +268,7 @@ class Collector {
         request.prompt_text = prompt_text(question, turn, answer);
       }
       const std::string where = "question " + std::to_string(question.question_id) + " turn " + std::to_string(turn);
+      const InFlight flight(*this, index);
       answer.turns.push_back(turn_of(send(client, request, where), request));
     }
     answer.tstamp = unix_seconds();
@@ -311,15 +374,25 @@ class Collector {
     return !stopping();
   }
 
-  void write(const Answer& answer) {
+  void write(const Answer& answer, size_t index) {
+    Crowding crowding;
+    {
+      const std::lock_guard lock(flight_mutex_);
+      crowding = crowding_[index];
+    }
     const std::lock_guard lock(mutex_);
     out_->write(answer);
     ++result_.written;
+    result_.crowding[answer.question_id] = crowding;
     progress_->update(result_.written, "question " + std::to_string(answer.question_id));
   }
 
-  void fail(const std::string& message) {
+  void fail(const Ask& asked, const std::string& message) {
     const std::lock_guard lock(mutex_);
+    if (job_.keep_going) {
+      if (!asked.filler) result_.failures.emplace(asked.question->question_id, message);
+      return;
+    }
     if (!result_.error) result_.error = message;
     failed_.store(true);
   }
@@ -329,6 +402,9 @@ class Collector {
   std::atomic<size_t> next_{0};
   std::atomic<bool> failed_{false};
   std::mutex mutex_;  // guards out_, result_ and the progress bar
+  std::mutex flight_mutex_;  // guards in_flight_ and crowding_
+  std::map<size_t, Crowding> in_flight_;  // by place in pending_: the requests in flight now
+  std::map<size_t, Crowding> crowding_;   // by place in pending_: what each request saw
   AnswerFile* out_ = nullptr;
   RunInfo run_;
   CollectResult result_;

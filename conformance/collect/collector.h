@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,12 +35,30 @@ struct CollectJob {
   // q-th question is sent seed + q * samples + j, so that no two requests share a random stream
   // and --resume tells the samples apart by the seed their answers record.
   int64_t samples = 1;
+  // A crowd around the questions, for differential runs: requests sent like the questions' and
+  // spread evenly among them, whose answers are not written.
+  std::vector<Question> fillers;
+  // Each request waits a time drawn uniformly from [0, stagger_seconds) before it is sent, the
+  // same for a given stagger_seed and place in the order.
+  double stagger_seconds = 0.0;
+  uint64_t stagger_seed = 0;
+  // A question that fails is recorded in CollectResult::failures and the others go on, instead
+  // of ending the run.
+  bool keep_going = false;
+};
+
+// What was in flight at the server when a question's turns were sent.
+struct Crowding {
+  int64_t in_flight = 1;           // most requests in flight at once, the question's own included
+  bool beside_filler = false;      // a filler was among them
 };
 
 struct CollectResult {
   int64_t written = 0, skipped = 0;
   bool interrupted = false;           // SIGINT or SIGTERM: no new question was started
-  std::optional<std::string> error;   // the first question that failed, and why
+  std::optional<std::string> error;   // the first question that failed, and why (not with keep_going)
+  std::map<int64_t, std::string> failures;  // with keep_going: each question that failed, and why
+  std::map<int64_t, Crowding> crowding;  // by question id, for the answers written
 };
 
 // Asks the server every turn of every question (`concurrency` questions at a time) and

@@ -16,6 +16,7 @@ void add_acceptance_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_mutants_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
+void add_differential_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 
 }  // namespace specgate::cli

@@ -178,6 +178,58 @@ TEST_F(CollectorTest, RetriesTransientFaultsAndReportsAMalformedResponseThenResu
   for (int64_t id : {1, 2, 3, 4}) EXPECT_EQ(server.attempts(id), 2) << "question " << id << ": one retry";
 }
 
+TEST_F(CollectorTest, FillersAreSentAmongTheQuestionsButNotWrittenAndEachQuestionsCrowdIsRecorded) {
+  FaultServer server({});
+  for (int64_t id : {1, 2, 3, 4, 5, 6, 101, 102}) server.set_fault(id, Fault::kSlowAlways);
+  CollectJob crowd = job(server, 6);
+  crowd.http.timeout_seconds = 5.0;
+  crowd.fillers = {{-1, "filler", {"q101"}, {}}, {-2, "filler", {"q102"}, {}}};
+  const CollectResult result = collect_answers(crowd);
+  ASSERT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_EQ(result.written, 6);
+  EXPECT_EQ(server.attempts(101), 1);
+  EXPECT_EQ(server.attempts(102), 1);
+  const std::map<int64_t, json> written = lines();
+  ASSERT_EQ(written.size(), 6u);
+  EXPECT_EQ(written.begin()->first, 1) << "a filler's answer was written";
+  ASSERT_EQ(result.crowding.size(), 6u);
+  int64_t beside_filler = 0;
+  for (const auto& [id, crowding] : result.crowding) {
+    EXPECT_GE(id, 1);
+    EXPECT_GE(crowding.in_flight, 2) << "question " << id << " was served alone among 8 slow requests, 3 at a time";
+    EXPECT_LE(crowding.in_flight, 3) << "question " << id;
+    beside_filler += crowding.beside_filler ? 1 : 0;
+  }
+  EXPECT_GE(beside_filler, 2);
+
+  // One at a time, a filler is never beside a question.
+  for (int64_t id : {1, 2, 101}) server.set_fault(id, Fault::kNone);
+  CollectJob alone = job(server, 2);
+  alone.concurrency = 1;
+  alone.fillers = {{-1, "filler", {"q101"}, {}}};
+  const CollectResult one_at_a_time = collect_answers(alone);
+  EXPECT_EQ(server.attempts(101), 2);
+  ASSERT_EQ(one_at_a_time.crowding.size(), 2u);
+  for (const auto& [id, crowding] : one_at_a_time.crowding) {
+    EXPECT_EQ(crowding.in_flight, 1) << "question " << id;
+    EXPECT_FALSE(crowding.beside_filler) << "question " << id;
+  }
+}
+
+TEST_F(CollectorTest, KeepGoingRecordsEachFailedQuestionAndAnswersTheOthers) {
+  FaultServer server({{2, Fault::kAlways500}, {4, Fault::kMalformed}});
+  CollectJob all = job(server, 5);
+  all.retries = 0;
+  all.keep_going = true;
+  const CollectResult result = collect_answers(all);
+  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_EQ(result.written, 3);
+  ASSERT_EQ(result.failures.size(), 2u);
+  EXPECT_EQ(result.failures.at(2).substr(0, 46), "question 2 turn 0: gave up after 1 attempts; l");
+  EXPECT_EQ(result.failures.at(4).substr(0, 40), "question 4 turn 0: malformed vllm respon");
+  EXPECT_EQ(lines().size(), 3u);
+}
+
 TEST_F(CollectorTest, GivesUpAfterTheBoundedRetriesAndReportsTheLastError) {
   FaultServer server({{2, Fault::kAlways500}});
   CollectJob one = job(server, 2);

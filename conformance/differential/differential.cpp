@@ -1,0 +1,165 @@
+#include "conformance/differential/differential.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "conformance/differential/schedule.h"
+#include "impl/common/error.h"
+#include "impl/common/sha256.h"
+#include "impl/common/utc_now.h"
+#include "impl/scoring/scorer.h"
+
+namespace specgate::cli {
+namespace {
+
+std::string endpoint_url(const Endpoint& endpoint) {
+  return "http://" + endpoint.host + ":" + std::to_string(endpoint.port) + endpoint.prefix;
+}
+
+// The schedule's answers, written to `out`; what each question saw in flight, and why those that
+// failed did. A question that fails alone fails the run: there is nothing to compare with.
+CollectResult collect_schedule(const DifferentialJob& job, const Schedule& schedule, const Endpoint& endpoint,
+                               const std::filesystem::path& out, bool reference) {
+  CollectJob collect = job.collect;
+  collect.endpoint = endpoint;
+  collect.out = out;
+  collect.resume = false;
+  collect.samples = 1;
+  collect.concurrency = schedule.in_flight;
+  collect.questions.clear();
+  for (size_t place : question_order(schedule, job.collect.questions.size())) collect.questions.push_back(job.collect.questions[place]);
+  collect.fillers = filler_questions(job.collect.questions, schedule.fillers, job.filler_chars);
+  collect.stagger_seconds = schedule.stagger_seconds;
+  collect.stagger_seed = schedule.stagger_seed;
+  collect.keep_going = !reference;
+  CollectResult result = collect_answers(collect);
+  if (result.error) throw InputError("schedule " + schedule.name + ": " + *result.error);
+  if (result.interrupted) throw InputError("schedule " + schedule.name + ": interrupted");
+  return result;
+}
+
+bool differs(const ItemResult& item) { return item.missing || item.prompt_mismatch || !item.comparison.exact; }
+
+void tally(std::vector<FeatureTally>& features, const std::string& feature, const ItemResult& item) {
+  auto it = std::find_if(features.begin(), features.end(), [&](const FeatureTally& f) { return f.feature == feature; });
+  if (it == features.end()) it = features.insert(features.end(), FeatureTally{.feature = feature});
+  ++it->answers;
+  if (differs(item)) ++it->differing;
+  if (item.divergence && item.divergence->attribution.kind == Attribution::kHard) ++it->hard;
+}
+
+ScheduleOutcome compare_schedule(const DifferentialJob& job, const ScheduleOutcome& reference, ScheduleOutcome outcome,
+                                 const CollectResult& collected, std::vector<FeatureTally>& features) {
+  const std::map<int64_t, Crowding>& crowding = collected.crowding;
+  ScoreRequest request{.reference = reference.answers, .candidate = outcome.answers, .bench = job.bench,
+                       .settings = job.score, .rescorer = job.rescorer};
+  const ScoreReport scored = score_answers(request);
+  outcome.questions = scored.overall.questions;
+  outcome.identical = scored.overall.exact;
+  outcome.missing = scored.overall.missing;
+  outcome.divergences = scored.overall.divergences;
+  for (const ItemResult& item : scored.items) {
+    const auto seen = crowding.find(item.question_id);
+    const Crowding crowd = seen == crowding.end() ? Crowding{} : seen->second;
+    if (!item.missing) {
+      tally(features, "in flight " + std::to_string(crowd.in_flight), item);
+      tally(features, crowd.beside_filler ? "beside a long-prompt filler" : "no filler in flight", item);
+      if (outcome.schedule.shuffled) tally(features, "shuffled order", item);
+      if (outcome.schedule.stagger_seconds > 0) tally(features, "staggered arrivals", item);
+      if (outcome.endpoint != reference.endpoint) tally(features, "speculation off", item);
+    }
+    if (!differs(item)) continue;
+    ScheduleDifference difference{.question_id = item.question_id, .crowding = crowd};
+    if (item.missing) {
+      difference.kind = "missing";
+      const auto failure = collected.failures.find(item.question_id);
+      difference.note = failure == collected.failures.end() ? "not answered" : failure->second;
+    } else if (item.prompt_mismatch) {
+      difference.kind = "prompt_mismatch";
+      difference.turn = item.prompt_mismatch->turn;
+      difference.index = item.prompt_mismatch->index;
+      difference.note = "the server was fed another prompt";
+    } else {
+      difference.kind = std::string(attribution_name(item.divergence->attribution.kind));
+      difference.turn = item.divergence->where.turn;
+      difference.index = item.divergence->where.index_in_turn;
+      difference.attribution = item.divergence->attribution;
+      difference.note = item.divergence->attribution.note;
+    }
+    outcome.differences.push_back(std::move(difference));
+  }
+  return outcome;
+}
+
+GateResult differential_gate(const DifferentialReport& report) {
+  GateResult gate;
+  for (size_t s = 1; s < report.schedules.size(); ++s) {
+    const ScheduleOutcome& outcome = report.schedules[s];
+    std::map<std::string, std::vector<const ScheduleDifference*>> failing;  // by kind
+    for (const ScheduleDifference& d : outcome.differences) {
+      if (d.kind == "near_tie" && !report.near_ties_fail) continue;
+      failing[d.kind].push_back(&d);
+    }
+    for (const auto& [kind, differences] : failing) {
+      std::string reason = outcome.schedule.name + ": " + std::to_string(differences.size()) + " " + kind + " (question";
+      for (size_t i = 0; i < std::min<size_t>(differences.size(), 5); ++i)
+        reason += (i == 0 ? " " : ", ") + std::to_string(differences[i]->question_id);
+      reason += differences.size() > 5 ? ", ...)" : ")";
+      if (kind == "missing") reason += "; first: " + differences.front()->note;
+      gate.reasons.push_back(reason);
+    }
+  }
+  gate.passed = gate.reasons.empty();
+  return gate;
+}
+
+}  // namespace
+
+std::vector<Question> filler_questions(const std::vector<Question>& questions, int64_t fillers, int64_t chars) {
+  std::vector<Question> out;
+  if (questions.empty()) return out;
+  for (int64_t f = 0; f < fillers; ++f) {
+    Question filler{.question_id = -(f + 1), .category = "filler"};
+    std::string text;
+    for (size_t q = static_cast<size_t>(f); static_cast<int64_t>(text.size()) < chars; ++q) {
+      if (!text.empty()) text += "\n\n";
+      text += questions[q % questions.size()].turns.front();
+    }
+    filler.turns.push_back(std::move(text));
+    out.push_back(std::move(filler));
+  }
+  return out;
+}
+
+DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd) {
+  DifferentialReport report{.generated_at = utc_now(), .endpoint = endpoint_url(job.collect.endpoint),
+                            .api = std::string(job.collect.dialect->name()), .model = job.collect.defaults.model,
+                            .max_new_tokens = job.collect.defaults.max_new_tokens, .crowd = crowd,
+                            .near_tie_threshold = job.score.near_tie_threshold, .rescored = job.rescorer != nullptr,
+                            .near_ties_fail = job.near_ties_fail};
+  report.bench = InputFile{job.bench, sha256_file(job.bench), std::filesystem::file_size(job.bench),
+                           static_cast<int64_t>(job.collect.questions.size())};
+  std::vector<std::pair<Schedule, Endpoint>> runs;
+  for (const Schedule& schedule : job.schedules) runs.emplace_back(schedule, job.collect.endpoint);
+  if (job.spec_off) {
+    report.spec_off_endpoint = endpoint_url(*job.spec_off);
+    runs.emplace_back(Schedule{.name = "spec-off"}, *job.spec_off);
+  }
+  std::filesystem::create_directories(job.out_dir);
+  std::vector<CollectResult> collected;
+  for (const auto& [schedule, endpoint] : runs) {
+    ScheduleOutcome outcome{.schedule = schedule, .endpoint = endpoint_url(endpoint), .answers = job.out_dir / (schedule.name + ".jsonl")};
+    const auto start = std::chrono::steady_clock::now();
+    collected.push_back(collect_schedule(job, schedule, endpoint, outcome.answers, collected.empty()));
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.schedules.push_back(std::move(outcome));
+  }
+  report.schedules[0].questions = report.schedules[0].identical = collected[0].written;
+  for (size_t s = 1; s < report.schedules.size(); ++s)
+    report.schedules[s] = compare_schedule(job, report.schedules[0], std::move(report.schedules[s]), collected[s], report.features);
+  report.gate = differential_gate(report);
+  return report;
+}
+
+}  // namespace specgate::cli

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conformance/collect/collector.h"
+#include "conformance/differential/schedule.h"
+#include "impl/scoring/score_report.h"
+
+namespace specgate {
+class Rescorer;
+}
+
+namespace specgate::cli {
+
+struct DifferentialJob {
+  // The server and what to ask it: endpoint, dialect, request settings, questions, prompts and
+  // HTTP limits. Its out, concurrency, fillers and stagger are set per schedule.
+  CollectJob collect;
+  std::optional<Endpoint> spec_off;  // the same model served with speculation off
+  std::vector<Schedule> schedules;   // schedules[0] sends one request at a time: the reference
+  int64_t filler_chars = 2000;       // each filler prompt is at least this long
+  std::filesystem::path out_dir;     // <schedule>.jsonl for each schedule's answers
+  ScoreSettings score;               // near-tie threshold and re-scoring
+  std::filesystem::path bench;       // the questions' file, for the report and re-scored prompts
+  const Rescorer* rescorer = nullptr;
+  bool near_ties_fail = false;
+};
+
+// A question answered differently than it was alone.
+struct ScheduleDifference {
+  int64_t question_id = 0;
+  // hard, near_tie, unattributed or length (an attributed divergence); missing (not answered in
+  // this schedule) or prompt_mismatch (the server was fed another prompt).
+  std::string kind;
+  int64_t turn = 0, index = 0;  // the first differing token of that turn
+  AttributionResult attribution;
+  std::string note;  // why it is unattributed or missing
+  Crowding crowding;
+};
+
+struct ScheduleOutcome {
+  Schedule schedule;
+  std::string endpoint;             // as given
+  std::filesystem::path answers;
+  int64_t questions = 0, identical = 0, missing = 0;  // missing: not answered in this schedule
+  DivergenceCounts divergences;
+  std::vector<ScheduleDifference> differences;  // by question id
+  double seconds = 0.0;                         // to collect this schedule's answers
+};
+
+// Answers compared under one feature of how they were served, and how many differed.
+struct FeatureTally {
+  std::string feature;
+  int64_t answers = 0, differing = 0, hard = 0;
+};
+
+struct DifferentialReport {
+  std::string generated_at;
+  std::string endpoint, api, model;
+  std::optional<std::string> spec_off_endpoint;
+  InputFile bench;
+  int64_t max_new_tokens = 0;
+  CrowdSettings crowd;
+  double near_tie_threshold = 0.0;
+  bool rescored = false, near_ties_fail = false;
+  std::vector<ScheduleOutcome> schedules;  // schedules[0] is the reference, compared with nothing
+  std::vector<FeatureTally> features;
+  GateResult gate;
+};
+
+// Collects every schedule's answers from the server, then compares each with the first
+// schedule's, attributing each first difference as `score` does. The gate fails on a hard,
+// unattributed or length difference or a missing answer in any schedule (on near-ties too with
+// near_ties_fail). Throws InputError when a schedule cannot be collected.
+DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd);
+
+// The long prompts sent as fillers: the questions' first turns, cycled from a different one for
+// each filler until at least `chars` long.
+std::vector<Question> filler_questions(const std::vector<Question>& questions, int64_t fillers, int64_t chars);
+
+}  // namespace specgate::cli

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# End-to-end checks of `conformance differential` against `conformance serve` on the fixture pair
+# in float64: a correct server passes with several seeds and with a speculation-off endpoint; each
+# seeded fault that only a crowd shows answers alone exactly as a correct server does and is
+# caught; the report matches its schema; bad input exits 2 with one line.
+set -uo pipefail
+conformance=$1 fixtures=$2 bench=$3 schema=$4
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+servers=()
+trap 'for pid in "${servers[@]}"; do kill -9 "$pid" 2>/dev/null; done; rm -rf "$work"' EXIT
+
+# serve NAME ARGS...: starts serve on a free port; its URL is left in $url.
+serve() {
+  local name=$1
+  shift
+  "$conformance" serve --target "$fixtures/target" --port 0 --dtype float64 --model fixture "$@" \
+    >"$work/$name.serve.out" 2>"$work/$name.serve.err" &
+  servers+=($!)
+  disown
+  url=""
+  for _ in $(seq 600); do
+    local port
+    port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/$name.serve.out")
+    [ -n "$port" ] && url="http://127.0.0.1:$port" && return 0
+    sleep 0.1
+  done
+  fail "serve $name did not start: $(cat "$work/$name.serve.err")"
+  return 1
+}
+
+exspec=(--draft "$fixtures/draft" --batch-size 4)
+differential() {
+  "$conformance" differential --endpoint "$1" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
+    --limit 12 --max-new-tokens 24 --max-in-flight 6 --fillers 2 --filler-chars 300 --timeout 8 --retries 0 \
+    --rescore-with "$fixtures/target" --dtype float64 "${@:2}"
+}
+
+# A correct server: every crowd answers as alone, whatever the seed; the reports are well formed.
+serve correct "${exspec[@]}" || exit 1
+correct=$url
+for seed in 0 1 2; do
+  differential "$correct" --seed $seed --crowds 4 --out-dir "$work/correct-$seed" --json "$work/correct-$seed.json" \
+    --markdown "$work/correct-$seed.md" --junit "$work/correct-$seed.xml" >"$work/correct-$seed.out" 2>&1 ||
+    fail "a correct server failed with seed $seed: $(cat "$work/correct-$seed.out")"
+done
+"$python" - "$schema" "$work/correct-0.json" "$work/correct-0.xml" <<'PY' || fail "reports of a correct server"
+import json, sys, xml.etree.ElementTree as ET
+import jsonschema
+schema, report = (json.load(open(p)) for p in sys.argv[1:3])
+jsonschema.validate(report, schema)
+names = [s["schedule"]["name"] for s in report["schedules"]]
+assert names == ["alone", "crowd-1", "crowd-2", "crowd-3", "crowd-4"], names
+assert report["gate"] == {"passed": True, "reasons": []}, report["gate"]
+for s in report["schedules"]:
+    assert s["questions"] == 12 and s["identical"] == 12 and not s["differences"], s
+crowd = {s["schedule"]["name"]: s["schedule"] for s in report["schedules"]}
+assert crowd["crowd-1"]["in_flight"] == 6 and crowd["crowd-1"]["shuffled"] and crowd["crowd-1"]["fillers"] == 0
+assert crowd["crowd-2"]["fillers"] == 2 and crowd["crowd-3"]["stagger_seconds"] > 0
+features = {f["feature"]: f for f in report["features"]}
+assert features["beside a long-prompt filler"]["answers"] >= 12, features
+assert all(f["differing"] == 0 for f in features.values()), features
+suites = ET.parse(sys.argv[3]).getroot().findall("testsuite")
+assert [s.get("name") for s in suites] == names[1:] and all(s.get("failures") == "0" for s in suites)
+PY
+grep -q "Gate: \*\*passed\*\*" "$work/correct-0.md" || fail "Markdown lacks the gate"
+# The same seed sends the same schedules.
+"$python" - "$work/correct-1.json" "$work/correct-2.json" <<'PY' || fail "seeds draw the crowds"
+import json, sys
+a, b = (json.load(open(p))["schedules"] for p in sys.argv[1:3])
+assert [s["schedule"] for s in a] != [s["schedule"] for s in b], "seeds 1 and 2 sent the same schedules"
+PY
+differential "$correct" --seed 1 --crowds 4 --out-dir "$work/again" --json "$work/again.json" >/dev/null 2>&1 ||
+  fail "a correct server failed again"
+"$python" - "$work/correct-1.json" "$work/again.json" <<'PY' || fail "seed 1 twice sent different schedules"
+import json, sys
+a, b = (json.load(open(p))["schedules"] for p in sys.argv[1:3])
+assert [s["schedule"] for s in a] == [s["schedule"] for s in b]
+PY
+
+# Speculation off is one more schedule, answered alone by the second endpoint.
+serve nonspec --engine nonspec-batch --batch-size 4 || exit 1
+differential "$correct" --crowds 1 --spec-off-endpoint "$url" --out-dir "$work/spec-off" --json "$work/spec-off.json" \
+  >"$work/spec-off.out" 2>&1 || fail "speculation off differs: $(cat "$work/spec-off.out")"
+grep -q '"name": "spec-off"' "$work/spec-off.json" || fail "no spec-off schedule in the report"
+
+# Faults only a crowd shows: alone, the same answers as a correct server; in a crowd, hard
+# differences (or questions never answered), and exit 1.
+for fault in wrong-sequence-kv kv-not-shifted stale-position-ids mask-lets-padding-through group-mixed-lengths \
+             refill-loses-sequence refill-duplicates-sequence; do
+  serve "$fault" "${exspec[@]}" --inject-fault "$fault" || continue
+  differential "$url" --crowds 3 --out-dir "$work/$fault" --json "$work/$fault.json" >"$work/$fault.out" 2>&1
+  status=$?
+  [ $status -eq 1 ] || fail "$fault: exit $status, not 1: $(tail -3 "$work/$fault.out")"
+  "$conformance" score --reference "$work/correct-0/alone.jsonl" --candidate "$work/$fault/alone.jsonl" >/dev/null ||
+    fail "$fault changes answers alone: it is not a crowd fault"
+  "$python" - "$work/$fault.json" "$fault" <<'PY' || fail "$fault: report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+kinds = [d["kind"] for s in report["schedules"][1:] for d in s["differences"]]
+expected = "missing" if sys.argv[2].startswith("refill") else "hard"
+assert expected in kinds, kinds
+assert not report["gate"]["passed"]
+PY
+done
+
+# Bad input: exit 2, one line.
+args=(differential --api vllm --model fixture --bench "$bench" --out-dir "$work/bad")
+expect_usage_error "expected http://HOST[:PORT][/PREFIX]" "${args[@]}" --endpoint "$correct" --spec-off-endpoint ftp://x
+expect_usage_error "--dtype: only used with --rescore-with DIR" "${args[@]}" --endpoint "$correct" --dtype float64
+expect_usage_error "schedule alone: question 1 turn 0: gave up after 1 attempts" "${args[@]}" --endpoint http://127.0.0.1:1 --retries 0
+expect_usage_error "--crowds" "${args[@]}" --endpoint "$correct" --crowds 0
+finish differential_cli
