@@ -54,4 +54,23 @@ OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> 
   return output;
 }
 
+std::vector<std::vector<TokenLogprob>> oracle_top_logprobs(const Transformer& model, std::span<const int64_t> prompt,
+                                                           std::span<const int64_t> generated, int64_t k) {
+  TORCH_CHECK(!prompt.empty(), "oracle_top_logprobs: empty prompt");
+  std::vector<std::vector<TokenLogprob>> out;
+  if (generated.empty()) return out;
+  const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
+  std::vector<int64_t> sequence(prompt.begin(), prompt.end());
+  sequence.insert(sequence.end(), generated.begin(), generated.end() - 1);  // the last token predicts nothing asked
+  const auto length = static_cast<int64_t>(sequence.size());
+  const at::Tensor input = at::tensor(sequence, ids).unsqueeze(0);
+  const at::Tensor positions = at::arange(length, ids).unsqueeze(0);
+  const at::Tensor key_valid = at::ones({1, length}, ids.dtype(at::kBool));
+  const at::Tensor hidden = model.forward(input, positions, key_valid, /*cache=*/nullptr);
+  const auto first = static_cast<int64_t>(prompt.size()) - 1;
+  const at::Tensor logits = model.logits(hidden.squeeze(0).narrow(0, first, static_cast<int64_t>(generated.size())));
+  for (int64_t i = 0; i < logits.size(0); ++i) out.push_back(top_logprobs(logits[i], k));
+  return out;
+}
+
 }  // namespace specgate

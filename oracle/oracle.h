@@ -30,4 +30,10 @@ struct OracleOutput {
 OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
                              uint64_t sequence_index);
 
+// The `k` most likely tokens, with their log-probabilities under the model, at each token of
+// `generated` after `prompt` and the tokens before it: what oracle_generate records, from one
+// forward pass over tokens some other decoder generated.
+std::vector<std::vector<TokenLogprob>> oracle_top_logprobs(const Transformer& model, std::span<const int64_t> prompt,
+                                                           std::span<const int64_t> generated, int64_t k);
+
 }  // namespace specgate

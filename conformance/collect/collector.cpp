@@ -268,8 +268,13 @@ class Collector {
         request.prompt_text = prompt_text(question, turn, answer);
       }
       const std::string where = "question " + std::to_string(question.question_id) + " turn " + std::to_string(turn);
-      const InFlight flight(*this, index);
-      answer.turns.push_back(turn_of(send(client, request, where), request));
+      std::pair<Completion, double> reply;
+      {
+        const InFlight flight(*this, index);
+        reply = send(client, request, where);
+      }
+      if (job_.on_completion && !asked.filler) job_.on_completion(question, turn, request, reply.first);
+      answer.turns.push_back(turn_of(std::move(reply), request));
     }
     answer.tstamp = unix_seconds();
     return answer;
@@ -328,7 +333,7 @@ class Collector {
       if (response.status == 200) {
         try {
           Completion completion = job_.dialect->parse_response(response.body);
-          check_completion(completion, request);
+          check_completion(completion, request, job_.usage_checked);
           return {std::move(completion), seconds};
         } catch (const MalformedResponse& e) {
           throw QuestionFailed{where + ": malformed " + std::string(job_.dialect->name()) + " response: " + e.what()};

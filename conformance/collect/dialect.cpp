@@ -4,7 +4,7 @@
 
 namespace specgate::cli {
 
-void check_completion(const Completion& completion, const CompletionRequest& request) {
+void check_completion(const Completion& completion, const CompletionRequest& request, bool usage_checked) {
   constexpr int64_t kNoVocabularyReaches = int64_t{1} << 31;
   const auto check_id = [](int64_t id, const std::string& field) {
     if (id >= kNoVocabularyReaches) throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond any vocabulary");
@@ -15,7 +15,7 @@ void check_completion(const Completion& completion, const CompletionRequest& req
     if (static_cast<int64_t>(ids.size()) > request.max_new_tokens)
       throw MalformedResponse("token_ids", std::to_string(ids.size()) + " tokens, more than the " +
                                                std::to_string(request.max_new_tokens) + " asked");
-    if (completion.new_tokens && *completion.new_tokens != static_cast<int64_t>(ids.size()))
+    if (usage_checked && completion.new_tokens && *completion.new_tokens != static_cast<int64_t>(ids.size()))
       throw MalformedResponse("completion_tokens", "the server counts " + std::to_string(*completion.new_tokens) +
                                                        " tokens, but gave " + std::to_string(ids.size()) + " token ids");
   } else if (completion.new_tokens && *completion.new_tokens > request.max_new_tokens) {

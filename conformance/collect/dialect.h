@@ -79,8 +79,9 @@ std::unique_ptr<Dialect> make_vllm_chat_dialect();
 std::unique_ptr<Dialect> make_sglang_chat_dialect();
 
 // MalformedResponse when a completion cannot be the answer to `request`: more tokens than it
-// asked, a token count that disagrees with the token ids, an id beyond any vocabulary (2^31).
-void check_completion(const Completion& completion, const CompletionRequest& request);
+// asked, a token count that disagrees with the token ids (unless not `usage_checked`), an id
+// beyond any vocabulary (2^31).
+void check_completion(const Completion& completion, const CompletionRequest& request, bool usage_checked = true);
 
 // openai, vllm, sglang, llamacpp, tgi, openai-chat, vllm-chat or sglang-chat; InputError naming
 // --api otherwise.

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -29,6 +30,7 @@ struct DifferentialOptions {
   int64_t filler_chars = 2000;
   double near_tie_threshold = 0.1;
   bool near_ties_fail = false;
+  double logprob_tolerance = 0.05;
   std::filesystem::path rescore_with;
   ModelFlags rescore{.dtype = "float32"};
 };
@@ -59,6 +61,9 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
   job.score.near_tie_threshold = o.near_tie_threshold;
+  if (!(o.logprob_tolerance >= 0.0 && std::isfinite(o.logprob_tolerance)))
+    throw InputError("--logprob-tolerance: must be a finite number of nats >= 0, got " + short_number(o.logprob_tolerance));
+  job.logprob_tolerance = o.logprob_tolerance;
   job.score.turns = o.server.turns == "all" ? TurnScope::kAll : TurnScope::kFirst;
   std::optional<Rescorer> rescorer;
   if (!o.rescore_with.empty()) {
@@ -95,8 +100,9 @@ void add_differential_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "differential",
       "Ask a running server every question alone, then again in crowds that vary what else it serves (requests in "
-      "flight, order, long prompts, arrival times), greedy; every answer that changes is attributed; exit 1 when one "
-      "changes beyond a near-tie, 2 on bad input");
+      "flight, order, long prompts, arrival times), greedy; every answer that changes is attributed, and what the "
+      "server reports besides tokens (usage, log-probabilities) is checked; exit 1 when an answer changes beyond a "
+      "near-tie or a report cannot be right, 2 on bad input");
   add_server_flags(*c, o->server);
   c->add_option("--out-dir", o->out_dir, "Folder for each schedule's answers (<schedule>.jsonl)")->required();
   c->add_option("--spec-off-endpoint", o->spec_off_endpoint,
@@ -119,6 +125,10 @@ void add_differential_command(CLI::App& app) {
                 "A difference whose margin |logprob(alone) - logprob(crowd)| is at most this many nats is a near-tie")
       ->capture_default_str();
   c->add_flag("--near-ties-fail", o->near_ties_fail, "Fail the gate on near-ties too");
+  c->add_option("--logprob-tolerance", o->logprob_tolerance,
+                "Most nats between two log-probabilities of one token: the server's and the target's (--rescore-with), "
+                "speculation on and off's")
+      ->capture_default_str();
   c->add_option("--rescore-with", o->rescore_with,
                 "Target checkpoint folder that attributes differences the alone answers' top_logprobs cannot");
   add_model_flags(*c, o->rescore, "dtype of the re-scoring model");

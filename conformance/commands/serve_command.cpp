@@ -38,14 +38,24 @@ struct ServeOptions {
   ConnectionLimits connections;
 };
 
-// The seeded faults, which a sampled request can commit whether or not they need sampling.
-FaultSet serve_faults(const ServeOptions& o, Engine engine) {
+// The seeded faults of the decoder, which a sampled request can commit whether or not they need
+// sampling, and of what a speculative engine reports besides its tokens.
+std::pair<FaultSet, ResponseFaults> serve_faults(const ServeOptions& o, Engine engine) {
   if (engine == Engine::kOracle && !o.faults.empty())
     throw InputError("--inject-fault: the oracle is the reference and takes no faults");
   FaultSet faults;
-  for (const std::string& name : o.faults) faults.add(fault_from_name(name));
+  ResponseFaults response_faults;
+  for (const std::string& name : o.faults) {
+    if (const std::optional<ResponseFault> fault = response_fault_from_name(name)) {
+      if (!needs_draft(engine))
+        throw InputError("--inject-fault: " + name + " is a fault of speculative decoding; engine " + o.engine + " does not speculate");
+      response_faults.add(*fault);
+    } else {
+      faults.add(fault_from_name(name));
+    }
+  }
   require_committable(faults, o.engine, engine == Engine::kExspec, /*greedy=*/false);
-  return faults;
+  return {faults, response_faults};
 }
 
 std::atomic<bool> stop_serving{false};
@@ -59,20 +69,19 @@ void run_serve(const ServeOptions& o) {
   if (!needs_draft(engine) && !o.draft.empty()) throw InputError("--draft: engine " + o.engine + " uses no draft model");
   const int64_t window = o.window > 0 ? o.window : 2 * o.batch_size;
   validate(ExspecOptions{.batch_size = o.batch_size, .window = window});
-  const FaultSet faults = serve_faults(o, engine);
+  const auto [faults, response_faults] = serve_faults(o, engine);
 
   const ModelPair models = load_model_pair(o.target, o.draft, o.loading.scalar_type(), o.loading.torch_device());
   const ModelConfig& config = models.target.config();
   const ServeLimits limits{.model = o.model.empty() ? o.target.filename().string() : o.model,
                            .vocab_size = config.vocab_size,
                            .context = std::min(o.max_model_len, config.max_position_embeddings),
-                           .records_logprobs = engine == Engine::kOracle,
                            .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   const ServeEngineSettings settings{.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
                                      .batch_size = o.batch_size, .window = window, .draft_tokens = o.draft_tokens,
                                      .eos_ids = config.eos_token_ids, .max_model_len = limits.context,
-                                     .faults = faults};
+                                     .faults = faults, .response_faults = response_faults};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
 
   struct sigaction action {};
@@ -131,7 +140,9 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   c->add_option("--inject-fault", o->faults,
-                "Seed a named fault (repeatable); a sampling fault acts on requests with a temperature > 0");
+                "Seed a named fault (repeatable): a decoder's (a sampling fault acts on requests with a temperature > 0) "
+                "or one of what eqspec and exspec report besides tokens: zeroed-logprobs, stale-logprobs, "
+                "usage-counts-drafted");
   add_model_flags(*c, o->loading, "dtype of target and draft");
   c->callback([o] { run_serve(*o); });
 }

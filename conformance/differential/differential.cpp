@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <type_traits>
 
 #include "conformance/differential/schedule.h"
 #include "impl/common/error.h"
@@ -17,10 +19,16 @@ std::string endpoint_url(const Endpoint& endpoint) {
   return "http://" + endpoint.host + ":" + std::to_string(endpoint.port) + endpoint.prefix;
 }
 
+// A schedule's answers as collect reports them, and each turn as the server reported it.
+struct Collected {
+  CollectResult result;
+  ReportedTurns turns;
+};
+
 // The schedule's answers, written to `out`; what each question saw in flight, and why those that
 // failed did. A question that fails alone fails the run: there is nothing to compare with.
-CollectResult collect_schedule(const DifferentialJob& job, const Schedule& schedule, const Endpoint& endpoint,
-                               const std::filesystem::path& out, bool reference) {
+Collected collect_schedule(const DifferentialJob& job, const Schedule& schedule, const Endpoint& endpoint,
+                           const std::filesystem::path& out, bool reference) {
   CollectJob collect = job.collect;
   collect.endpoint = endpoint;
   collect.out = out;
@@ -33,10 +41,20 @@ CollectResult collect_schedule(const DifferentialJob& job, const Schedule& sched
   collect.stagger_seconds = schedule.stagger_seconds;
   collect.stagger_seed = schedule.stagger_seed;
   collect.keep_going = !reference;
-  CollectResult result = collect_answers(collect);
-  if (result.error) throw InputError("schedule " + schedule.name + ": " + *result.error);
-  if (result.interrupted) throw InputError("schedule " + schedule.name + ": interrupted");
-  return result;
+  collect.usage_checked = false;
+  Collected collected;
+  std::mutex mutex;
+  collect.on_completion = [&](const Question& question, size_t turn, const CompletionRequest& request, const Completion& completion) {
+    ReportedTurn reported{.prompt = completion.prompt_token_ids, .tokens = completion.token_ids.value_or(std::vector<int64_t>{}),
+                          .usage_tokens = completion.new_tokens, .top_logprobs = completion.top_logprobs};
+    if (reported.prompt.empty() && request.prompt_ids) reported.prompt = *request.prompt_ids;
+    const std::lock_guard lock(mutex);
+    collected.turns[{question.question_id, static_cast<int64_t>(turn)}] = std::move(reported);
+  };
+  collected.result = collect_answers(collect);
+  if (collected.result.error) throw InputError("schedule " + schedule.name + ": " + *collected.result.error);
+  if (collected.result.interrupted) throw InputError("schedule " + schedule.name + ": interrupted");
+  return collected;
 }
 
 bool differs(const ItemResult& item) { return item.missing || item.prompt_mismatch || !item.comparison.exact; }
@@ -92,23 +110,37 @@ ScheduleOutcome compare_schedule(const DifferentialJob& job, const ScheduleOutco
   return outcome;
 }
 
+// "<schedule>: <n> <kind> (question a, b, ...)" for each kind of `items`, in the order of kinds.
+template <typename Item>
+void add_reasons(const std::string& schedule, const std::vector<const Item*>& items, std::vector<std::string>& reasons) {
+  std::map<std::string, std::vector<const Item*>> by_kind;
+  for (const Item* item : items) by_kind[item->kind].push_back(item);
+  for (const auto& [kind, of_kind] : by_kind) {
+    std::string reason = schedule + ": " + std::to_string(of_kind.size()) + " " + kind + " (question";
+    for (size_t i = 0; i < std::min<size_t>(of_kind.size(), 5); ++i)
+      reason += (i == 0 ? " " : ", ") + std::to_string(of_kind[i]->question_id);
+    reason += of_kind.size() > 5 ? ", ...)" : ")";
+    if constexpr (std::is_same_v<Item, SideChannelFinding>) {
+      reason += "; first: " + of_kind.front()->detail;
+    } else {
+      if (kind == "missing") reason += "; first: " + of_kind.front()->note;
+    }
+    reasons.push_back(reason);
+  }
+}
+
 GateResult differential_gate(const DifferentialReport& report) {
   GateResult gate;
-  for (size_t s = 1; s < report.schedules.size(); ++s) {
+  for (size_t s = 0; s < report.schedules.size(); ++s) {
     const ScheduleOutcome& outcome = report.schedules[s];
-    std::map<std::string, std::vector<const ScheduleDifference*>> failing;  // by kind
+    std::vector<const SideChannelFinding*> findings;
+    for (const SideChannelFinding& finding : outcome.side_channels) findings.push_back(&finding);
+    add_reasons(outcome.schedule.name, findings, gate.reasons);
+    std::vector<const ScheduleDifference*> failing;
     for (const ScheduleDifference& d : outcome.differences) {
-      if (d.kind == "near_tie" && !report.near_ties_fail) continue;
-      failing[d.kind].push_back(&d);
+      if (d.kind != "near_tie" || report.near_ties_fail) failing.push_back(&d);
     }
-    for (const auto& [kind, differences] : failing) {
-      std::string reason = outcome.schedule.name + ": " + std::to_string(differences.size()) + " " + kind + " (question";
-      for (size_t i = 0; i < std::min<size_t>(differences.size(), 5); ++i)
-        reason += (i == 0 ? " " : ", ") + std::to_string(differences[i]->question_id);
-      reason += differences.size() > 5 ? ", ...)" : ")";
-      if (kind == "missing") reason += "; first: " + differences.front()->note;
-      gate.reasons.push_back(reason);
-    }
+    add_reasons(outcome.schedule.name, failing, gate.reasons);
   }
   gate.passed = gate.reasons.empty();
   return gate;
@@ -136,7 +168,9 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
   DifferentialReport report{.generated_at = utc_now(), .endpoint = endpoint_url(job.collect.endpoint),
                             .api = std::string(job.collect.dialect->name()), .model = job.collect.defaults.model,
                             .max_new_tokens = job.collect.defaults.max_new_tokens, .crowd = crowd,
-                            .near_tie_threshold = job.score.near_tie_threshold, .rescored = job.rescorer != nullptr,
+                            .near_tie_threshold = job.score.near_tie_threshold,
+                            .top_logprobs = job.collect.defaults.top_logprobs, .logprob_tolerance = job.logprob_tolerance,
+                            .rescored = job.rescorer != nullptr,
                             .near_ties_fail = job.near_ties_fail};
   report.bench = InputFile{job.bench, sha256_file(job.bench), std::filesystem::file_size(job.bench),
                            static_cast<int64_t>(job.collect.questions.size())};
@@ -147,7 +181,7 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
     runs.emplace_back(Schedule{.name = "spec-off"}, *job.spec_off);
   }
   std::filesystem::create_directories(job.out_dir);
-  std::vector<CollectResult> collected;
+  std::vector<Collected> collected;
   for (const auto& [schedule, endpoint] : runs) {
     ScheduleOutcome outcome{.schedule = schedule, .endpoint = endpoint_url(endpoint), .answers = job.out_dir / (schedule.name + ".jsonl")};
     const auto start = std::chrono::steady_clock::now();
@@ -155,9 +189,21 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
     outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     report.schedules.push_back(std::move(outcome));
   }
-  report.schedules[0].questions = report.schedules[0].identical = collected[0].written;
+  report.schedules[0].questions = report.schedules[0].identical = collected[0].result.written;
   for (size_t s = 1; s < report.schedules.size(); ++s)
-    report.schedules[s] = compare_schedule(job, report.schedules[0], std::move(report.schedules[s]), collected[s], report.features);
+    report.schedules[s] = compare_schedule(job, report.schedules[0], std::move(report.schedules[s]), collected[s].result, report.features);
+  const SideChannelSettings side{.top_logprobs = job.collect.dialect->gives_top_logprobs() ? job.collect.defaults.top_logprobs : 0,
+                                 .tolerance = job.logprob_tolerance, .rescorer = job.rescorer};
+  for (size_t s = 0; s < report.schedules.size(); ++s) {
+    SideChannelCheck check = check_side_channels(collected[s].turns, side);
+    if (job.spec_off && s + 1 == report.schedules.size()) {
+      for (SideChannelFinding& finding : compare_logprobs(collected[0].turns, collected[s].turns, job.logprob_tolerance))
+        check.findings.push_back(std::move(finding));
+    }
+    report.schedules[s].side_channels = std::move(check.findings);
+    report.schedules[s].checked_turns = check.turns;
+    report.schedules[s].rescored_turns = check.rescored_turns;
+  }
   report.gate = differential_gate(report);
   return report;
 }

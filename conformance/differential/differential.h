@@ -8,6 +8,7 @@
 
 #include "conformance/collect/collector.h"
 #include "conformance/differential/schedule.h"
+#include "conformance/differential/side_channels.h"
 #include "impl/scoring/score_report.h"
 
 namespace specgate {
@@ -28,6 +29,7 @@ struct DifferentialJob {
   std::filesystem::path bench;       // the questions' file, for the report and re-scored prompts
   const Rescorer* rescorer = nullptr;
   bool near_ties_fail = false;
+  double logprob_tolerance = 0.05;  // nats, between the log-probabilities of one token
 };
 
 // A question answered differently than it was alone.
@@ -49,7 +51,10 @@ struct ScheduleOutcome {
   int64_t questions = 0, identical = 0, missing = 0;  // missing: not answered in this schedule
   DivergenceCounts divergences;
   std::vector<ScheduleDifference> differences;  // by question id
-  double seconds = 0.0;                         // to collect this schedule's answers
+  // What the server reported besides tokens that cannot be right, in this schedule's answers.
+  std::vector<SideChannelFinding> side_channels;
+  int64_t checked_turns = 0, rescored_turns = 0;  // of side channels; re-scored: log-probabilities against the target's
+  double seconds = 0.0;                           // to collect this schedule's answers
 };
 
 // Answers compared under one feature of how they were served, and how many differed.
@@ -66,6 +71,8 @@ struct DifferentialReport {
   int64_t max_new_tokens = 0;
   CrowdSettings crowd;
   double near_tie_threshold = 0.0;
+  int64_t top_logprobs = 0;
+  double logprob_tolerance = 0.0;
   bool rescored = false, near_ties_fail = false;
   std::vector<ScheduleOutcome> schedules;  // schedules[0] is the reference, compared with nothing
   std::vector<FeatureTally> features;
@@ -73,8 +80,10 @@ struct DifferentialReport {
 };
 
 // Collects every schedule's answers from the server, then compares each with the first
-// schedule's, attributing each first difference as `score` does. The gate fails on a hard,
-// unattributed or length difference or a missing answer in any schedule (on near-ties too with
+// schedule's, attributing each first difference as `score` does, and checks what each answer
+// reported besides its tokens (check_side_channels; the spec-off schedule's log-probabilities
+// also against the first schedule's). The gate fails on a hard, unattributed or length
+// difference, a missing answer or a side-channel finding in any schedule (on near-ties too with
 // near_ties_fail). Throws InputError when a schedule cannot be collected.
 DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd);
 

@@ -32,6 +32,17 @@ json difference_json(const ScheduleDifference& d) {
           {"beside_filler", d.crowding.beside_filler}};
 }
 
+json finding_json(const SideChannelFinding& f) {
+  return {{"question_id", f.question_id}, {"turn", f.turn}, {"index", f.index ? json(*f.index) : json(nullptr)},
+          {"kind", f.kind}, {"detail", f.detail}};
+}
+
+std::string finding_text(const SideChannelFinding& f) {
+  std::string text = "question " + std::to_string(f.question_id) + " turn " + std::to_string(f.turn);
+  if (f.index) text += " token " + std::to_string(*f.index);
+  return text + ": " + f.kind + " (" + f.detail + ")";
+}
+
 std::string schedule_features(const Schedule& s) {
   std::string text = std::to_string(s.in_flight) + " in flight";
   text += s.shuffled ? ", shuffled" : ", bench order";
@@ -57,6 +68,8 @@ json differential_report_json(const DifferentialReport& r) {
   for (const ScheduleOutcome& o : r.schedules) {
     json differences = json::array();
     for (const ScheduleDifference& d : o.differences) differences.push_back(difference_json(d));
+    json side_channels = json::array();
+    for (const SideChannelFinding& f : o.side_channels) side_channels.push_back(finding_json(f));
     schedules.push_back({{"schedule", schedule_json(o.schedule)},
                          {"endpoint", o.endpoint},
                          {"answers", o.answers.string()},
@@ -69,7 +82,9 @@ json differential_report_json(const DifferentialReport& r) {
                            {"near_tie", o.divergences.near_tie},
                            {"unattributed", o.divergences.unattributed},
                            {"length", o.divergences.length}}},
-                         {"differences", differences}});
+                         {"differences", differences},
+                         {"side_channels", {{"checked_turns", o.checked_turns}, {"rescored_turns", o.rescored_turns},
+                                            {"findings", side_channels}}}});
   }
   json features = json::array();
   for (const FeatureTally& f : r.features)
@@ -90,6 +105,8 @@ json differential_report_json(const DifferentialReport& r) {
             {"stagger_seconds", r.crowd.stagger_seconds},
             {"seed", r.crowd.seed},
             {"near_tie_threshold", r.near_tie_threshold},
+            {"top_logprobs", r.top_logprobs},
+            {"logprob_tolerance", r.logprob_tolerance},
             {"rescored", r.rescored},
             {"near_ties_fail", r.near_ties_fail}}},
           {"schedules", schedules},
@@ -104,34 +121,40 @@ void write_differential_markdown(const DifferentialReport& r, std::ostream& out)
   out << "\n" << r.bench.records << " questions, " << r.max_new_tokens << " new tokens each, seed " << r.crowd.seed
       << "; differences attributed " << (r.rescored ? "by re-scoring with the target" : "from recorded top_logprobs only")
       << ", near-tie threshold " << short_number(r.near_tie_threshold) << " nats.\n\n";
-  out << "| schedule | served | endpoint | answers | identical | hard | near-tie | unattributed | length | missing | seconds |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  out << "Besides tokens: usage counts" << (r.top_logprobs > 0 ? ", log-probabilities (" + std::to_string(r.top_logprobs) +
+                                                                    " alternatives, tolerance " + short_number(r.logprob_tolerance) + " nats)"
+                                                              : std::string(" (no log-probabilities asked)"))
+      << ".\n\n";
+  out << "| schedule | served | endpoint | answers | identical | hard | near-tie | unattributed | length | missing | side-channel findings | seconds |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ScheduleOutcome& o : r.schedules) {
     out << "| " << o.schedule.name << " | " << schedule_features(o.schedule) << " | " << o.endpoint << " | " << o.questions
         << " | " << o.identical << " | " << o.divergences.hard << " | " << o.divergences.near_tie << " | "
-        << o.divergences.unattributed << " | " << o.divergences.length << " | " << o.missing << " | "
-        << short_number(o.seconds) << " |\n";
+        << o.divergences.unattributed << " | " << o.divergences.length << " | " << o.missing << " | " << o.side_channels.size()
+        << " of " << o.checked_turns << " turns | " << short_number(o.seconds) << " |\n";
   }
   out << "\nCompared with " << r.schedules.front().schedule.name << ", by what each answer saw while it was served:\n\n"
       << "| feature | answers | differing | hard |\n|---|---|---|---|\n";
   for (const FeatureTally& f : r.features)
     out << "| " << f.feature << " | " << f.answers << " | " << f.differing << " | " << f.hard << " |\n";
   for (const ScheduleOutcome& o : r.schedules) {
-    if (o.differences.empty()) continue;
+    if (o.differences.empty() && o.side_channels.empty()) continue;
     out << "\n## " << o.schedule.name << "\n\n";
     for (const ScheduleDifference& d : o.differences) out << "- " << difference_text(d) << "\n";
+    for (const SideChannelFinding& f : o.side_channels) out << "- " << finding_text(f) << "\n";
   }
 }
 
 void write_differential_junit(const DifferentialReport& r, std::ostream& out) {
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"specgate differential\">\n";
-  for (size_t s = 1; s < r.schedules.size(); ++s) {
+  for (size_t s = 0; s < r.schedules.size(); ++s) {
     const ScheduleOutcome& o = r.schedules[s];
     const std::string classname = "specgate.differential." + escape_markup(o.schedule.name);
     const auto failing = [&r](const ScheduleDifference& d) { return d.kind != "near_tie" || r.near_ties_fail; };
     const auto failures = std::count_if(o.differences.begin(), o.differences.end(), failing);
     out << "  <testsuite name=\"" << escape_markup(o.schedule.name) << "\" tests=\""
-        << o.differences.size() + (o.identical > 0 ? 1 : 0) << "\" failures=\"" << failures << "\">\n";
+        << o.differences.size() + o.side_channels.size() + (o.identical > 0 ? 1 : 0) << "\" failures=\""
+        << failures + static_cast<int64_t>(o.side_channels.size()) << "\">\n";
     for (const ScheduleDifference& d : o.differences) {
       out << "    <testcase classname=\"" << classname << "\" name=\"question " << d.question_id << "\">\n";
       if (failing(d)) {
@@ -140,6 +163,11 @@ void write_differential_junit(const DifferentialReport& r, std::ostream& out) {
         out << "      <system-out>" << escape_markup(difference_text(d)) << "</system-out>\n";
       }
       out << "    </testcase>\n";
+    }
+    for (const SideChannelFinding& f : o.side_channels) {
+      out << "    <testcase classname=\"" << classname << ".side_channels\" name=\"question " << f.question_id << " turn "
+          << f.turn << "\">\n      <failure type=\"" << escape_markup(f.kind) << "\" message=\"" << escape_markup(finding_text(f))
+          << "\"/>\n    </testcase>\n";
     }
     if (o.identical > 0)
       out << "    <testcase classname=\"" << classname << "\" name=\"" << o.identical << " identical answers\"/>\n";

@@ -177,11 +177,7 @@ void read_generation_fields(const json& body, const char* max_tokens_field, cons
   request.token_id_keys = flag(body, "return_tokens_as_token_ids");
 }
 
-int64_t top_logprobs(const json& value, const char* field, const ServeLimits& limits) {
-  const int64_t count = integer(value, field, 0, 20);
-  if (count > 0 && !limits.records_logprobs) refuse(field, "only the oracle engine records log-probabilities");
-  return count;
-}
+int64_t top_logprobs(const json& value, const char* field) { return integer(value, field, 0, 20); }
 
 // The choice's log-probabilities in each endpoint's shape, tokens named by text or by "token_id:<id>".
 json logprobs_of(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer) {
@@ -221,7 +217,7 @@ ServeRequest parse_completion_request(std::string_view text, const Tokenizer& to
   ServeRequest request{.api = ServeApi::kCompletions};
   request.prompt = prompt_of(body, tokenizer, limits);
   read_generation_fields(body, "max_tokens", limits, request);
-  if (const json* logprobs = present(body, "logprobs")) request.top_logprobs = top_logprobs(*logprobs, "logprobs", limits);
+  if (const json* logprobs = present(body, "logprobs")) request.top_logprobs = top_logprobs(*logprobs, "logprobs");
   return request;
 }
 
@@ -235,7 +231,7 @@ ServeRequest parse_chat_request(std::string_view text, const Tokenizer& tokenize
                          limits, request);
   const json* top = present(body, "top_logprobs");
   if (flag(body, "logprobs")) {
-    request.top_logprobs = top == nullptr ? 0 : top_logprobs(*top, "top_logprobs", limits);
+    request.top_logprobs = top == nullptr ? 0 : top_logprobs(*top, "top_logprobs");
     if (request.top_logprobs == 0) refuse("top_logprobs", "give how many alternatives per token, 1 to 20");
   } else if (top != nullptr) {
     refuse("top_logprobs", "needs logprobs: true");
@@ -263,7 +259,7 @@ std::string response_body(const ServeRequest& request, const Generated& generate
   if (request.return_prompt_token_ids) choice["prompt_token_ids"] = request.prompt;
   const auto created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
   const int64_t prompt_tokens = static_cast<int64_t>(request.prompt.size());
-  const int64_t completion_tokens = static_cast<int64_t>(generated.tokens.size());
+  const int64_t completion_tokens = generated.completion_tokens;
   json response = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id)},
                    {"object", chat ? "chat.completion" : "text_completion"},
                    {"created", created.count()},

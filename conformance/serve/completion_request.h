@@ -35,6 +35,8 @@ struct Generated {
   std::vector<int64_t> tokens;
   FinishReason finish_reason = FinishReason::kLength;
   std::vector<std::vector<TokenLogprob>> top_logprobs;  // when asked
+  int64_t rejected_drafts = 0;    // draft tokens the target refused
+  int64_t completion_tokens = 0;  // what usage counts: the tokens
 };
 
 // A request the server refuses; `status` is its HTTP status, what() one line saying why.
@@ -52,7 +54,6 @@ struct ServeLimits {
   std::string model;
   int64_t vocab_size = 0;
   int64_t context = 0;       // positions: prompt plus max_tokens
-  bool records_logprobs = false;
   ChatTemplate chat_template = ChatTemplate::kRaw;  // renders chat requests' messages
 };
 

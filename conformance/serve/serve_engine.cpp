@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <tuple>
 
 #include "impl/decoding/decoders.h"
@@ -39,6 +40,18 @@ uint64_t random_stream(const ServeRequest& request) {
   return request.seed ? *request.seed : fresh();
 }
 
+// What a speculative decoder's sequence reports: log-probabilities, when asked, from the target's
+// pass over prompt and tokens, as the oracle records them.
+Generated reported(const ServeEngineSettings& settings, SequenceResult result, std::span<const int64_t> prompt,
+                   int64_t top_logprobs) {
+  Generated generated{.tokens = std::move(result.tokens), .finish_reason = result.finish_reason,
+                      .rejected_drafts = result.drafted - result.accepted};
+  generated.completion_tokens = static_cast<int64_t>(generated.tokens.size());
+  if (top_logprobs > 0) generated.top_logprobs = oracle_top_logprobs(*settings.target, prompt, generated.tokens, top_logprobs);
+  report_under_faults(settings.response_faults, generated);
+  return generated;
+}
+
 class BatchServeEngine : public ServeEngine {
  public:
   explicit BatchServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
@@ -68,8 +81,10 @@ class BatchServeEngine : public ServeEngine {
     std::vector<SequenceResult> results = decode_all(
         *make_decoder(decoder_kind(settings_.engine), *settings_.target, drafter ? &*drafter : nullptr, decoder), sequences);
     std::vector<std::pair<int64_t, Generated>> finished;
-    for (size_t i = 0; i < results.size(); ++i)
-      finished.push_back({batch[i].first, Generated{std::move(results[i].tokens), results[i].finish_reason, {}}});
+    for (size_t i = 0; i < results.size(); ++i) {
+      const ServeRequest& request = batch[i].second;
+      finished.push_back({batch[i].first, reported(settings_, std::move(results[i]), request.prompt, request.top_logprobs)});
+    }
     return finished;
   }
 
@@ -80,7 +95,9 @@ class BatchServeEngine : public ServeEngine {
     const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
                                 .eos_ids = settings_.eos_ids, .top_logprobs = request.top_logprobs};
     OracleOutput out = oracle_generate(*settings_.target, request.prompt, options, random_stream(request));
-    return {id, Generated{std::move(out.tokens), out.finish_reason, std::move(out.top_logprobs)}};
+    const auto tokens = static_cast<int64_t>(out.tokens.size());
+    return {id, Generated{.tokens = std::move(out.tokens), .finish_reason = out.finish_reason,
+                          .top_logprobs = std::move(out.top_logprobs), .completion_tokens = tokens}};
   }
 
   ServeEngineSettings settings_;
@@ -112,6 +129,7 @@ class ExspecServeEngine : public ServeEngine {
         ++it;
         continue;
       }
+      if (it->second.top_logprobs > 0) scored_[it->first] = {it->second.prompt, it->second.top_logprobs};
       decoder.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens, random_stream(it->second)});
       it = waiting_.erase(it);
     }
@@ -121,8 +139,14 @@ class ExspecServeEngine : public ServeEngine {
       if (next == pools_.end()) next = pools_.begin();
       if (!next->second->decoder->has_work()) continue;
       last_stepped_ = next->first;
-      for (SequenceResult& result : next->second->decoder->step())
-        finished.push_back({result.sequence_index, Generated{std::move(result.tokens), result.finish_reason, {}}});
+      for (SequenceResult& result : next->second->decoder->step()) {
+        const int64_t id = result.sequence_index;
+        const auto scored = scored_.find(id);
+        finished.push_back({id, scored == scored_.end() ? reported(settings_, std::move(result), {}, 0)
+                                                        : reported(settings_, std::move(result), scored->second.first,
+                                                                   scored->second.second)});
+        if (scored != scored_.end()) scored_.erase(scored);
+      }
       break;
     }
     std::erase_if(pools_, [](const auto& entry) { return !entry.second->decoder->has_work(); });
@@ -158,6 +182,8 @@ class ExspecServeEngine : public ServeEngine {
   std::deque<std::pair<int64_t, ServeRequest>> waiting_;  // for a free place of the window
   std::map<SamplingKey, std::unique_ptr<Pool>> pools_;
   SamplingKey last_stepped_{};
+  // Admitted requests that asked for log-probabilities: their prompts and how many alternatives.
+  std::map<int64_t, std::pair<std::vector<int64_t>, int64_t>> scored_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "conformance/engines/engine_run.h"
 #include "conformance/serve/completion_request.h"
+#include "conformance/serve/response_faults.h"
 #include "impl/decoding/faults.h"
 #include "impl/model/transformer.h"
 
@@ -32,8 +33,11 @@ struct ServeEngineSettings {
   std::vector<int64_t> eos_ids;
   int64_t max_model_len = 4096;  // positions a request may take: prompt plus max_tokens
   FaultSet faults;               // seeded faults; a sampling fault acts on sampled requests only
+  ResponseFaults response_faults;  // seeded faults of what eqspec and exspec report besides tokens
 };
 
+// Log-probabilities, when a request asks, are the oracle's: recorded as it decodes, or from one
+// pass of the target over prompt and tokens after eqspec, nonspec-batch or exspec decoded them.
 // exspec: continuous admission, each step one speculative round (requests join the window at
 // the next step). oracle: one request per step. nonspec-batch and eqspec: each step takes the
 // oldest request and every other waiting one with the same max_tokens and sampling (up to

@@ -2,7 +2,8 @@
 # End-to-end checks of `conformance differential` against `conformance serve` on the fixture pair
 # in float64: a correct server passes with several seeds and with a speculation-off endpoint; each
 # seeded fault that only a crowd shows answers alone exactly as a correct server does and is
-# caught; the report matches its schema; bad input exits 2 with one line.
+# caught; each seeded fault of what the server reports besides tokens is caught; the report
+# matches its schema; bad input exits 2 with one line.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3 schema=$4
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -35,7 +36,7 @@ exspec=(--draft "$fixtures/draft" --batch-size 4)
 differential() {
   "$conformance" differential --endpoint "$1" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
     --limit 12 --max-new-tokens 24 --max-in-flight 6 --fillers 2 --filler-chars 300 --timeout 8 --retries 0 \
-    --rescore-with "$fixtures/target" --dtype float64 "${@:2}"
+    --top-logprobs 3 --rescore-with "$fixtures/target" --dtype float64 "${@:2}"
 }
 
 # A correct server: every crowd answers as alone, whatever the seed; the reports are well formed.
@@ -56,6 +57,7 @@ assert names == ["alone", "crowd-1", "crowd-2", "crowd-3", "crowd-4"], names
 assert report["gate"] == {"passed": True, "reasons": []}, report["gate"]
 for s in report["schedules"]:
     assert s["questions"] == 12 and s["identical"] == 12 and not s["differences"], s
+    assert s["side_channels"] == {"checked_turns": 12, "rescored_turns": 12, "findings": []}, s["side_channels"]
 crowd = {s["schedule"]["name"]: s["schedule"] for s in report["schedules"]}
 assert crowd["crowd-1"]["in_flight"] == 6 and crowd["crowd-1"]["shuffled"] and crowd["crowd-1"]["fillers"] == 0
 assert crowd["crowd-2"]["fillers"] == 2 and crowd["crowd-3"]["stagger_seconds"] > 0
@@ -63,7 +65,7 @@ features = {f["feature"]: f for f in report["features"]}
 assert features["beside a long-prompt filler"]["answers"] >= 12, features
 assert all(f["differing"] == 0 for f in features.values()), features
 suites = ET.parse(sys.argv[3]).getroot().findall("testsuite")
-assert [s.get("name") for s in suites] == names[1:] and all(s.get("failures") == "0" for s in suites)
+assert [s.get("name") for s in suites] == names and all(s.get("failures") == "0" for s in suites)
 PY
 grep -q "Gate: \*\*passed\*\*" "$work/correct-0.md" || fail "Markdown lacks the gate"
 # The same seed sends the same schedules.
@@ -106,10 +108,36 @@ assert not report["gate"]["passed"]
 PY
 done
 
+# Faults of what a speculative server reports besides tokens: the tokens are right, the reports
+# cannot be.
+for fault in zeroed-logprobs:logprobs_zero stale-logprobs:logprob_not_chosen usage-counts-drafted:usage; do
+  name=${fault%%:*} kind=${fault##*:}
+  serve "$name" "${exspec[@]}" --inject-fault "$name" || continue
+  differential "$url" --crowds 1 --out-dir "$work/$name" --json "$work/$name.json" >"$work/$name.out" 2>&1
+  status=$?
+  [ $status -eq 1 ] || fail "$name: exit $status, not 1: $(tail -3 "$work/$name.out")"
+  "$python" - "$work/$name.json" "$kind" <<'PY' || fail "$name: report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+for s in report["schedules"]:
+    assert s["identical"] == 12 and not s["differences"], s
+    kinds = {f["kind"] for f in s["side_channels"]["findings"]}
+    assert sys.argv[2] in kinds, kinds
+    assert len(s["side_channels"]["findings"]) >= 12
+PY
+  # Without re-scoring, the server's own figures give it away.
+  "$conformance" differential --endpoint "$url" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
+    --limit 4 --max-new-tokens 24 --crowds 1 --top-logprobs 3 --out-dir "$work/$name-alone" >"$work/$name-alone.out" 2>&1
+  status=$?
+  [ $status -eq 1 ] || fail "$name without --rescore-with: exit $status, not 1"
+  grep -q "$kind" "$work/$name-alone.out" || fail "$name without --rescore-with: no $kind in $(cat "$work/$name-alone.out")"
+done
+
 # Bad input: exit 2, one line.
 args=(differential --api vllm --model fixture --bench "$bench" --out-dir "$work/bad")
 expect_usage_error "expected http://HOST[:PORT][/PREFIX]" "${args[@]}" --endpoint "$correct" --spec-off-endpoint ftp://x
 expect_usage_error "--dtype: only used with --rescore-with DIR" "${args[@]}" --endpoint "$correct" --dtype float64
 expect_usage_error "schedule alone: question 1 turn 0: gave up after 1 attempts" "${args[@]}" --endpoint http://127.0.0.1:1 --retries 0
 expect_usage_error "--crowds" "${args[@]}" --endpoint "$correct" --crowds 0
+expect_usage_error "--logprob-tolerance: must be a finite number of nats >= 0" "${args[@]}" --endpoint "$correct" --logprob-tolerance -1
 finish differential_cli

@@ -132,4 +132,16 @@ std::optional<std::vector<int64_t>> Rescorer::most_likely_tokens(std::span<const
   return std::vector<int64_t>(data, data + choices.size(0));
 }
 
+std::optional<std::vector<double>> Rescorer::generated_logprobs(std::span<const int64_t> prompt,
+                                                                std::span<const int64_t> generated,
+                                                                std::string& why_not) const {
+  const std::optional<at::Tensor> logits = logits_before(model_->transformer, prompt, generated, why_not);
+  if (!logits) return std::nullopt;
+  const auto ids = at::TensorOptions().dtype(at::kLong).device(logits->device());
+  const at::Tensor chosen = at::tensor(std::vector<int64_t>(generated.begin(), generated.end()), ids).unsqueeze(1);
+  const at::Tensor logprobs = logits->to(at::kDouble).log_softmax(-1).gather(1, chosen).squeeze(1).cpu().contiguous();
+  const double* data = logprobs.data_ptr<double>();
+  return std::vector<double>(data, data + logprobs.size(0));
+}
+
 }  // namespace specgate

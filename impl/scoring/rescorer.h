@@ -69,6 +69,12 @@ class Rescorer {
                                                               std::span<const int64_t> generated,
                                                               const SamplingParams& sampling, std::string& why_not) const;
 
+  // Position i of `generated`: its log-probability under the checkpoint (unshaped) after
+  // `prompt` and generated[:i]. One forward pass; nullopt with `why_not` set as
+  // sampled_token_masses.
+  std::optional<std::vector<double>> generated_logprobs(std::span<const int64_t> prompt, std::span<const int64_t> generated,
+                                                        std::string& why_not) const;
+
   // Position i of `generated`: the most likely next token after `prompt` and generated[:i], the
   // lowest id among equals; what a greedy drafter proposes there. One forward pass.
   std::optional<std::vector<int64_t>> most_likely_tokens(std::span<const int64_t> prompt, std::span<const int64_t> generated,

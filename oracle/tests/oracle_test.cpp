@@ -72,6 +72,21 @@ TEST_F(Oracle, RecordsTheModelsTopLogprobs) {
   }
 }
 
+TEST_F(Oracle, OneTeacherForcedPassGivesTheLogprobsItRecordsAsItDecodes) {
+  const OracleOutput out = oracle_generate(
+      model_, prompt_, {.max_new_tokens = 9, .sampling = {.temperature = 1.0, .seed = 3}, .top_logprobs = 4}, 2);
+  const std::vector<std::vector<TokenLogprob>> forced = oracle_top_logprobs(model_, prompt_, out.tokens, 4);
+  ASSERT_EQ(forced.size(), out.top_logprobs.size());
+  for (size_t i = 0; i < forced.size(); ++i) {
+    ASSERT_EQ(forced[i].size(), 4u);
+    for (size_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(forced[i][j].token_id, out.top_logprobs[i][j].token_id) << "token " << i;
+      EXPECT_NEAR(forced[i][j].logprob, out.top_logprobs[i][j].logprob, 1e-12) << "token " << i;
+    }
+  }
+  EXPECT_TRUE(oracle_top_logprobs(model_, prompt_, {}, 4).empty());
+}
+
 TEST_F(Oracle, SeededSamplingIsReproduciblePerSequence) {
   const OracleOptions options{.max_new_tokens = 16, .sampling = {.temperature = 1.0, .top_k = 50, .seed = 3}};
   const OracleOutput a = oracle_generate(model_, prompt_, options, 4);

@@ -1,0 +1,155 @@
+#include "conformance/differential/side_channels.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "impl/reports/report_text.h"
+#include "impl/scoring/rescorer.h"
+
+namespace specgate::cli {
+namespace {
+
+// The log-probability the server gave token `index`, from its alternatives; nullopt when the
+// chosen token is not among them.
+std::optional<double> chosen_logprob(const ReportedTurn& turn, size_t index) {
+  if (index >= turn.top_logprobs.size()) return std::nullopt;
+  for (const TokenLogprob& alternative : turn.top_logprobs[index]) {
+    if (alternative.token_id == turn.tokens[index]) return alternative.logprob;
+  }
+  return std::nullopt;
+}
+
+std::string figure(double logprob) { return short_number(logprob, 4); }
+
+class TurnChecker {
+ public:
+  TurnChecker(int64_t question_id, int64_t turn, const ReportedTurn& reported, const SideChannelSettings& settings,
+              std::vector<SideChannelFinding>& findings)
+      : question_id_(question_id), turn_(turn), reported_(reported), settings_(settings), findings_(findings) {}
+
+  void usage() {
+    const auto tokens = static_cast<int64_t>(reported_.tokens.size());
+    if (reported_.usage_tokens && *reported_.usage_tokens != tokens)
+      add("usage", std::nullopt,
+          "usage.completion_tokens is " + std::to_string(*reported_.usage_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
+  }
+
+  // False when there are none to check further.
+  bool logprobs_given() {
+    if (reported_.tokens.empty()) return false;
+    if (reported_.top_logprobs.empty()) {
+      add("logprobs_missing", std::nullopt,
+          "asked for " + std::to_string(settings_.top_logprobs) + " alternatives per token, got none");
+      return false;
+    }
+    return true;
+  }
+
+  void not_all_zero() {
+    bool all_zero = true, several = false;
+    for (const auto& alternatives : reported_.top_logprobs) {
+      several = several || alternatives.size() > 1;
+      for (const TokenLogprob& alternative : alternatives) all_zero = all_zero && alternative.logprob == 0.0;
+    }
+    if (all_zero && several)
+      add("logprobs_zero", std::nullopt, "every log-probability is 0, which several alternatives of one token cannot all be");
+  }
+
+  void chosen_is_most_likely() {
+    for (size_t i = 0; i < reported_.tokens.size() && i < reported_.top_logprobs.size(); ++i) {
+      const auto& alternatives = reported_.top_logprobs[i];
+      if (alternatives.empty()) continue;
+      const auto best = std::max_element(alternatives.begin(), alternatives.end(),
+                                         [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob < b.logprob; });
+      const std::optional<double> chosen = chosen_logprob(reported_, i);
+      if (!chosen) {
+        add("logprob_not_chosen", static_cast<int64_t>(i),
+            "token " + std::to_string(reported_.tokens[i]) + " is not among its " + std::to_string(alternatives.size()) +
+                " alternatives, though greedy decoding chose it");
+        return;
+      }
+      if (best->logprob - *chosen > settings_.tolerance) {
+        add("logprob_not_chosen", static_cast<int64_t>(i),
+            "greedy decoding chose token " + std::to_string(reported_.tokens[i]) + " (" + figure(*chosen) + "), yet token " +
+                std::to_string(best->token_id) + " has " + figure(best->logprob));
+        return;
+      }
+    }
+  }
+
+  // True when the turn was re-scored.
+  bool against_target() {
+    if (settings_.rescorer == nullptr || reported_.prompt.empty()) return false;
+    const int64_t vocabulary = settings_.rescorer->vocab_size();
+    for (int64_t id : reported_.prompt) {
+      if (id < 0 || id >= vocabulary) return false;
+    }
+    for (size_t i = 0; i < reported_.tokens.size(); ++i) {
+      if (reported_.tokens[i] < 0 || reported_.tokens[i] >= vocabulary) {
+        add("logprob_mismatch", static_cast<int64_t>(i),
+            "token " + std::to_string(reported_.tokens[i]) + " is beyond the target's vocabulary of " + std::to_string(vocabulary));
+        return true;
+      }
+    }
+    std::string why_not;
+    const std::optional<std::vector<double>> target = settings_.rescorer->generated_logprobs(reported_.prompt, reported_.tokens, why_not);
+    if (!target) return false;
+    for (size_t i = 0; i < target->size(); ++i) {
+      const std::optional<double> chosen = chosen_logprob(reported_, i);
+      if (chosen && std::abs(*chosen - (*target)[i]) > settings_.tolerance) {
+        add("logprob_mismatch", static_cast<int64_t>(i),
+            "the server gives token " + std::to_string(reported_.tokens[i]) + " " + figure(*chosen) + ", the target " +
+                figure((*target)[i]));
+        break;
+      }
+    }
+    return true;
+  }
+
+ private:
+  void add(std::string kind, std::optional<int64_t> index, std::string detail) {
+    findings_.push_back({question_id_, turn_, index, std::move(kind), std::move(detail)});
+  }
+
+  int64_t question_id_, turn_;
+  const ReportedTurn& reported_;
+  const SideChannelSettings& settings_;
+  std::vector<SideChannelFinding>& findings_;
+};
+
+}  // namespace
+
+SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChannelSettings& settings) {
+  SideChannelCheck check;
+  for (const auto& [key, reported] : turns) {
+    ++check.turns;
+    TurnChecker checker(key.first, key.second, reported, settings, check.findings);
+    checker.usage();
+    if (settings.top_logprobs == 0 || !checker.logprobs_given()) continue;
+    checker.not_all_zero();
+    checker.chosen_is_most_likely();
+    if (checker.against_target()) ++check.rescored_turns;
+  }
+  return check;
+}
+
+std::vector<SideChannelFinding> compare_logprobs(const ReportedTurns& reference, const ReportedTurns& other, double tolerance) {
+  std::vector<SideChannelFinding> findings;
+  for (const auto& [key, theirs] : other) {
+    const auto ours = reference.find(key);
+    if (ours == reference.end()) continue;
+    for (size_t i = 0; i < theirs.tokens.size() && i < ours->second.tokens.size(); ++i) {
+      if (theirs.tokens[i] != ours->second.tokens[i]) break;
+      const std::optional<double> a = chosen_logprob(ours->second, i), b = chosen_logprob(theirs, i);
+      if (a && b && std::abs(*a - *b) > tolerance) {
+        findings.push_back({key.first, key.second, static_cast<int64_t>(i), "logprob_parity",
+                            "token " + std::to_string(theirs.tokens[i]) + " has " + figure(*b) + " here, " + figure(*a) +
+                                " in the reference schedule"});
+        break;
+      }
+    }
+  }
+  return findings;
+}
+
+}  // namespace specgate::cli

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "impl/common/token_logprob.h"
+
+namespace specgate {
+class Rescorer;
+}
+
+namespace specgate::cli {
+
+// One turn of an answer as the server reported it besides its text.
+struct ReportedTurn {
+  std::vector<int64_t> prompt;  // the ids it was fed, as it says or as they were sent; empty when unknown
+  std::vector<int64_t> tokens;
+  std::optional<int64_t> usage_tokens;                  // usage.completion_tokens
+  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per token; empty when not given
+};
+
+// By question id and turn.
+using ReportedTurns = std::map<std::pair<int64_t, int64_t>, ReportedTurn>;
+
+// Something a server reported besides its tokens that cannot be right.
+struct SideChannelFinding {
+  int64_t question_id = 0;
+  int64_t turn = 0;
+  std::optional<int64_t> index;  // the token at fault, where one is
+  // usage, logprobs_missing, logprobs_zero, logprob_not_chosen, logprob_mismatch or
+  // logprob_parity
+  std::string kind;
+  std::string detail;
+};
+
+struct SideChannelSettings {
+  int64_t top_logprobs = 0;  // alternatives asked per token; 0: log-probabilities are not checked
+  double tolerance = 0.05;   // nats between two log-probabilities of one token
+  const Rescorer* rescorer = nullptr;  // the target, which gives each token's log-probability
+};
+
+struct SideChannelCheck {
+  std::vector<SideChannelFinding> findings;
+  int64_t turns = 0, rescored_turns = 0;
+};
+
+// Each greedy turn: usage.completion_tokens against the token ids; when log-probabilities were
+// asked, that they came, that not every one is 0 where several alternatives make that
+// impossible, that the chosen token is the most likely of its alternatives (within tolerance),
+// and, with a rescorer and the prompt's ids, that each chosen token's log-probability is the
+// target's (within tolerance). The first finding of each kind per turn.
+SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChannelSettings& settings);
+
+// logprob_parity findings: where `other` reported the same tokens as `reference` up to a
+// token, the first whose chosen log-probabilities differ by more than `tolerance`.
+std::vector<SideChannelFinding> compare_logprobs(const ReportedTurns& reference, const ReportedTurns& other, double tolerance);
+
+}  // namespace specgate::cli

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <bitset>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conformance/serve/completion_request.h"
+
+namespace specgate::cli {
+
+// Seeded faults of what a speculative server reports besides its tokens, which the tokens never
+// show: `serve --inject-fault` takes their names beside the decoders' faults.
+enum class ResponseFault {
+  kZeroedLogprobs,      // every log-probability reported as 0
+  kStaleLogprobs,       // each token reports the alternatives of the token before it
+  kUsageCountsDrafted,  // usage.completion_tokens counts rejected drafts as well as the tokens
+  kCount,
+};
+
+class ResponseFaults {
+ public:
+  void add(ResponseFault fault) { on_.set(static_cast<size_t>(fault)); }
+  bool has(ResponseFault fault) const { return on_.test(static_cast<size_t>(fault)); }
+  bool empty() const { return on_.none(); }
+
+ private:
+  std::bitset<static_cast<size_t>(ResponseFault::kCount)> on_;
+};
+
+// zeroed-logprobs, stale-logprobs, usage-counts-drafted; nullopt for any other name.
+std::optional<ResponseFault> response_fault_from_name(std::string_view name);
+std::vector<std::string> response_fault_names();
+
+// What `generated` reports under `faults`: its top_logprobs and usage count.
+void report_under_faults(const ResponseFaults& faults, Generated& generated);
+
+}  // namespace specgate::cli

@@ -1,0 +1,94 @@
+// What a server reports besides its tokens, judged on hand-built turns: usage counts, missing,
+// zeroed and misplaced log-probabilities, and their parity between two schedules.
+#include <gtest/gtest.h>
+
+#include "conformance/differential/side_channels.h"
+
+namespace specgate::cli {
+namespace {
+
+// Tokens 5, 6 with two alternatives each, the chosen one first.
+ReportedTurn good_turn() {
+  return {.prompt = {1, 2}, .tokens = {5, 6}, .usage_tokens = 2,
+          .top_logprobs = {{{5, -0.1}, {9, -2.5}}, {{6, -0.2}, {8, -1.9}}}};
+}
+
+std::vector<std::string> kinds(const SideChannelCheck& check) {
+  std::vector<std::string> out;
+  for (const SideChannelFinding& f : check.findings) out.push_back(f.kind);
+  return out;
+}
+
+const SideChannelSettings kAsked{.top_logprobs = 2, .tolerance = 0.05};
+
+TEST(SideChannels, ACorrectTurnHasNoFinding) {
+  const SideChannelCheck check = check_side_channels({{{7, 0}, good_turn()}}, kAsked);
+  EXPECT_EQ(check.turns, 1);
+  EXPECT_EQ(check.rescored_turns, 0);
+  EXPECT_TRUE(check.findings.empty());
+}
+
+TEST(SideChannels, AUsageCountThatIsNotTheTokensIsAFinding) {
+  ReportedTurn turn = good_turn();
+  turn.usage_tokens = 5;
+  const SideChannelCheck check = check_side_channels({{{7, 1}, turn}}, kAsked);
+  ASSERT_EQ(kinds(check), std::vector<std::string>{"usage"});
+  EXPECT_EQ(check.findings[0].question_id, 7);
+  EXPECT_EQ(check.findings[0].turn, 1);
+  EXPECT_EQ(check.findings[0].detail, "usage.completion_tokens is 5, the answer has 2 tokens");
+  turn.usage_tokens.reset();
+  EXPECT_TRUE(check_side_channels({{{7, 1}, turn}}, kAsked).findings.empty()) << "a server that gives no count";
+}
+
+TEST(SideChannels, LogprobsAskedAndNotGivenAreAFindingOnlyWhenAsked) {
+  ReportedTurn turn = good_turn();
+  turn.top_logprobs.clear();
+  EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), std::vector<std::string>{"logprobs_missing"});
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, SideChannelSettings{}).findings.empty());
+}
+
+TEST(SideChannels, ZeroedLogprobsAreAFindingWhereSeveralAlternativesMakeThemImpossible) {
+  ReportedTurn turn = good_turn();
+  for (auto& alternatives : turn.top_logprobs) {
+    for (TokenLogprob& a : alternatives) a.logprob = 0.0;
+  }
+  EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), std::vector<std::string>{"logprobs_zero"});
+  turn.top_logprobs = {{{5, 0.0}}, {{6, 0.0}}};  // one alternative each: certain tokens, possible
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, kAsked).findings.empty());
+}
+
+TEST(SideChannels, AGreedyChoiceMustBeTheMostLikelyOfItsAlternatives) {
+  ReportedTurn absent = good_turn();
+  absent.top_logprobs[1] = {{8, -0.1}, {9, -0.3}};
+  SideChannelCheck check = check_side_channels({{{1, 0}, absent}}, kAsked);
+  ASSERT_EQ(kinds(check), std::vector<std::string>{"logprob_not_chosen"});
+  EXPECT_EQ(check.findings[0].index, 1);
+  EXPECT_EQ(check.findings[0].detail, "token 6 is not among its 2 alternatives, though greedy decoding chose it");
+
+  ReportedTurn below = good_turn();
+  below.top_logprobs[0] = {{9, -0.3}, {5, -0.4}};
+  check = check_side_channels({{{1, 0}, below}}, kAsked);
+  ASSERT_EQ(kinds(check), std::vector<std::string>{"logprob_not_chosen"});
+  EXPECT_EQ(check.findings[0].index, 0);
+
+  ReportedTurn tie = good_turn();
+  tie.top_logprobs[0] = {{9, -0.30}, {5, -0.32}};  // within the tolerance
+  EXPECT_TRUE(check_side_channels({{{1, 0}, tie}}, kAsked).findings.empty());
+}
+
+TEST(SideChannels, ParityComparesTheSameTokensUpToTheFirstThatDiffers) {
+  const ReportedTurns reference = {{{1, 0}, good_turn()}, {{2, 0}, good_turn()}};
+  ReportedTurns other = reference;
+  other[{1, 0}].top_logprobs[1][0].logprob = -0.4;  // 0.2 from the reference's
+  other[{2, 0}].tokens = {5, 7};                    // differs from token 1 on: only token 0 compared
+  other[{2, 0}].top_logprobs[1][0] = {7, -3.0};
+  const std::vector<SideChannelFinding> findings = compare_logprobs(reference, other, 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].question_id, 1);
+  EXPECT_EQ(findings[0].index, 1);
+  EXPECT_EQ(findings[0].kind, "logprob_parity");
+  EXPECT_TRUE(compare_logprobs(reference, other, 0.25).empty());
+}
+
+}  // namespace
+}  // namespace specgate::cli
