@@ -2,7 +2,7 @@
 // as messages, which the server renders with its own chat template.
 // vLLM (vllm/entrypoints/openai/protocol.py): ChatCompletionRequest's return_token_ids and
 // return_tokens_as_token_ids; ChatCompletionResponse.prompt_token_ids beside choices, and
-// ChatCompletionResponseChoice.token_ids; logprobs.content[i] = {token, logprob, bytes,
+// ChatCompletionResponseChoice.token_ids and finish_reason; logprobs.content[i] = {token, logprob, bytes,
 // top_logprobs: [{token, logprob, bytes}]}, each token "token_id:<id>" with
 // return_tokens_as_token_ids.
 // SGLang (python/sglang/srt/entrypoints/openai/protocol.py): ChatCompletionRequest's top_k,
@@ -58,6 +58,7 @@ class ChatDialect : public Dialect {
     Completion completion;
     completion.text = text(member(member(choice, "message", "choices[0]"), "content", "choices[0].message"),
                            "choices[0].message.content");
+    completion.finish_reason = finish_reason(optional_member(choice, "finish_reason"), "choices[0].finish_reason");
     if (const json* usage = optional_member(body, "usage"); usage != nullptr) {
       if (const json* tokens = optional_member(*usage, "completion_tokens"))
         completion.new_tokens = count(*tokens, "usage.completion_tokens");

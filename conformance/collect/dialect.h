@@ -41,6 +41,9 @@ struct Completion {
   std::vector<int64_t> prompt_token_ids;                // empty when not given
   std::optional<int64_t> new_tokens;                    // the server's count, where it gives no ids
   std::optional<int64_t> target_passes, drafted_tokens, accepted_drafts;
+  // Why it ended, in OpenAI's words where the server's map onto them: "stop" (an EOS or a stop
+  // string) or "length"; another word as given. Absent when not given.
+  std::optional<std::string> finish_reason;
 };
 
 // A response body that lacks what its dialect defines; `field` is its path in the body.

@@ -1,8 +1,9 @@
 // llama.cpp's POST /completion. Fields as ggml-org/llama.cpp defines them in
 // tools/server/server-task.cpp: the request's prompt (ids or text), n_predict, temperature,
 // top_k, top_p, min_p, repeat_penalty, seed, n_probs, return_tokens and cache_prompt; the
-// response's content, tokens, completion_probabilities (per token {id, token, bytes, logprob,
-// top_logprobs: [{id, token, bytes, logprob}]}) and timings, whose draft_n and
+// response's content, tokens, stop_type (stop_type_to_str: eos, word, limit or none),
+// completion_probabilities (per token {id, token, bytes, logprob, top_logprobs: [{id, token,
+// bytes, logprob}]}) and timings, whose draft_n and
 // draft_n_accepted count the draft tokens of speculative decoding.
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/response_fields.h"
@@ -41,6 +42,7 @@ class LlamacppDialect : public Dialect {
     Completion completion;
     completion.text = text(member(body, "content", ""), "content");
     completion.token_ids = token_ids(member(body, "tokens", ""), "tokens");
+    completion.finish_reason = finish_reason(optional_member(body, "stop_type"), "stop_type", {"eos", "word"}, {"limit"});
     if (const json* probabilities = optional_member(body, "completion_probabilities"))
       completion.top_logprobs = top_alternatives(*probabilities, completion.token_ids->size());
     if (const json* timings = optional_member(body, "timings")) {

@@ -2,7 +2,8 @@
 // Fields as vllm-project/vllm defines them in vllm/entrypoints/openai/protocol.py
 // (CompletionRequest: prompt as text or ids, max_tokens, temperature, top_p, top_k, min_p, seed,
 // logprobs, return_token_ids, return_tokens_as_token_ids; CompletionResponseChoice: text,
-// logprobs{tokens, token_logprobs, top_logprobs: one {token: logprob} per token}, token_ids,
+// finish_reason, logprobs{tokens, token_logprobs, top_logprobs: one {token: logprob} per
+// token}, token_ids,
 // prompt_token_ids; usage.completion_tokens). With return_tokens_as_token_ids the keys of
 // top_logprobs read "token_id:<id>" (vllm/entrypoints/openai/serving_engine.py).
 #include <algorithm>
@@ -49,6 +50,7 @@ class OpenaiDialect : public Dialect {
     const json& choice = element(member(body, "choices", ""), 0, "choices");
     Completion completion;
     completion.text = text(member(choice, "text", "choices[0]"), "choices[0].text");
+    completion.finish_reason = finish_reason(optional_member(choice, "finish_reason"), "choices[0].finish_reason");
     if (const json* usage = optional_member(body, "usage"); usage != nullptr) {
       if (const json* tokens = optional_member(*usage, "completion_tokens"))
         completion.new_tokens = count(*tokens, "usage.completion_tokens");

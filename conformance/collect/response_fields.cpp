@@ -1,5 +1,7 @@
 #include "conformance/collect/response_fields.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <limits>
 
@@ -92,5 +94,15 @@ int64_t token_id_key(const std::string& key, const std::string& path) {
 }
 
 std::string at(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }
+
+std::optional<std::string> finish_reason(const json* value, const std::string& path,
+                                         std::initializer_list<std::string_view> stop_words,
+                                         std::initializer_list<std::string_view> length_words) {
+  if (value == nullptr) return std::nullopt;
+  const std::string word = text(*value, path);
+  if (std::find(stop_words.begin(), stop_words.end(), word) != stop_words.end()) return "stop";
+  if (std::find(length_words.begin(), length_words.end(), word) != length_words.end()) return "length";
+  return word;
+}
 
 }  // namespace specgate::cli::response

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,12 @@ std::string at(const std::string& path, size_t index);  // "path[index]"
 const json& per_token(const json& value, size_t tokens, const std::string& path);
 // An {"id", "logprob", ...} object.
 TokenLogprob id_and_logprob(const json& entry, const std::string& path);
+// A finish reason given as a string, or nullptr when absent or null: "stop" for the words
+// `stop_words` lists, "length" for those `length_words` lists, other words as given.
+std::optional<std::string> finish_reason(const json* value, const std::string& path,
+                                         std::initializer_list<std::string_view> stop_words = {"stop"},
+                                         std::initializer_list<std::string_view> length_words = {"length"});
+
 // The id in a vLLM "token_id:<id>" token (return_tokens_as_token_ids).
 int64_t token_id_key(const std::string& key, const std::string& path);
 

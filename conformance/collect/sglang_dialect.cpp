@@ -4,7 +4,8 @@
 // python/sglang/srt/sampling/sampling_params.py (max_new_tokens, temperature, top_p, top_k, min_p);
 // docs/advanced_features/deterministic_inference.md (sampling_params.sampling_seed, honoured
 // with --enable-deterministic-inference); python/sglang/srt/managers/tokenizer_manager.py (the
-// response {"text", "output_ids", "meta_info"}: output_token_logprobs and output_top_logprobs
+// response {"text", "output_ids", "meta_info"}: finish_reason {type: stop, length or abort},
+// output_token_logprobs and output_top_logprobs
 // hold (logprob, token_id, token_text) triples; under speculative decoding
 // _calculate_spec_decoding_metrics adds spec_verify_ct, the target's verification passes, and
 // the draft tokens proposed and accepted as spec_draft_token_num and spec_accept_token_num,
@@ -58,6 +59,10 @@ class SglangDialect : public Dialect {
     Completion completion;
     completion.text = text(member(body, "text", ""), "text");
     const json& meta = member(body, "meta_info", "");
+    if (const json* reason = optional_member(meta, "finish_reason")) {
+      completion.finish_reason = finish_reason(reason->is_object() ? optional_member(*reason, "type") : reason,
+                                               reason->is_object() ? "meta_info.finish_reason.type" : "meta_info.finish_reason");
+    }
     const json* logprobs = optional_member(meta, "output_token_logprobs");
     if (const json* ids = optional_member(body, "output_ids")) {
       completion.token_ids = token_ids(*ids, "output_ids");

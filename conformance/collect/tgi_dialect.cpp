@@ -1,7 +1,8 @@
 // Text Generation Inference's POST /generate. Fields as huggingface/text-generation-inference
 // defines them in router/src/lib.rs: GenerateRequest{inputs (text only), parameters{do_sample,
 // temperature (> 0 only), top_k, top_p, seed, max_new_tokens, details, decoder_input_details,
-// top_n_tokens}} and GenerateResponse{generated_text, details{generated_tokens, prefill: [{id,
+// top_n_tokens}} and GenerateResponse{generated_text, details{finish_reason (length, eos_token
+// or stop_sequence), generated_tokens, prefill: [{id,
 // text, logprob}], tokens: [{id, text, logprob, special}], top_tokens: one list per token}}.
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/response_fields.h"
@@ -43,6 +44,8 @@ class TgiDialect : public Dialect {
     completion.text = text(member(body, "generated_text", ""), "generated_text");
     const json& details = member(body, "details", "");
     completion.token_ids = ids_of(member(details, "tokens", "details"), "details.tokens");
+    completion.finish_reason = finish_reason(optional_member(details, "finish_reason"), "details.finish_reason",
+                                             {"eos_token", "stop_sequence"}, {"length"});
     if (const json* prefill = optional_member(details, "prefill")) completion.prompt_token_ids = ids_of(*prefill, "details.prefill");
     if (const json* top = optional_member(details, "top_tokens")) {
       const std::string path = "details.top_tokens";

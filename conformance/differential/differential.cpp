@@ -46,7 +46,8 @@ Collected collect_schedule(const DifferentialJob& job, const Schedule& schedule,
   std::mutex mutex;
   collect.on_completion = [&](const Question& question, size_t turn, const CompletionRequest& request, const Completion& completion) {
     ReportedTurn reported{.prompt = completion.prompt_token_ids, .tokens = completion.token_ids.value_or(std::vector<int64_t>{}),
-                          .usage_tokens = completion.new_tokens, .top_logprobs = completion.top_logprobs};
+                          .usage_tokens = completion.new_tokens, .top_logprobs = completion.top_logprobs,
+                          .finish_reason = completion.finish_reason};
     if (reported.prompt.empty() && request.prompt_ids) reported.prompt = *request.prompt_ids;
     const std::lock_guard lock(mutex);
     collected.turns[{question.question_id, static_cast<int64_t>(turn)}] = std::move(reported);
@@ -192,12 +193,14 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
   report.schedules[0].questions = report.schedules[0].identical = collected[0].result.written;
   for (size_t s = 1; s < report.schedules.size(); ++s)
     report.schedules[s] = compare_schedule(job, report.schedules[0], std::move(report.schedules[s]), collected[s].result, report.features);
-  const SideChannelSettings side{.top_logprobs = job.collect.dialect->gives_top_logprobs() ? job.collect.defaults.top_logprobs : 0,
+  const SideChannelSettings side{.max_new_tokens = job.collect.defaults.max_new_tokens,
+                                 .top_logprobs = job.collect.dialect->gives_top_logprobs() ? job.collect.defaults.top_logprobs : 0,
                                  .tolerance = job.logprob_tolerance, .rescorer = job.rescorer};
   for (size_t s = 0; s < report.schedules.size(); ++s) {
     SideChannelCheck check = check_side_channels(collected[s].turns, side);
-    if (job.spec_off && s + 1 == report.schedules.size()) {
-      for (SideChannelFinding& finding : compare_logprobs(collected[0].turns, collected[s].turns, job.logprob_tolerance))
+    if (s > 0) {
+      const bool spec_off = job.spec_off && s + 1 == report.schedules.size();
+      for (SideChannelFinding& finding : compare_reports(collected[0].turns, collected[s].turns, spec_off, job.logprob_tolerance))
         check.findings.push_back(std::move(finding));
     }
     report.schedules[s].side_channels = std::move(check.findings);

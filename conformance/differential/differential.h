@@ -81,8 +81,8 @@ struct DifferentialReport {
 
 // Collects every schedule's answers from the server, then compares each with the first
 // schedule's, attributing each first difference as `score` does, and checks what each answer
-// reported besides its tokens (check_side_channels; the spec-off schedule's log-probabilities
-// also against the first schedule's). The gate fails on a hard, unattributed or length
+// reported besides its tokens (check_side_channels; finish reasons against the first
+// schedule's, and the spec-off schedule's log-probabilities too: compare_reports). The gate fails on a hard, unattributed or length
 // difference, a missing answer or a side-channel finding in any schedule (on near-ties too with
 // near_ties_fail). Throws InputError when a schedule cannot be collected.
 DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd);

@@ -34,6 +34,13 @@ class TurnChecker {
           "usage.completion_tokens is " + std::to_string(*reported_.usage_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
   }
 
+  void finish_reason() {
+    const auto tokens = static_cast<int64_t>(reported_.tokens.size());
+    if (reported_.finish_reason == "length" && tokens < settings_.max_new_tokens)
+      add("finish_reason", std::nullopt,
+          "finish_reason is length after " + std::to_string(tokens) + " of the " + std::to_string(settings_.max_new_tokens) + " tokens asked");
+  }
+
   // False when there are none to check further.
   bool logprobs_given() {
     if (reported_.tokens.empty()) return false;
@@ -125,6 +132,7 @@ SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChann
     ++check.turns;
     TurnChecker checker(key.first, key.second, reported, settings, check.findings);
     checker.usage();
+    checker.finish_reason();
     if (settings.top_logprobs == 0 || !checker.logprobs_given()) continue;
     checker.not_all_zero();
     checker.chosen_is_most_likely();
@@ -133,11 +141,18 @@ SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChann
   return check;
 }
 
-std::vector<SideChannelFinding> compare_logprobs(const ReportedTurns& reference, const ReportedTurns& other, double tolerance) {
+std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, const ReportedTurns& other, bool logprobs,
+                                                double tolerance) {
   std::vector<SideChannelFinding> findings;
   for (const auto& [key, theirs] : other) {
     const auto ours = reference.find(key);
     if (ours == reference.end()) continue;
+    if (theirs.tokens == ours->second.tokens && theirs.finish_reason && ours->second.finish_reason &&
+        *theirs.finish_reason != *ours->second.finish_reason)
+      findings.push_back({key.first, key.second, std::nullopt, "finish_reason_parity",
+                          "the same tokens end with finish_reason " + *theirs.finish_reason + " here, " +
+                              *ours->second.finish_reason + " in the reference schedule"});
+    if (!logprobs) continue;
     for (size_t i = 0; i < theirs.tokens.size() && i < ours->second.tokens.size(); ++i) {
       if (theirs.tokens[i] != ours->second.tokens[i]) break;
       const std::optional<double> a = chosen_logprob(ours->second, i), b = chosen_logprob(theirs, i);

@@ -21,6 +21,7 @@ struct ReportedTurn {
   std::vector<int64_t> tokens;
   std::optional<int64_t> usage_tokens;                  // usage.completion_tokens
   std::vector<std::vector<TokenLogprob>> top_logprobs;  // per token; empty when not given
+  std::optional<std::string> finish_reason;             // "stop", "length" or as given
 };
 
 // By question id and turn.
@@ -31,14 +32,15 @@ struct SideChannelFinding {
   int64_t question_id = 0;
   int64_t turn = 0;
   std::optional<int64_t> index;  // the token at fault, where one is
-  // usage, logprobs_missing, logprobs_zero, logprob_not_chosen, logprob_mismatch or
-  // logprob_parity
+  // usage, finish_reason, logprobs_missing, logprobs_zero, logprob_not_chosen,
+  // logprob_mismatch, logprob_parity or finish_reason_parity
   std::string kind;
   std::string detail;
 };
 
 struct SideChannelSettings {
-  int64_t top_logprobs = 0;  // alternatives asked per token; 0: log-probabilities are not checked
+  int64_t max_new_tokens = 0;  // asked of every turn
+  int64_t top_logprobs = 0;    // alternatives asked per token; 0: log-probabilities are not checked
   double tolerance = 0.05;   // nats between two log-probabilities of one token
   const Rescorer* rescorer = nullptr;  // the target, which gives each token's log-probability
 };
@@ -48,15 +50,19 @@ struct SideChannelCheck {
   int64_t turns = 0, rescored_turns = 0;
 };
 
-// Each greedy turn: usage.completion_tokens against the token ids; when log-probabilities were
+// Each greedy turn: usage.completion_tokens against the token ids; a finish reason of length
+// before max_new_tokens tokens; when log-probabilities were
 // asked, that they came, that not every one is 0 where several alternatives make that
 // impossible, that the chosen token is the most likely of its alternatives (within tolerance),
 // and, with a rescorer and the prompt's ids, that each chosen token's log-probability is the
 // target's (within tolerance). The first finding of each kind per turn.
 SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChannelSettings& settings);
 
-// logprob_parity findings: where `other` reported the same tokens as `reference` up to a
-// token, the first whose chosen log-probabilities differ by more than `tolerance`.
-std::vector<SideChannelFinding> compare_logprobs(const ReportedTurns& reference, const ReportedTurns& other, double tolerance);
+// Each turn `other` answered with the same tokens as `reference`: finish_reason_parity when both
+// give finish reasons and they differ. With `logprobs`, logprob_parity where the two reported the
+// same tokens up to a token: the first whose chosen log-probabilities differ by more than
+// `tolerance`.
+std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, const ReportedTurns& other, bool logprobs,
+                                                double tolerance);
 
 }  // namespace specgate::cli

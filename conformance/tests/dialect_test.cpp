@@ -391,6 +391,26 @@ TEST(Dialects, SendMinPWhereTheServerTakesIt) {
   EXPECT_FALSE(json::parse(dialect_from_name("vllm")->request_body(greedy_ids())).contains("min_p"));
 }
 
+// Each server's words for why a generation ended, as its source defines them, in OpenAI's.
+TEST(Dialects, ReadTheFinishReasonInOpenAisWords) {
+  const auto reason = [](const char* name, const json& body) { return dialect_from_name(name)->parse_response(body.dump()).finish_reason; };
+  const json choice = {{"index", 0}, {"text", "a"}, {"token_ids", {1}}, {"finish_reason", "length"}};
+  EXPECT_EQ(reason("vllm", {{"choices", {choice}}}), "length");
+  EXPECT_EQ(reason("openai", {{"choices", {{{"index", 0}, {"text", "a"}, {"finish_reason", "stop"}}}}}), "stop");
+  EXPECT_EQ(reason("openai", {{"choices", {{{"index", 0}, {"text", "a"}, {"finish_reason", nullptr}}}}}), std::nullopt);
+  EXPECT_EQ(reason("openai-chat", {{"choices", {{{"index", 0}, {"message", {{"content", "a"}}}, {"finish_reason", "stop"}}}}}), "stop");
+  const json sglang = {{"text", "a"}, {"output_ids", {1}}, {"meta_info", {{"finish_reason", {{"type", "length"}, {"length", 1}}}}}};
+  EXPECT_EQ(reason("sglang", sglang), "length");
+  const json llamacpp = {{"content", "a"}, {"tokens", {1}}, {"stop_type", "eos"}};
+  EXPECT_EQ(reason("llamacpp", llamacpp), "stop");
+  EXPECT_EQ(reason("llamacpp", {{"content", "a"}, {"tokens", {1}}, {"stop_type", "limit"}}), "length");
+  EXPECT_EQ(reason("llamacpp", {{"content", "a"}, {"tokens", {1}}, {"stop_type", "none"}}), "none");
+  const json tgi = {{"generated_text", "a"}, {"details", {{"finish_reason", "eos_token"}, {"tokens", {{{"id", 1}, {"text", "a"}, {"logprob", -0.1}}}}}}};
+  EXPECT_EQ(reason("tgi", tgi), "stop");
+  EXPECT_EQ(malformed(*dialect_from_name("vllm"), json{{"choices", {{{"index", 0}, {"text", "a"}, {"token_ids", {1}}, {"finish_reason", 3}}}}}.dump()),
+            "field 'choices[0].finish_reason': expected a string, got number 3");
+}
+
 TEST(Dialects, UnknownNamesAndEndpointsAreInputErrors) {
   EXPECT_THROW(dialect_from_name("triton"), InputError);
   const Endpoint e = parse_endpoint("http://127.0.0.1:8000/proxy/");

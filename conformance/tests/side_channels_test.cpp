@@ -76,18 +76,47 @@ TEST(SideChannels, AGreedyChoiceMustBeTheMostLikelyOfItsAlternatives) {
   EXPECT_TRUE(check_side_channels({{{1, 0}, tie}}, kAsked).findings.empty());
 }
 
+TEST(SideChannels, AFinishReasonOfLengthBeforeTheLengthAskedIsAFinding) {
+  ReportedTurn turn = good_turn();
+  turn.finish_reason = "length";
+  const SideChannelSettings asked{.max_new_tokens = 4};
+  SideChannelCheck check = check_side_channels({{{3, 0}, turn}}, asked);
+  ASSERT_EQ(kinds(check), std::vector<std::string>{"finish_reason"});
+  EXPECT_EQ(check.findings[0].detail, "finish_reason is length after 2 of the 4 tokens asked");
+  EXPECT_TRUE(check_side_channels({{{3, 0}, turn}}, SideChannelSettings{.max_new_tokens = 2}).findings.empty());
+  turn.finish_reason = "stop";
+  EXPECT_TRUE(check_side_channels({{{3, 0}, turn}}, asked).findings.empty());
+}
+
+TEST(SideChannels, TheSameTokensMustEndForTheSameReason) {
+  ReportedTurns reference = {{{1, 0}, good_turn()}, {{2, 0}, good_turn()}};
+  reference[{1, 0}].finish_reason = "stop";
+  reference[{2, 0}].finish_reason = "stop";
+  ReportedTurns other = reference;
+  other[{1, 0}].finish_reason = "length";
+  other[{2, 0}].finish_reason = "length";
+  other[{2, 0}].tokens = {5, 8};  // other tokens may end otherwise
+  const std::vector<SideChannelFinding> findings = compare_reports(reference, other, false, 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].question_id, 1);
+  EXPECT_EQ(findings[0].kind, "finish_reason_parity");
+  other[{1, 0}].finish_reason.reset();
+  EXPECT_TRUE(compare_reports(reference, other, false, 0.05).empty()) << "a reason not given is not compared";
+}
+
 TEST(SideChannels, ParityComparesTheSameTokensUpToTheFirstThatDiffers) {
   const ReportedTurns reference = {{{1, 0}, good_turn()}, {{2, 0}, good_turn()}};
   ReportedTurns other = reference;
   other[{1, 0}].top_logprobs[1][0].logprob = -0.4;  // 0.2 from the reference's
   other[{2, 0}].tokens = {5, 7};                    // differs from token 1 on: only token 0 compared
   other[{2, 0}].top_logprobs[1][0] = {7, -3.0};
-  const std::vector<SideChannelFinding> findings = compare_logprobs(reference, other, 0.05);
+  const std::vector<SideChannelFinding> findings = compare_reports(reference, other, true, 0.05);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].question_id, 1);
   EXPECT_EQ(findings[0].index, 1);
   EXPECT_EQ(findings[0].kind, "logprob_parity");
-  EXPECT_TRUE(compare_logprobs(reference, other, 0.25).empty());
+  EXPECT_TRUE(compare_reports(reference, other, true, 0.25).empty());
+  EXPECT_TRUE(compare_reports(reference, other, false, 0.05).empty()) << "log-probabilities compared only when asked";
 }
 
 }  // namespace
