@@ -20,6 +20,17 @@ std::vector<TokenLogprob> top_logprobs(const at::Tensor& logits, int64_t k) {
   return out;
 }
 
+// The model's log-probabilities, in float64, after each of the `count` tokens of `tokens` that
+// end at its end less one: [count, V], one forward pass.
+at::Tensor logprobs_before_last(const Transformer& model, const std::vector<int64_t>& tokens, int64_t count) {
+  const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
+  const std::vector<int64_t> fed(tokens.begin(), tokens.end() - 1);  // the last token predicts nothing asked
+  const auto length = static_cast<int64_t>(fed.size());
+  const at::Tensor hidden = model.forward(at::tensor(fed, ids).unsqueeze(0), at::arange(length, ids).unsqueeze(0),
+                                          at::ones({1, length}, ids.dtype(at::kBool)), /*cache=*/nullptr);
+  return model.logits(hidden.squeeze(0).narrow(0, length - count, count)).to(at::kDouble).log_softmax(-1);
+}
+
 }  // namespace
 
 OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
@@ -59,17 +70,26 @@ std::vector<std::vector<TokenLogprob>> oracle_top_logprobs(const Transformer& mo
   TORCH_CHECK(!prompt.empty(), "oracle_top_logprobs: empty prompt");
   std::vector<std::vector<TokenLogprob>> out;
   if (generated.empty()) return out;
-  const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
-  std::vector<int64_t> sequence(prompt.begin(), prompt.end());
-  sequence.insert(sequence.end(), generated.begin(), generated.end() - 1);  // the last token predicts nothing asked
-  const auto length = static_cast<int64_t>(sequence.size());
-  const at::Tensor input = at::tensor(sequence, ids).unsqueeze(0);
-  const at::Tensor positions = at::arange(length, ids).unsqueeze(0);
-  const at::Tensor key_valid = at::ones({1, length}, ids.dtype(at::kBool));
-  const at::Tensor hidden = model.forward(input, positions, key_valid, /*cache=*/nullptr);
-  const auto first = static_cast<int64_t>(prompt.size()) - 1;
-  const at::Tensor logits = model.logits(hidden.squeeze(0).narrow(0, first, static_cast<int64_t>(generated.size())));
-  for (int64_t i = 0; i < logits.size(0); ++i) out.push_back(top_logprobs(logits[i], k));
+  std::vector<int64_t> tokens(prompt.begin(), prompt.end());
+  tokens.insert(tokens.end(), generated.begin(), generated.end());
+  const at::Tensor logprobs = logprobs_before_last(model, tokens, static_cast<int64_t>(generated.size()));
+  for (int64_t i = 0; i < logprobs.size(0); ++i) out.push_back(top_logprobs(logprobs[i], k));
+  return out;
+}
+
+std::vector<std::vector<TokenLogprob>> oracle_prompt_logprobs(const Transformer& model, std::span<const int64_t> prompt, int64_t k) {
+  std::vector<std::vector<TokenLogprob>> out;
+  if (prompt.size() < 2) return out;
+  const std::vector<int64_t> tokens(prompt.begin(), prompt.end());
+  const at::Tensor logprobs = logprobs_before_last(model, tokens, static_cast<int64_t>(prompt.size()) - 1).cpu();
+  for (int64_t i = 0; i < logprobs.size(0); ++i) {
+    const int64_t token = prompt[i + 1];
+    std::vector<TokenLogprob> entry{{token, logprobs[i][token].item<double>()}};
+    for (const TokenLogprob& alternative : top_logprobs(logprobs[i], k)) {
+      if (alternative.token_id != token) entry.push_back(alternative);
+    }
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 

@@ -36,4 +36,9 @@ OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> 
 std::vector<std::vector<TokenLogprob>> oracle_top_logprobs(const Transformer& model, std::span<const int64_t> prompt,
                                                            std::span<const int64_t> generated, int64_t k);
 
+// Each token of `prompt` after the first: its own log-probability after the tokens before it, then
+// the `k` most likely tokens there, as vLLM's prompt_logprobs give them (the token itself first,
+// not repeated among the alternatives). One forward pass.
+std::vector<std::vector<TokenLogprob>> oracle_prompt_logprobs(const Transformer& model, std::span<const int64_t> prompt, int64_t k);
+
 }  // namespace specgate

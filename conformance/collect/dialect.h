@@ -31,6 +31,7 @@ struct CompletionRequest {
   std::optional<double> min_p;
   std::optional<uint64_t> seed;
   int64_t top_logprobs = 0;  // alternatives per generated token; 0: none asked
+  int64_t prompt_logprobs = 0;  // alternatives per prompt token, where the API offers them; 0: none asked
 };
 
 // What a server answered; a figure it does not report is absent.
@@ -38,6 +39,9 @@ struct Completion {
   std::string text;
   std::optional<std::vector<int64_t>> token_ids;
   std::vector<std::vector<TokenLogprob>> top_logprobs;  // per generated token; empty when not given
+  // Per prompt token after the first: its alternatives, the token itself among them when the
+  // server is right; empty when not given.
+  std::vector<std::vector<TokenLogprob>> prompt_logprobs;
   std::vector<int64_t> prompt_token_ids;                // empty when not given
   std::optional<int64_t> new_tokens;                    // the server's count, where it gives no ids
   std::optional<int64_t> target_passes, drafted_tokens, accepted_drafts;
@@ -67,6 +71,8 @@ class Dialect {
   // Whether top_logprobs come back keyed by token id; a dialect that names them by text alone
   // is not asked for them.
   virtual bool gives_top_logprobs() const = 0;
+  // Whether it reports the prompt tokens' log-probabilities (vLLM's prompt_logprobs).
+  virtual bool gives_prompt_logprobs() const { return false; }
   virtual std::string request_body(const CompletionRequest& request) const = 0;
   // Throws MalformedResponse.
   virtual Completion parse_response(std::string_view body) const = 0;

@@ -4,9 +4,11 @@
 // logprobs, return_token_ids, return_tokens_as_token_ids; CompletionResponseChoice: text,
 // finish_reason, logprobs{tokens, token_logprobs, top_logprobs: one {token: logprob} per
 // token}, token_ids,
-// prompt_token_ids; usage.completion_tokens). With return_tokens_as_token_ids the keys of
+// prompt_token_ids, prompt_logprobs (vllm/logprobs.py's PromptLogprobs, asked by
+// CompletionRequest.prompt_logprobs); usage.completion_tokens). With return_tokens_as_token_ids the keys of
 // top_logprobs read "token_id:<id>" (vllm/entrypoints/openai/serving_engine.py).
 #include <algorithm>
+#include <charconv>
 
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/response_fields.h"
@@ -25,6 +27,7 @@ class OpenaiDialect : public Dialect {
   bool takes_token_ids() const override { return true; }
   bool gives_token_ids() const override { return vllm_; }
   bool gives_top_logprobs() const override { return vllm_; }
+  bool gives_prompt_logprobs() const override { return vllm_; }
 
   std::string request_body(const CompletionRequest& r) const override {
     json body = {{"model", r.model}, {"max_tokens", r.max_new_tokens}, {"temperature", r.temperature}, {"stream", false}};
@@ -38,6 +41,7 @@ class OpenaiDialect : public Dialect {
     if (r.min_p) body["min_p"] = *r.min_p;
     if (r.seed) body["seed"] = *r.seed;
     if (vllm_) body["return_token_ids"] = true;
+    if (vllm_ && r.prompt_logprobs > 0) body["prompt_logprobs"] = r.prompt_logprobs;
     if (r.top_logprobs > 0) {
       body["logprobs"] = r.top_logprobs;
       if (vllm_) body["return_tokens_as_token_ids"] = true;
@@ -65,6 +69,7 @@ class OpenaiDialect : public Dialect {
       if (const json* top = optional_member(*logprobs, "top_logprobs"))
         completion.top_logprobs = top_alternatives(*top, completion.token_ids->size());
     }
+    if (const json* prompt = optional_member(choice, "prompt_logprobs")) completion.prompt_logprobs = prompt_alternatives(*prompt);
     return completion;
   }
 
@@ -81,6 +86,27 @@ class OpenaiDialect : public Dialect {
       }
       std::sort(alternatives[i].begin(), alternatives[i].end(),
                 [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob > b.logprob; });
+    }
+    return alternatives;
+  }
+
+  // vLLM's PromptLogprobs: null for the first prompt token, then {"<id>": {logprob, rank,
+  // decoded_token}} for each other.
+  static std::vector<std::vector<TokenLogprob>> prompt_alternatives(const json& value) {
+    const std::string path = "choices[0].prompt_logprobs";
+    std::vector<std::vector<TokenLogprob>> alternatives;
+    for (size_t i = 1; i < list(value, path).size(); ++i) {
+      const std::string entry_path = at(path, i);
+      if (!value[i].is_object()) throw MalformedResponse(entry_path, "expected an object of {token id: {logprob}}");
+      std::vector<TokenLogprob>& entry = alternatives.emplace_back();
+      for (const auto& [key, logprob] : value[i].items()) {
+        const std::string field = entry_path + "." + key;
+        int64_t id = 0;
+        const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+        if (error != std::errc() || end != key.data() + key.size() || id < 0)
+          throw MalformedResponse(field, "expected a token id as the key");
+        entry.push_back({id, number(member(logprob, "logprob", field), field + ".logprob")});
+      }
     }
     return alternatives;
   }

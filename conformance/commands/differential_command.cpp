@@ -31,6 +31,7 @@ struct DifferentialOptions {
   double near_tie_threshold = 0.1;
   bool near_ties_fail = false;
   double logprob_tolerance = 0.05;
+  int64_t prompt_logprobs = 0;
   std::filesystem::path rescore_with;
   ModelFlags rescore{.dtype = "float32"};
 };
@@ -57,6 +58,9 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   DifferentialJob job{.collect = server_job(o.server, command, dialect, tokenizer), .filler_chars = o.filler_chars,
                       .out_dir = o.out_dir, .bench = o.server.bench, .near_ties_fail = o.near_ties_fail};
   if (!o.spec_off_endpoint.empty()) job.spec_off = parse_endpoint(o.spec_off_endpoint);
+  if (o.prompt_logprobs > 0 && !dialect->gives_prompt_logprobs())
+    throw InputError("--prompt-logprobs: the " + o.server.api + " API does not report prompt log-probabilities (vllm does)");
+  job.collect.defaults.prompt_logprobs = o.prompt_logprobs;
   job.schedules = plan_schedules(o.crowd);
   if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
@@ -125,6 +129,10 @@ void add_differential_command(CLI::App& app) {
                 "A difference whose margin |logprob(alone) - logprob(crowd)| is at most this many nats is a near-tie")
       ->capture_default_str();
   c->add_flag("--near-ties-fail", o->near_ties_fail, "Fail the gate on near-ties too");
+  c->add_option("--prompt-logprobs", o->prompt_logprobs,
+                "Prompt log-probabilities asked per prompt token (vllm's prompt_logprobs; 0: none), checked like the "
+                "answers'")
+      ->check(CLI::Range(0, 20));
   c->add_option("--logprob-tolerance", o->logprob_tolerance,
                 "Most nats between two log-probabilities of one token: the server's and the target's (--rescore-with), "
                 "speculation on and off's")

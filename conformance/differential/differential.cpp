@@ -47,7 +47,7 @@ Collected collect_schedule(const DifferentialJob& job, const Schedule& schedule,
   collect.on_completion = [&](const Question& question, size_t turn, const CompletionRequest& request, const Completion& completion) {
     ReportedTurn reported{.prompt = completion.prompt_token_ids, .tokens = completion.token_ids.value_or(std::vector<int64_t>{}),
                           .usage_tokens = completion.new_tokens, .top_logprobs = completion.top_logprobs,
-                          .finish_reason = completion.finish_reason};
+                          .finish_reason = completion.finish_reason, .prompt_logprobs = completion.prompt_logprobs};
     if (reported.prompt.empty() && request.prompt_ids) reported.prompt = *request.prompt_ids;
     const std::lock_guard lock(mutex);
     collected.turns[{question.question_id, static_cast<int64_t>(turn)}] = std::move(reported);
@@ -170,7 +170,8 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
                             .api = std::string(job.collect.dialect->name()), .model = job.collect.defaults.model,
                             .max_new_tokens = job.collect.defaults.max_new_tokens, .crowd = crowd,
                             .near_tie_threshold = job.score.near_tie_threshold,
-                            .top_logprobs = job.collect.defaults.top_logprobs, .logprob_tolerance = job.logprob_tolerance,
+                            .top_logprobs = job.collect.defaults.top_logprobs,
+                            .prompt_logprobs = job.collect.defaults.prompt_logprobs, .logprob_tolerance = job.logprob_tolerance,
                             .rescored = job.rescorer != nullptr,
                             .near_ties_fail = job.near_ties_fail};
   report.bench = InputFile{job.bench, sha256_file(job.bench), std::filesystem::file_size(job.bench),
@@ -195,6 +196,7 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
     report.schedules[s] = compare_schedule(job, report.schedules[0], std::move(report.schedules[s]), collected[s].result, report.features);
   const SideChannelSettings side{.max_new_tokens = job.collect.defaults.max_new_tokens,
                                  .top_logprobs = job.collect.dialect->gives_top_logprobs() ? job.collect.defaults.top_logprobs : 0,
+                                 .prompt_logprobs = job.collect.defaults.prompt_logprobs,
                                  .tolerance = job.logprob_tolerance, .rescorer = job.rescorer};
   for (size_t s = 0; s < report.schedules.size(); ++s) {
     SideChannelCheck check = check_side_channels(collected[s].turns, side);

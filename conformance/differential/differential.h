@@ -71,7 +71,7 @@ struct DifferentialReport {
   int64_t max_new_tokens = 0;
   CrowdSettings crowd;
   double near_tie_threshold = 0.0;
-  int64_t top_logprobs = 0;
+  int64_t top_logprobs = 0, prompt_logprobs = 0;
   double logprob_tolerance = 0.0;
   bool rescored = false, near_ties_fail = false;
   std::vector<ScheduleOutcome> schedules;  // schedules[0] is the reference, compared with nothing

@@ -106,6 +106,7 @@ json differential_report_json(const DifferentialReport& r) {
             {"seed", r.crowd.seed},
             {"near_tie_threshold", r.near_tie_threshold},
             {"top_logprobs", r.top_logprobs},
+            {"prompt_logprobs", r.prompt_logprobs},
             {"logprob_tolerance", r.logprob_tolerance},
             {"rescored", r.rescored},
             {"near_ties_fail", r.near_ties_fail}}},

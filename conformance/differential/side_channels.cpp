@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "impl/reports/report_text.h"
 #include "impl/scoring/rescorer.h"
@@ -9,14 +10,18 @@
 namespace specgate::cli {
 namespace {
 
+std::optional<double> logprob_of(const std::vector<TokenLogprob>& alternatives, int64_t token) {
+  for (const TokenLogprob& alternative : alternatives) {
+    if (alternative.token_id == token) return alternative.logprob;
+  }
+  return std::nullopt;
+}
+
 // The log-probability the server gave token `index`, from its alternatives; nullopt when the
 // chosen token is not among them.
 std::optional<double> chosen_logprob(const ReportedTurn& turn, size_t index) {
   if (index >= turn.top_logprobs.size()) return std::nullopt;
-  for (const TokenLogprob& alternative : turn.top_logprobs[index]) {
-    if (alternative.token_id == turn.tokens[index]) return alternative.logprob;
-  }
-  return std::nullopt;
+  return logprob_of(turn.top_logprobs[index], turn.tokens[index]);
 }
 
 std::string figure(double logprob) { return short_number(logprob, 4); }
@@ -84,13 +89,45 @@ class TurnChecker {
     }
   }
 
+  void prompt_logprobs() {
+    const std::vector<int64_t>& prompt = reported_.prompt;
+    const auto& given = reported_.prompt_logprobs;
+    if (given.empty()) {
+      add("prompt_logprobs_missing", std::nullopt,
+          "asked for " + std::to_string(settings_.prompt_logprobs) + " alternatives per prompt token, got none");
+      return;
+    }
+    if (prompt.empty()) return;
+    if (given.size() + 1 != prompt.size()) {
+      add("prompt_logprob_mismatch", std::nullopt,
+          std::to_string(given.size()) + " prompt log-probabilities for a prompt of " + std::to_string(prompt.size()) + " tokens");
+      return;
+    }
+    std::optional<std::vector<double>> target;
+    if (settings_.rescorer != nullptr && in_vocabulary(prompt)) {
+      std::string why_not;
+      target = settings_.rescorer->generated_logprobs(std::span(prompt).first(1), std::span(prompt).subspan(1), why_not);
+    }
+    for (size_t i = 0; i < given.size(); ++i) {
+      const std::optional<double> own = logprob_of(given[i], prompt[i + 1]);
+      if (!own) {
+        add("prompt_logprob_mismatch", static_cast<int64_t>(i + 1),
+            "prompt token " + std::to_string(prompt[i + 1]) + " is not among its " + std::to_string(given[i].size()) + " log-probabilities");
+        return;
+      }
+      if (target && std::abs(*own - (*target)[i]) > settings_.tolerance) {
+        add("prompt_logprob_mismatch", static_cast<int64_t>(i + 1),
+            "the server gives prompt token " + std::to_string(prompt[i + 1]) + " " + figure(*own) + ", the target " + figure((*target)[i]));
+        return;
+      }
+    }
+  }
+
   // True when the turn was re-scored.
   bool against_target() {
     if (settings_.rescorer == nullptr || reported_.prompt.empty()) return false;
+    if (!in_vocabulary(reported_.prompt)) return false;
     const int64_t vocabulary = settings_.rescorer->vocab_size();
-    for (int64_t id : reported_.prompt) {
-      if (id < 0 || id >= vocabulary) return false;
-    }
     for (size_t i = 0; i < reported_.tokens.size(); ++i) {
       if (reported_.tokens[i] < 0 || reported_.tokens[i] >= vocabulary) {
         add("logprob_mismatch", static_cast<int64_t>(i),
@@ -114,6 +151,11 @@ class TurnChecker {
   }
 
  private:
+  bool in_vocabulary(const std::vector<int64_t>& ids) const {
+    const int64_t vocabulary = settings_.rescorer->vocab_size();
+    return std::all_of(ids.begin(), ids.end(), [vocabulary](int64_t id) { return id >= 0 && id < vocabulary; });
+  }
+
   void add(std::string kind, std::optional<int64_t> index, std::string detail) {
     findings_.push_back({question_id_, turn_, index, std::move(kind), std::move(detail)});
   }
@@ -133,6 +175,7 @@ SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChann
     TurnChecker checker(key.first, key.second, reported, settings, check.findings);
     checker.usage();
     checker.finish_reason();
+    if (settings.prompt_logprobs > 0) checker.prompt_logprobs();
     if (settings.top_logprobs == 0 || !checker.logprobs_given()) continue;
     checker.not_all_zero();
     checker.chosen_is_most_likely();
@@ -152,6 +195,18 @@ std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, 
       findings.push_back({key.first, key.second, std::nullopt, "finish_reason_parity",
                           "the same tokens end with finish_reason " + *theirs.finish_reason + " here, " +
                               *ours->second.finish_reason + " in the reference schedule"});
+    if (theirs.prompt == ours->second.prompt && theirs.prompt_logprobs.size() == ours->second.prompt_logprobs.size()) {
+      for (size_t i = 0; i < theirs.prompt_logprobs.size() && i + 1 < theirs.prompt.size(); ++i) {
+        const int64_t token = theirs.prompt[i + 1];
+        const std::optional<double> a = logprob_of(ours->second.prompt_logprobs[i], token), b = logprob_of(theirs.prompt_logprobs[i], token);
+        if (a && b && std::abs(*a - *b) > tolerance) {
+          findings.push_back({key.first, key.second, static_cast<int64_t>(i + 1), "prompt_logprob_parity",
+                              "prompt token " + std::to_string(token) + " has " + figure(*b) + " here, " + figure(*a) +
+                                  " in the reference schedule"});
+          break;
+        }
+      }
+    }
     if (!logprobs) continue;
     for (size_t i = 0; i < theirs.tokens.size() && i < ours->second.tokens.size(); ++i) {
       if (theirs.tokens[i] != ours->second.tokens[i]) break;

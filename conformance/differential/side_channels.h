@@ -22,6 +22,8 @@ struct ReportedTurn {
   std::optional<int64_t> usage_tokens;                  // usage.completion_tokens
   std::vector<std::vector<TokenLogprob>> top_logprobs;  // per token; empty when not given
   std::optional<std::string> finish_reason;             // "stop", "length" or as given
+  // Per prompt token after the first, the token itself among them when right; empty when not given.
+  std::vector<std::vector<TokenLogprob>> prompt_logprobs;
 };
 
 // By question id and turn.
@@ -33,7 +35,8 @@ struct SideChannelFinding {
   int64_t turn = 0;
   std::optional<int64_t> index;  // the token at fault, where one is
   // usage, finish_reason, logprobs_missing, logprobs_zero, logprob_not_chosen,
-  // logprob_mismatch, logprob_parity or finish_reason_parity
+  // logprob_mismatch, logprob_parity, finish_reason_parity, prompt_logprobs_missing,
+  // prompt_logprob_mismatch or prompt_logprob_parity
   std::string kind;
   std::string detail;
 };
@@ -41,6 +44,7 @@ struct SideChannelFinding {
 struct SideChannelSettings {
   int64_t max_new_tokens = 0;  // asked of every turn
   int64_t top_logprobs = 0;    // alternatives asked per token; 0: log-probabilities are not checked
+  int64_t prompt_logprobs = 0;  // alternatives asked per prompt token; 0: not checked
   double tolerance = 0.05;   // nats between two log-probabilities of one token
   const Rescorer* rescorer = nullptr;  // the target, which gives each token's log-probability
 };
@@ -55,13 +59,16 @@ struct SideChannelCheck {
 // asked, that they came, that not every one is 0 where several alternatives make that
 // impossible, that the chosen token is the most likely of its alternatives (within tolerance),
 // and, with a rescorer and the prompt's ids, that each chosen token's log-probability is the
-// target's (within tolerance). The first finding of each kind per turn.
+// target's (within tolerance); when prompt log-probabilities were asked, that they came, one per
+// prompt token after the first, each with its token, and with a rescorer the target's. The first
+// finding of each kind per turn.
 SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChannelSettings& settings);
 
 // Each turn `other` answered with the same tokens as `reference`: finish_reason_parity when both
 // give finish reasons and they differ. With `logprobs`, logprob_parity where the two reported the
 // same tokens up to a token: the first whose chosen log-probabilities differ by more than
-// `tolerance`.
+// `tolerance`. Always, prompt_logprob_parity: the same prompt's first token whose
+// log-probability differs by more than `tolerance`.
 std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, const ReportedTurns& other, bool logprobs,
                                                 double tolerance);
 

@@ -110,8 +110,8 @@ std::vector<int64_t> chat_prompt_of(const json& body, const Tokenizer& tokenizer
 // value that changes nothing. Anything else is refused rather than silently ignored.
 void refuse_unsupported_fields(const json& body, ServeApi api) {
   static const std::set<std::string> kCompletion = {"model", "prompt", "max_tokens", "temperature", "top_k", "top_p",
-                                                    "min_p", "seed", "logprobs", "n", "stream", "return_token_ids",
-                                                    "return_tokens_as_token_ids"};
+                                                    "min_p", "seed", "logprobs", "prompt_logprobs", "n", "stream",
+                                                    "return_token_ids", "return_tokens_as_token_ids"};
   static const std::set<std::string> kChat = {"model", "messages", "max_tokens", "max_completion_tokens", "temperature",
                                               "top_k", "top_p", "min_p", "seed", "logprobs", "top_logprobs", "n", "stream",
                                               "return_token_ids", "return_prompt_token_ids",
@@ -210,6 +210,19 @@ json logprobs_of(const ServeRequest& request, const Generated& generated, const 
   return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}};
 }
 
+// vLLM's prompt_logprobs: null for the first prompt token, then {"<id>": {logprob,
+// decoded_token}} for each other, the token itself among them.
+json prompt_logprobs_of(const Generated& generated, const Tokenizer& tokenizer) {
+  json out = json::array({nullptr});
+  for (const auto& alternatives : generated.prompt_logprobs) {
+    json entry = json::object();
+    for (const TokenLogprob& a : alternatives)
+      entry[std::to_string(a.token_id)] = {{"logprob", a.logprob}, {"decoded_token", tokenizer.decode(std::span(&a.token_id, 1))}};
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 }  // namespace
 
 ServeRequest parse_completion_request(std::string_view text, const Tokenizer& tokenizer, const ServeLimits& limits) {
@@ -218,6 +231,7 @@ ServeRequest parse_completion_request(std::string_view text, const Tokenizer& to
   request.prompt = prompt_of(body, tokenizer, limits);
   read_generation_fields(body, "max_tokens", limits, request);
   if (const json* logprobs = present(body, "logprobs")) request.top_logprobs = top_logprobs(*logprobs, "logprobs");
+  if (const json* logprobs = present(body, "prompt_logprobs")) request.prompt_logprobs = top_logprobs(*logprobs, "prompt_logprobs");
   return request;
 }
 
@@ -250,6 +264,7 @@ std::string response_body(const ServeRequest& request, const Generated& generate
     choice["text"] = text;
   }
   choice["logprobs"] = logprobs_of(request, generated, tokenizer);
+  if (request.prompt_logprobs > 0) choice["prompt_logprobs"] = prompt_logprobs_of(generated, tokenizer);
   choice["finish_reason"] = generated.finish_reason == FinishReason::kEos ? "stop" : "length";
   choice["stop_reason"] = nullptr;
   if (request.return_token_ids) {

@@ -26,6 +26,7 @@ struct ServeRequest {
   SamplingParams sampling;  // greedy unless temperature > 0; its seed is the server's, 0
   std::optional<uint64_t> seed;  // names the request's random stream; a fresh one is drawn without
   int64_t top_logprobs = 0;
+  int64_t prompt_logprobs = 0;  // vLLM's: alternatives per prompt token, beside the token itself; 0: none
   bool return_token_ids = false;
   bool return_prompt_token_ids = false;  // SGLang's chat field: prompt_token_ids in the choice
   bool token_id_keys = false;  // vLLM's return_tokens_as_token_ids: top_logprobs keyed "token_id:<id>"
@@ -35,6 +36,8 @@ struct Generated {
   std::vector<int64_t> tokens;
   FinishReason finish_reason = FinishReason::kLength;
   std::vector<std::vector<TokenLogprob>> top_logprobs;  // when asked
+  // When asked: each prompt token after the first, itself first, then its alternatives.
+  std::vector<std::vector<TokenLogprob>> prompt_logprobs;
   int64_t rejected_drafts = 0;    // draft tokens the target refused
   int64_t completion_tokens = 0;  // what usage counts: the tokens
 };

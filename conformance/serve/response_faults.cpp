@@ -3,7 +3,7 @@
 namespace specgate::cli {
 namespace {
 
-constexpr std::string_view kNames[] = {"zeroed-logprobs", "stale-logprobs", "usage-counts-drafted"};
+constexpr std::string_view kNames[] = {"zeroed-logprobs", "stale-logprobs", "usage-counts-drafted", "shifted-prompt-logprobs"};
 static_assert(std::size(kNames) == static_cast<size_t>(ResponseFault::kCount));
 
 }  // namespace
@@ -27,6 +27,10 @@ void report_under_faults(const ResponseFaults& faults, Generated& generated) {
     for (size_t i = generated.top_logprobs.size(); i > 1; --i) generated.top_logprobs[i - 1] = generated.top_logprobs[i - 2];
   }
   if (faults.has(ResponseFault::kUsageCountsDrafted)) generated.completion_tokens += generated.rejected_drafts;
+  if (faults.has(ResponseFault::kShiftedPromptLogprobs)) {
+    auto& prompt = generated.prompt_logprobs;
+    for (size_t i = 0; i + 1 < prompt.size(); ++i) prompt[i] = prompt[i + 1];
+  }
 }
 
 }  // namespace specgate::cli

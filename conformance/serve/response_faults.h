@@ -16,6 +16,7 @@ enum class ResponseFault {
   kZeroedLogprobs,      // every log-probability reported as 0
   kStaleLogprobs,       // each token reports the alternatives of the token before it
   kUsageCountsDrafted,  // usage.completion_tokens counts rejected drafts as well as the tokens
+  kShiftedPromptLogprobs,  // each prompt token reports the next one's log-probabilities
   kCount,
 };
 
@@ -29,11 +30,12 @@ class ResponseFaults {
   std::bitset<static_cast<size_t>(ResponseFault::kCount)> on_;
 };
 
-// zeroed-logprobs, stale-logprobs, usage-counts-drafted; nullopt for any other name.
+// zeroed-logprobs, stale-logprobs, usage-counts-drafted, shifted-prompt-logprobs; nullopt for
+// any other name.
 std::optional<ResponseFault> response_fault_from_name(std::string_view name);
 std::vector<std::string> response_fault_names();
 
-// What `generated` reports under `faults`: its top_logprobs and usage count.
+// What `generated` reports under `faults`: its top_logprobs, prompt_logprobs and usage count.
 void report_under_faults(const ResponseFaults& faults, Generated& generated);
 
 }  // namespace specgate::cli

@@ -40,14 +40,23 @@ uint64_t random_stream(const ServeRequest& request) {
   return request.seed ? *request.seed : fresh();
 }
 
-// What a speculative decoder's sequence reports: log-probabilities, when asked, from the target's
-// pass over prompt and tokens, as the oracle records them.
-Generated reported(const ServeEngineSettings& settings, SequenceResult result, std::span<const int64_t> prompt,
-                   int64_t top_logprobs) {
+// What a request asked to be reported besides its tokens.
+struct Asked {
+  std::vector<int64_t> prompt;
+  int64_t top_logprobs = 0, prompt_logprobs = 0;
+  static Asked of(const ServeRequest& request) { return {request.prompt, request.top_logprobs, request.prompt_logprobs}; }
+  bool anything() const { return top_logprobs > 0 || prompt_logprobs > 0; }
+};
+
+// What a sequence reports: log-probabilities, when asked, from the target's pass over prompt and
+// tokens, as the oracle records them.
+Generated reported(const ServeEngineSettings& settings, SequenceResult result, const Asked& asked) {
   Generated generated{.tokens = std::move(result.tokens), .finish_reason = result.finish_reason,
                       .rejected_drafts = result.drafted - result.accepted};
   generated.completion_tokens = static_cast<int64_t>(generated.tokens.size());
-  if (top_logprobs > 0) generated.top_logprobs = oracle_top_logprobs(*settings.target, prompt, generated.tokens, top_logprobs);
+  if (asked.top_logprobs > 0)
+    generated.top_logprobs = oracle_top_logprobs(*settings.target, asked.prompt, generated.tokens, asked.top_logprobs);
+  if (asked.prompt_logprobs > 0) generated.prompt_logprobs = oracle_prompt_logprobs(*settings.target, asked.prompt, asked.prompt_logprobs);
   report_under_faults(settings.response_faults, generated);
   return generated;
 }
@@ -82,8 +91,7 @@ class BatchServeEngine : public ServeEngine {
         *make_decoder(decoder_kind(settings_.engine), *settings_.target, drafter ? &*drafter : nullptr, decoder), sequences);
     std::vector<std::pair<int64_t, Generated>> finished;
     for (size_t i = 0; i < results.size(); ++i) {
-      const ServeRequest& request = batch[i].second;
-      finished.push_back({batch[i].first, reported(settings_, std::move(results[i]), request.prompt, request.top_logprobs)});
+      finished.push_back({batch[i].first, reported(settings_, std::move(results[i]), Asked::of(batch[i].second))});
     }
     return finished;
   }
@@ -96,8 +104,11 @@ class BatchServeEngine : public ServeEngine {
                                 .eos_ids = settings_.eos_ids, .top_logprobs = request.top_logprobs};
     OracleOutput out = oracle_generate(*settings_.target, request.prompt, options, random_stream(request));
     const auto tokens = static_cast<int64_t>(out.tokens.size());
-    return {id, Generated{.tokens = std::move(out.tokens), .finish_reason = out.finish_reason,
-                          .top_logprobs = std::move(out.top_logprobs), .completion_tokens = tokens}};
+    Generated generated{.tokens = std::move(out.tokens), .finish_reason = out.finish_reason,
+                        .top_logprobs = std::move(out.top_logprobs), .completion_tokens = tokens};
+    if (request.prompt_logprobs > 0)
+      generated.prompt_logprobs = oracle_prompt_logprobs(*settings_.target, request.prompt, request.prompt_logprobs);
+    return {id, std::move(generated)};
   }
 
   ServeEngineSettings settings_;
@@ -129,7 +140,7 @@ class ExspecServeEngine : public ServeEngine {
         ++it;
         continue;
       }
-      if (it->second.top_logprobs > 0) scored_[it->first] = {it->second.prompt, it->second.top_logprobs};
+      if (Asked asked = Asked::of(it->second); asked.anything()) scored_[it->first] = std::move(asked);
       decoder.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens, random_stream(it->second)});
       it = waiting_.erase(it);
     }
@@ -142,9 +153,7 @@ class ExspecServeEngine : public ServeEngine {
       for (SequenceResult& result : next->second->decoder->step()) {
         const int64_t id = result.sequence_index;
         const auto scored = scored_.find(id);
-        finished.push_back({id, scored == scored_.end() ? reported(settings_, std::move(result), {}, 0)
-                                                        : reported(settings_, std::move(result), scored->second.first,
-                                                                   scored->second.second)});
+        finished.push_back({id, reported(settings_, std::move(result), scored == scored_.end() ? Asked{} : scored->second)});
         if (scored != scored_.end()) scored_.erase(scored);
       }
       break;
@@ -182,8 +191,7 @@ class ExspecServeEngine : public ServeEngine {
   std::deque<std::pair<int64_t, ServeRequest>> waiting_;  // for a free place of the window
   std::map<SamplingKey, std::unique_ptr<Pool>> pools_;
   SamplingKey last_stepped_{};
-  // Admitted requests that asked for log-probabilities: their prompts and how many alternatives.
-  std::map<int64_t, std::pair<std::vector<int64_t>, int64_t>> scored_;
+  std::map<int64_t, Asked> scored_;  // admitted requests that asked for log-probabilities
 };
 
 }  // namespace

@@ -391,6 +391,25 @@ TEST(Dialects, SendMinPWhereTheServerTakesIt) {
   EXPECT_FALSE(json::parse(dialect_from_name("vllm")->request_body(greedy_ids())).contains("min_p"));
 }
 
+TEST(VllmDialect, AsksForPromptLogprobsAndReadsThemKeyedByTokenId) {
+  const std::unique_ptr<Dialect> vllm = dialect_from_name("vllm");
+  CompletionRequest request = greedy_ids();
+  request.prompt_logprobs = 2;
+  EXPECT_EQ(json::parse(vllm->request_body(request))["prompt_logprobs"], 2);
+  EXPECT_FALSE(json::parse(vllm->request_body(greedy_ids())).contains("prompt_logprobs"));
+  EXPECT_FALSE(dialect_from_name("openai")->gives_prompt_logprobs());
+  const json body = json::parse(R"({"choices": [{"index": 0, "text": "a", "token_ids": [1], "prompt_logprobs":
+      [null, {"7": {"logprob": -1.5, "rank": 2, "decoded_token": "x"}, "9": {"logprob": -0.5, "rank": 1}}]}]})");
+  const Completion completion = vllm->parse_response(body.dump());
+  ASSERT_EQ(completion.prompt_logprobs.size(), 1u);
+  ASSERT_EQ(completion.prompt_logprobs[0].size(), 2u);
+  EXPECT_EQ(completion.prompt_logprobs[0][0].token_id, 7);
+  EXPECT_EQ(completion.prompt_logprobs[0][0].logprob, -1.5);
+  json bad = body;
+  bad["choices"][0]["prompt_logprobs"][1] = {{"x7", {{"logprob", -1.5}}}};
+  EXPECT_EQ(malformed(*vllm, bad.dump()), "field 'choices[0].prompt_logprobs[1].x7': expected a token id as the key");
+}
+
 // Each server's words for why a generation ended, as its source defines them, in OpenAI's.
 TEST(Dialects, ReadTheFinishReasonInOpenAisWords) {
   const auto reason = [](const char* name, const json& body) { return dialect_from_name(name)->parse_response(body.dump()).finish_reason; };

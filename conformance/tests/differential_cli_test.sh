@@ -36,7 +36,7 @@ exspec=(--draft "$fixtures/draft" --batch-size 4)
 differential() {
   "$conformance" differential --endpoint "$1" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
     --limit 12 --max-new-tokens 24 --max-in-flight 6 --fillers 2 --filler-chars 300 --timeout 8 --retries 0 \
-    --top-logprobs 3 --rescore-with "$fixtures/target" --dtype float64 "${@:2}"
+    --top-logprobs 3 --prompt-logprobs 2 --rescore-with "$fixtures/target" --dtype float64 "${@:2}"
 }
 
 # A correct server: every crowd answers as alone, whatever the seed; the reports are well formed.
@@ -110,7 +110,8 @@ done
 
 # Faults of what a speculative server reports besides tokens: the tokens are right, the reports
 # cannot be.
-for fault in zeroed-logprobs:logprobs_zero stale-logprobs:logprob_not_chosen usage-counts-drafted:usage; do
+for fault in zeroed-logprobs:logprobs_zero stale-logprobs:logprob_not_chosen usage-counts-drafted:usage \
+             shifted-prompt-logprobs:prompt_logprob_mismatch; do
   name=${fault%%:*} kind=${fault##*:}
   serve "$name" "${exspec[@]}" --inject-fault "$name" || continue
   differential "$url" --crowds 1 --out-dir "$work/$name" --json "$work/$name.json" >"$work/$name.out" 2>&1
@@ -127,7 +128,8 @@ for s in report["schedules"]:
 PY
   # Without re-scoring, the server's own figures give it away.
   "$conformance" differential --endpoint "$url" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
-    --limit 4 --max-new-tokens 24 --crowds 1 --top-logprobs 3 --out-dir "$work/$name-alone" >"$work/$name-alone.out" 2>&1
+    --limit 4 --max-new-tokens 24 --crowds 1 --top-logprobs 3 --prompt-logprobs 2 --out-dir "$work/$name-alone" \
+    >"$work/$name-alone.out" 2>&1
   status=$?
   [ $status -eq 1 ] || fail "$name without --rescore-with: exit $status, not 1"
   grep -q "$kind" "$work/$name-alone.out" || fail "$name without --rescore-with: no $kind in $(cat "$work/$name-alone.out")"
@@ -140,4 +142,6 @@ expect_usage_error "--dtype: only used with --rescore-with DIR" "${args[@]}" --e
 expect_usage_error "schedule alone: question 1 turn 0: gave up after 1 attempts" "${args[@]}" --endpoint http://127.0.0.1:1 --retries 0
 expect_usage_error "--crowds" "${args[@]}" --endpoint "$correct" --crowds 0
 expect_usage_error "--logprob-tolerance: must be a finite number of nats >= 0" "${args[@]}" --endpoint "$correct" --logprob-tolerance -1
+expect_usage_error "--prompt-logprobs: the sglang API does not report prompt log-probabilities" differential --api sglang \
+  --model fixture --bench "$bench" --out-dir "$work/bad" --endpoint "$correct" --prompt-logprobs 2
 finish differential_cli

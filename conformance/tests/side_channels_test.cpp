@@ -104,6 +104,34 @@ TEST(SideChannels, TheSameTokensMustEndForTheSameReason) {
   EXPECT_TRUE(compare_reports(reference, other, false, 0.05).empty()) << "a reason not given is not compared";
 }
 
+TEST(SideChannels, PromptLogprobsMustComeOnePerPromptTokenAfterTheFirstEachWithItsToken) {
+  const SideChannelSettings asked{.prompt_logprobs = 1};
+  ReportedTurn turn = good_turn();  // prompt {1, 2}
+  EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, asked)), std::vector<std::string>{"prompt_logprobs_missing"});
+  turn.prompt_logprobs = {{{2, -1.5}, {4, -0.5}}};
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, asked).findings.empty());
+  turn.prompt_logprobs = {{{4, -0.5}}};
+  SideChannelCheck check = check_side_channels({{{1, 0}, turn}}, asked);
+  ASSERT_EQ(kinds(check), std::vector<std::string>{"prompt_logprob_mismatch"});
+  EXPECT_EQ(check.findings[0].index, 1);
+  EXPECT_EQ(check.findings[0].detail, "prompt token 2 is not among its 1 log-probabilities");
+  turn.prompt_logprobs = {{{2, -1.5}}, {{2, -1.5}}};
+  EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, asked)), std::vector<std::string>{"prompt_logprob_mismatch"});
+}
+
+TEST(SideChannels, TheSamePromptMustGetTheSameLogprobsInEverySchedule) {
+  ReportedTurn turn = good_turn();
+  turn.prompt_logprobs = {{{2, -1.5}}};
+  const ReportedTurns reference = {{{1, 0}, turn}};
+  ReportedTurns other = reference;
+  other[{1, 0}].prompt_logprobs[0][0].logprob = -1.2;
+  const std::vector<SideChannelFinding> findings = compare_reports(reference, other, false, 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "prompt_logprob_parity");
+  EXPECT_EQ(findings[0].index, 1);
+  EXPECT_TRUE(compare_reports(reference, other, false, 0.5).empty());
+}
+
 TEST(SideChannels, ParityComparesTheSameTokensUpToTheFirstThatDiffers) {
   const ReportedTurns reference = {{{1, 0}, good_turn()}, {{2, 0}, good_turn()}};
   ReportedTurns other = reference;

@@ -87,6 +87,23 @@ TEST_F(Oracle, OneTeacherForcedPassGivesTheLogprobsItRecordsAsItDecodes) {
   EXPECT_TRUE(oracle_top_logprobs(model_, prompt_, {}, 4).empty());
 }
 
+TEST_F(Oracle, PromptLogprobsGiveEachPromptTokenItselfThenTheMostLikely) {
+  const std::vector<std::vector<TokenLogprob>> prompt = oracle_prompt_logprobs(model_, prompt_, 3);
+  ASSERT_EQ(prompt.size(), prompt_.size() - 1);
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const std::vector<int64_t> context(prompt_.begin(), prompt_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    const at::Tensor expected = next_logits(context).log_softmax(-1);
+    ASSERT_GE(prompt[i].size(), 3u);
+    ASSERT_LE(prompt[i].size(), 4u);
+    EXPECT_EQ(prompt[i][0].token_id, prompt_[i + 1]);
+    for (const TokenLogprob& a : prompt[i]) EXPECT_NEAR(a.logprob, expected[a.token_id].item<double>(), 1e-12) << "token " << i;
+    const auto [best, best_id] = expected.max(0);
+    const bool listed = std::any_of(prompt[i].begin(), prompt[i].end(), [&](const TokenLogprob& a) { return a.token_id == best_id.item<int64_t>(); });
+    EXPECT_TRUE(listed) << "token " << i << ": the most likely token is not among the alternatives";
+  }
+  EXPECT_TRUE(oracle_prompt_logprobs(model_, std::vector<int64_t>{5}, 3).empty());
+}
+
 TEST_F(Oracle, SeededSamplingIsReproduciblePerSequence) {
   const OracleOptions options{.max_new_tokens = 16, .sampling = {.temperature = 1.0, .top_k = 50, .seed = 3}};
   const OracleOutput a = oracle_generate(model_, prompt_, options, 4);
