@@ -54,6 +54,16 @@ class TurnChecker {
           "asked for " + std::to_string(settings_.top_logprobs) + " alternatives per token, got none");
       return false;
     }
+    std::optional<size_t> first;
+    int64_t missing = 0;
+    for (size_t i = 0; i < reported_.top_logprobs.size(); ++i) {
+      if (!reported_.top_logprobs[i].empty()) continue;
+      if (!first) first = i;
+      ++missing;
+    }
+    if (first)
+      add("logprobs_missing", static_cast<int64_t>(*first),
+          std::to_string(missing) + " of " + std::to_string(reported_.tokens.size()) + " tokens have no log-probabilities");
     return true;
   }
 

@@ -56,7 +56,7 @@ struct SideChannelCheck {
 
 // Each greedy turn: usage.completion_tokens against the token ids; a finish reason of length
 // before max_new_tokens tokens; when log-probabilities were
-// asked, that they came, that not every one is 0 where several alternatives make that
+// asked, that they came for every token, that not every one is 0 where several alternatives make that
 // impossible, that the chosen token is the most likely of its alternatives (within tolerance),
 // and, with a rescorer and the prompt's ids, that each chosen token's log-probability is the
 // target's (within tolerance); when prompt log-probabilities were asked, that they came, one per

@@ -45,6 +45,14 @@ TEST(SideChannels, LogprobsAskedAndNotGivenAreAFindingOnlyWhenAsked) {
   turn.top_logprobs.clear();
   EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), std::vector<std::string>{"logprobs_missing"});
   EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, SideChannelSettings{}).findings.empty());
+
+  // A server that reports them for the tokens it sampled itself, not for accepted drafts.
+  turn = good_turn();
+  turn.top_logprobs[1].clear();
+  const SideChannelCheck some = check_side_channels({{{1, 0}, turn}}, kAsked);
+  ASSERT_EQ(kinds(some), std::vector<std::string>{"logprobs_missing"});
+  EXPECT_EQ(some.findings[0].index, 1);
+  EXPECT_EQ(some.findings[0].detail, "1 of 2 tokens have no log-probabilities");
 }
 
 TEST(SideChannels, ZeroedLogprobsAreAFindingWhereSeveralAlternativesMakeThemImpossible) {
