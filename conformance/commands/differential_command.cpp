@@ -25,7 +25,7 @@ namespace {
 struct DifferentialOptions {
   ServerFlags server;
   std::string spec_off_endpoint;
-  std::filesystem::path out_dir, json, markdown, junit;
+  std::filesystem::path out_dir, json, markdown, html, junit;
   CrowdSettings crowd;
   int64_t filler_chars = 2000;
   double near_tie_threshold = 0.1;
@@ -92,6 +92,7 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   print_summary(report);
   write("--json", o.json, [&](std::ostream& out) { out << differential_report_json(report).dump(2) << "\n"; });
   write("--markdown", o.markdown, [&](std::ostream& out) { write_differential_markdown(report, out); });
+  write("--html", o.html, [&](std::ostream& out) { write_differential_html(report, out); });
   write("--junit", o.junit, [&](std::ostream& out) { write_differential_junit(report, out); });
   std::fflush(stdout);
   if (!report.gate.passed) throw Verdict();
@@ -142,6 +143,7 @@ void add_differential_command(CLI::App& app) {
   add_model_flags(*c, o->rescore, "dtype of the re-scoring model");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/differential_report.schema.json)");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");
+  c->add_option("--html", o->html, "Write a self-contained HTML report here");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->callback([o, c] { run_differential_command(*o, *c); });
 }

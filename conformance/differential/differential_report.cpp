@@ -1,6 +1,9 @@
 #include "conformance/differential/differential_report.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +64,83 @@ std::string difference_text(const ScheduleDifference& d) {
   return text;
 }
 
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+Table schedule_table(const DifferentialReport& r) {
+  Table table{{"schedule", "served", "endpoint", "answers", "identical", "hard", "near-tie", "unattributed", "length",
+               "missing", "side-channel findings", "seconds"}, {}};
+  for (const ScheduleOutcome& o : r.schedules) {
+    table.rows.push_back({o.schedule.name, schedule_features(o.schedule), o.endpoint, std::to_string(o.questions),
+                          std::to_string(o.identical), std::to_string(o.divergences.hard), std::to_string(o.divergences.near_tie),
+                          std::to_string(o.divergences.unattributed), std::to_string(o.divergences.length),
+                          std::to_string(o.missing),
+                          std::to_string(o.side_channels.size()) + " of " + std::to_string(o.checked_turns) + " turns",
+                          short_number(o.seconds)});
+  }
+  return table;
+}
+
+Table feature_table(const DifferentialReport& r) {
+  Table table{{"feature", "answers", "differing", "hard"}, {}};
+  for (const FeatureTally& f : r.features)
+    table.rows.push_back({f.feature, std::to_string(f.answers), std::to_string(f.differing), std::to_string(f.hard)});
+  return table;
+}
+
+std::string settings_line(const DifferentialReport& r) {
+  std::string line = std::to_string(r.bench.records) + " questions, " + std::to_string(r.max_new_tokens) +
+                     " new tokens each, seed " + std::to_string(r.crowd.seed) + "; differences attributed " +
+                     (r.rescored ? "by re-scoring with the target" : "from recorded top_logprobs only") +
+                     ", near-tie threshold " + short_number(r.near_tie_threshold) + " nats. Besides tokens: usage counts, finish reasons";
+  if (r.top_logprobs > 0) line += ", log-probabilities (" + std::to_string(r.top_logprobs) + " alternatives)";
+  if (r.prompt_logprobs > 0) line += ", prompt log-probabilities (" + std::to_string(r.prompt_logprobs) + " alternatives)";
+  if (r.top_logprobs > 0 || r.prompt_logprobs > 0) line += ", tolerance " + short_number(r.logprob_tolerance) + " nats";
+  return line + ".";
+}
+
+const char* const kFeaturesIntro = "by what each answer saw while it was served:";
+
+// Each schedule's differences and findings, one line each, for schedules that have any.
+std::vector<std::pair<std::string, std::vector<std::string>>> problem_lines(const DifferentialReport& r) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const ScheduleOutcome& o : r.schedules) {
+    if (o.differences.empty() && o.side_channels.empty()) continue;
+    std::vector<std::string> lines;
+    for (const ScheduleDifference& d : o.differences) lines.push_back(difference_text(d));
+    for (const SideChannelFinding& f : o.side_channels) lines.push_back(finding_text(f));
+    out.emplace_back(o.schedule.name, std::move(lines));
+  }
+  return out;
+}
+
+void markdown_table(const Table& table, std::ostream& out) {
+  const auto row = [&out](const std::vector<std::string>& cells) {
+    out << "|";
+    for (const std::string& cell : cells) out << " " << cell << " |";
+    out << "\n";
+  };
+  row(table.header);
+  out << "|";
+  for (size_t i = 0; i < table.header.size(); ++i) out << "---|";
+  out << "\n";
+  for (const auto& cells : table.rows) row(cells);
+}
+
+void html_table(const Table& table, std::ostream& out) {
+  out << "<table><tr>";
+  for (const std::string& cell : table.header) out << "<th>" << escape_markup(cell) << "</th>";
+  out << "</tr>\n";
+  for (const auto& cells : table.rows) {
+    out << "<tr>";
+    for (const std::string& cell : cells) out << "<td>" << escape_markup(cell) << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+}
+
 }  // namespace
 
 json differential_report_json(const DifferentialReport& r) {
@@ -119,31 +199,41 @@ void write_differential_markdown(const DifferentialReport& r, std::ostream& out)
   out << "# specgate differential: " << r.model << " at " << r.endpoint << " (" << r.api << ")\n\n";
   out << "Gate: **" << (r.gate.passed ? "passed" : "FAILED") << "**\n";
   for (const std::string& reason : r.gate.reasons) out << "- " << reason << "\n";
-  out << "\n" << r.bench.records << " questions, " << r.max_new_tokens << " new tokens each, seed " << r.crowd.seed
-      << "; differences attributed " << (r.rescored ? "by re-scoring with the target" : "from recorded top_logprobs only")
-      << ", near-tie threshold " << short_number(r.near_tie_threshold) << " nats.\n\n";
-  out << "Besides tokens: usage counts" << (r.top_logprobs > 0 ? ", log-probabilities (" + std::to_string(r.top_logprobs) +
-                                                                    " alternatives, tolerance " + short_number(r.logprob_tolerance) + " nats)"
-                                                              : std::string(" (no log-probabilities asked)"))
-      << ".\n\n";
-  out << "| schedule | served | endpoint | answers | identical | hard | near-tie | unattributed | length | missing | side-channel findings | seconds |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const ScheduleOutcome& o : r.schedules) {
-    out << "| " << o.schedule.name << " | " << schedule_features(o.schedule) << " | " << o.endpoint << " | " << o.questions
-        << " | " << o.identical << " | " << o.divergences.hard << " | " << o.divergences.near_tie << " | "
-        << o.divergences.unattributed << " | " << o.divergences.length << " | " << o.missing << " | " << o.side_channels.size()
-        << " of " << o.checked_turns << " turns | " << short_number(o.seconds) << " |\n";
+  out << "\n" << settings_line(r) << "\n\n";
+  markdown_table(schedule_table(r), out);
+  out << "\nCompared with " << r.schedules.front().schedule.name << ", " << kFeaturesIntro << "\n\n";
+  markdown_table(feature_table(r), out);
+  for (const auto& [schedule, lines] : problem_lines(r)) {
+    out << "\n## " << schedule << "\n\n";
+    for (const std::string& line : lines) out << "- " << line << "\n";
   }
-  out << "\nCompared with " << r.schedules.front().schedule.name << ", by what each answer saw while it was served:\n\n"
-      << "| feature | answers | differing | hard |\n|---|---|---|---|\n";
-  for (const FeatureTally& f : r.features)
-    out << "| " << f.feature << " | " << f.answers << " | " << f.differing << " | " << f.hard << " |\n";
-  for (const ScheduleOutcome& o : r.schedules) {
-    if (o.differences.empty() && o.side_channels.empty()) continue;
-    out << "\n## " << o.schedule.name << "\n\n";
-    for (const ScheduleDifference& d : o.differences) out << "- " << difference_text(d) << "\n";
-    for (const SideChannelFinding& f : o.side_channels) out << "- " << finding_text(f) << "\n";
+}
+
+void write_differential_html(const DifferentialReport& r, std::ostream& out) {
+  const char* verdict = r.gate.passed ? "passed" : "FAILED";
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>specgate differential: " << verdict
+      << "</title><style>"
+      << "body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
+      << "table{border-collapse:collapse;font-size:13px}th,td{padding:5px 8px;border-bottom:1px solid #ddd;text-align:left}"
+      << ".pass{color:#1a7f37}.fail{color:#cf222e}.muted{color:#666;font-size:13px}</style></head><body>\n"
+      << "<h1>specgate differential: <span class=\"" << (r.gate.passed ? "pass" : "fail") << "\">" << verdict
+      << "</span></h1>\n<p class=\"muted\">" << escape_markup(r.model + " at " + r.endpoint + " (" + r.api + "), " + r.generated_at)
+      << "</p>\n";
+  if (!r.gate.reasons.empty()) {
+    out << "<ul class=\"fail\">";
+    for (const std::string& reason : r.gate.reasons) out << "<li>" << escape_markup(reason) << "</li>";
+    out << "</ul>\n";
   }
+  out << "<p>" << escape_markup(settings_line(r)) << "</p>\n";
+  html_table(schedule_table(r), out);
+  out << "<p>Compared with " << escape_markup(r.schedules.front().schedule.name) << ", " << kFeaturesIntro << "</p>\n";
+  html_table(feature_table(r), out);
+  for (const auto& [schedule, lines] : problem_lines(r)) {
+    out << "<h2>" << escape_markup(schedule) << "</h2>\n<ul>";
+    for (const std::string& line : lines) out << "<li>" << escape_markup(line) << "</li>";
+    out << "</ul>\n";
+  }
+  out << "</body></html>\n";
 }
 
 void write_differential_junit(const DifferentialReport& r, std::ostream& out) {

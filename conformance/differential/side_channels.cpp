@@ -20,8 +20,8 @@ std::optional<double> logprob_of(const std::vector<TokenLogprob>& alternatives, 
 // The log-probability the server gave token `index`, from its alternatives; nullopt when the
 // chosen token is not among them.
 std::optional<double> chosen_logprob(const ReportedTurn& turn, size_t index) {
-  if (index >= turn.top_logprobs.size()) return std::nullopt;
-  return logprob_of(turn.top_logprobs[index], turn.tokens[index]);
+  if (!turn.tokens || index >= turn.top_logprobs.size() || index >= turn.tokens->size()) return std::nullopt;
+  return logprob_of(turn.top_logprobs[index], (*turn.tokens)[index]);
 }
 
 std::string figure(double logprob) { return short_number(logprob, 4); }
@@ -32,15 +32,19 @@ class TurnChecker {
               std::vector<SideChannelFinding>& findings)
       : question_id_(question_id), turn_(turn), reported_(reported), settings_(settings), findings_(findings) {}
 
+  // The token ids, which every check but parity needs.
+  bool has_ids() const { return reported_.tokens.has_value(); }
+  const std::vector<int64_t>& ids() const { return *reported_.tokens; }
+
   void usage() {
-    const auto tokens = static_cast<int64_t>(reported_.tokens.size());
+    const auto tokens = static_cast<int64_t>(ids().size());
     if (reported_.usage_tokens && *reported_.usage_tokens != tokens)
       add("usage", std::nullopt,
           "usage.completion_tokens is " + std::to_string(*reported_.usage_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
   }
 
   void finish_reason() {
-    const auto tokens = static_cast<int64_t>(reported_.tokens.size());
+    const auto tokens = static_cast<int64_t>(ids().size());
     if (reported_.finish_reason == "length" && tokens < settings_.max_new_tokens)
       add("finish_reason", std::nullopt,
           "finish_reason is length after " + std::to_string(tokens) + " of the " + std::to_string(settings_.max_new_tokens) + " tokens asked");
@@ -48,7 +52,7 @@ class TurnChecker {
 
   // False when there are none to check further.
   bool logprobs_given() {
-    if (reported_.tokens.empty()) return false;
+    if (ids().empty()) return false;
     if (reported_.top_logprobs.empty()) {
       add("logprobs_missing", std::nullopt,
           "asked for " + std::to_string(settings_.top_logprobs) + " alternatives per token, got none");
@@ -63,7 +67,7 @@ class TurnChecker {
     }
     if (first)
       add("logprobs_missing", static_cast<int64_t>(*first),
-          std::to_string(missing) + " of " + std::to_string(reported_.tokens.size()) + " tokens have no log-probabilities");
+          std::to_string(missing) + " of " + std::to_string(ids().size()) + " tokens have no log-probabilities");
     return true;
   }
 
@@ -78,7 +82,7 @@ class TurnChecker {
   }
 
   void chosen_is_most_likely() {
-    for (size_t i = 0; i < reported_.tokens.size() && i < reported_.top_logprobs.size(); ++i) {
+    for (size_t i = 0; i < ids().size() && i < reported_.top_logprobs.size(); ++i) {
       const auto& alternatives = reported_.top_logprobs[i];
       if (alternatives.empty()) continue;
       const auto best = std::max_element(alternatives.begin(), alternatives.end(),
@@ -86,13 +90,13 @@ class TurnChecker {
       const std::optional<double> chosen = chosen_logprob(reported_, i);
       if (!chosen) {
         add("logprob_not_chosen", static_cast<int64_t>(i),
-            "token " + std::to_string(reported_.tokens[i]) + " is not among its " + std::to_string(alternatives.size()) +
+            "token " + std::to_string(ids()[i]) + " is not among its " + std::to_string(alternatives.size()) +
                 " alternatives, though greedy decoding chose it");
         return;
       }
       if (best->logprob - *chosen > settings_.tolerance) {
         add("logprob_not_chosen", static_cast<int64_t>(i),
-            "greedy decoding chose token " + std::to_string(reported_.tokens[i]) + " (" + figure(*chosen) + "), yet token " +
+            "greedy decoding chose token " + std::to_string(ids()[i]) + " (" + figure(*chosen) + "), yet token " +
                 std::to_string(best->token_id) + " has " + figure(best->logprob));
         return;
       }
@@ -138,21 +142,21 @@ class TurnChecker {
     if (settings_.rescorer == nullptr || reported_.prompt.empty()) return false;
     if (!in_vocabulary(reported_.prompt)) return false;
     const int64_t vocabulary = settings_.rescorer->vocab_size();
-    for (size_t i = 0; i < reported_.tokens.size(); ++i) {
-      if (reported_.tokens[i] < 0 || reported_.tokens[i] >= vocabulary) {
+    for (size_t i = 0; i < ids().size(); ++i) {
+      if (ids()[i] < 0 || ids()[i] >= vocabulary) {
         add("logprob_mismatch", static_cast<int64_t>(i),
-            "token " + std::to_string(reported_.tokens[i]) + " is beyond the target's vocabulary of " + std::to_string(vocabulary));
+            "token " + std::to_string(ids()[i]) + " is beyond the target's vocabulary of " + std::to_string(vocabulary));
         return true;
       }
     }
     std::string why_not;
-    const std::optional<std::vector<double>> target = settings_.rescorer->generated_logprobs(reported_.prompt, reported_.tokens, why_not);
+    const std::optional<std::vector<double>> target = settings_.rescorer->generated_logprobs(reported_.prompt, ids(), why_not);
     if (!target) return false;
     for (size_t i = 0; i < target->size(); ++i) {
       const std::optional<double> chosen = chosen_logprob(reported_, i);
       if (chosen && std::abs(*chosen - (*target)[i]) > settings_.tolerance) {
         add("logprob_mismatch", static_cast<int64_t>(i),
-            "the server gives token " + std::to_string(reported_.tokens[i]) + " " + figure(*chosen) + ", the target " +
+            "the server gives token " + std::to_string(ids()[i]) + " " + figure(*chosen) + ", the target " +
                 figure((*target)[i]));
         break;
       }
@@ -183,9 +187,10 @@ SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChann
   for (const auto& [key, reported] : turns) {
     ++check.turns;
     TurnChecker checker(key.first, key.second, reported, settings, check.findings);
+    if (settings.prompt_logprobs > 0) checker.prompt_logprobs();
+    if (!checker.has_ids()) continue;
     checker.usage();
     checker.finish_reason();
-    if (settings.prompt_logprobs > 0) checker.prompt_logprobs();
     if (settings.top_logprobs == 0 || !checker.logprobs_given()) continue;
     checker.not_all_zero();
     checker.chosen_is_most_likely();
@@ -200,7 +205,7 @@ std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, 
   for (const auto& [key, theirs] : other) {
     const auto ours = reference.find(key);
     if (ours == reference.end()) continue;
-    if (theirs.tokens == ours->second.tokens && theirs.finish_reason && ours->second.finish_reason &&
+    if (theirs.tokens && theirs.tokens == ours->second.tokens && theirs.finish_reason && ours->second.finish_reason &&
         *theirs.finish_reason != *ours->second.finish_reason)
       findings.push_back({key.first, key.second, std::nullopt, "finish_reason_parity",
                           "the same tokens end with finish_reason " + *theirs.finish_reason + " here, " +
@@ -217,13 +222,15 @@ std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, 
         }
       }
     }
-    if (!logprobs) continue;
-    for (size_t i = 0; i < theirs.tokens.size() && i < ours->second.tokens.size(); ++i) {
-      if (theirs.tokens[i] != ours->second.tokens[i]) break;
+    if (!logprobs || !theirs.tokens || !ours->second.tokens) continue;
+    const std::vector<int64_t>& their_ids = *theirs.tokens;
+    const std::vector<int64_t>& our_ids = *ours->second.tokens;
+    for (size_t i = 0; i < their_ids.size() && i < our_ids.size(); ++i) {
+      if (their_ids[i] != our_ids[i]) break;
       const std::optional<double> a = chosen_logprob(ours->second, i), b = chosen_logprob(theirs, i);
       if (a && b && std::abs(*a - *b) > tolerance) {
         findings.push_back({key.first, key.second, static_cast<int64_t>(i), "logprob_parity",
-                            "token " + std::to_string(theirs.tokens[i]) + " has " + figure(*b) + " here, " + figure(*a) +
+                            "token " + std::to_string(their_ids[i]) + " has " + figure(*b) + " here, " + figure(*a) +
                                 " in the reference schedule"});
         break;
       }

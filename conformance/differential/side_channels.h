@@ -18,7 +18,7 @@ namespace specgate::cli {
 // One turn of an answer as the server reported it besides its text.
 struct ReportedTurn {
   std::vector<int64_t> prompt;  // the ids it was fed, as it says or as they were sent; empty when unknown
-  std::vector<int64_t> tokens;
+  std::optional<std::vector<int64_t>> tokens;  // absent where the API gives text only
   std::optional<int64_t> usage_tokens;                  // usage.completion_tokens
   std::vector<std::vector<TokenLogprob>> top_logprobs;  // per token; empty when not given
   std::optional<std::string> finish_reason;             // "stop", "length" or as given

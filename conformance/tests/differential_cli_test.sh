@@ -44,7 +44,8 @@ serve correct "${exspec[@]}" || exit 1
 correct=$url
 for seed in 0 1 2; do
   differential "$correct" --seed $seed --crowds 4 --out-dir "$work/correct-$seed" --json "$work/correct-$seed.json" \
-    --markdown "$work/correct-$seed.md" --junit "$work/correct-$seed.xml" >"$work/correct-$seed.out" 2>&1 ||
+    --markdown "$work/correct-$seed.md" --html "$work/correct-$seed.html" --junit "$work/correct-$seed.xml" \
+    >"$work/correct-$seed.out" 2>&1 ||
     fail "a correct server failed with seed $seed: $(cat "$work/correct-$seed.out")"
 done
 "$python" - "$schema" "$work/correct-0.json" "$work/correct-0.xml" <<'PY' || fail "reports of a correct server"
@@ -68,6 +69,15 @@ suites = ET.parse(sys.argv[3]).getroot().findall("testsuite")
 assert [s.get("name") for s in suites] == names and all(s.get("failures") == "0" for s in suites)
 PY
 grep -q "Gate: \*\*passed\*\*" "$work/correct-0.md" || fail "Markdown lacks the gate"
+grep -q '<h1>specgate differential: <span class="pass">passed</span></h1>' "$work/correct-0.html" || fail "HTML lacks the gate"
+[ "$(grep -c '<tr>' "$work/correct-0.html")" -ge 11 ] || fail "HTML lacks the tables"
+# Other dialects: text prompts (openai) and the chat endpoint, which renders the conversation.
+for api in openai vllm-chat; do
+  "$conformance" differential --endpoint "$correct" --api $api --model fixture --bench "$bench" --limit 8 \
+    --max-new-tokens 16 --crowds 1 --max-in-flight 4 --out-dir "$work/$api" >"$work/$api.out" 2>&1 ||
+    fail "differential --api $api against a correct server: $(tail -3 "$work/$api.out")"
+  grep -q "crowd-1 .*8 identical" "$work/$api.out" || fail "--api $api: $(cat "$work/$api.out")"
+done
 # The same seed sends the same schedules.
 "$python" - "$work/correct-1.json" "$work/correct-2.json" <<'PY' || fail "seeds draw the crowds"
 import json, sys

@@ -9,7 +9,7 @@ namespace {
 
 // Tokens 5, 6 with two alternatives each, the chosen one first.
 ReportedTurn good_turn() {
-  return {.prompt = {1, 2}, .tokens = {5, 6}, .usage_tokens = 2,
+  return {.prompt = {1, 2}, .tokens = std::vector<int64_t>{5, 6}, .usage_tokens = 2,
           .top_logprobs = {{{5, -0.1}, {9, -2.5}}, {{6, -0.2}, {8, -1.9}}}};
 }
 
@@ -26,6 +26,17 @@ TEST(SideChannels, ACorrectTurnHasNoFinding) {
   EXPECT_EQ(check.turns, 1);
   EXPECT_EQ(check.rescored_turns, 0);
   EXPECT_TRUE(check.findings.empty());
+}
+
+TEST(SideChannels, AnswersGivenAsTextOnlyAreNotJudgedOnTokens) {
+  ReportedTurn text_only = good_turn();
+  text_only.tokens.reset();
+  text_only.usage_tokens = 16;
+  text_only.finish_reason = "length";
+  EXPECT_TRUE(check_side_channels({{{1, 0}, text_only}}, SideChannelSettings{.max_new_tokens = 16, .top_logprobs = 2}).findings.empty());
+  ReportedTurns other = {{{1, 0}, text_only}};
+  other[{1, 0}].finish_reason = "stop";
+  EXPECT_TRUE(compare_reports({{{1, 0}, text_only}}, other, true, 0.05).empty()) << "texts are not known to be the same tokens";
 }
 
 TEST(SideChannels, AUsageCountThatIsNotTheTokensIsAFinding) {
@@ -103,7 +114,7 @@ TEST(SideChannels, TheSameTokensMustEndForTheSameReason) {
   ReportedTurns other = reference;
   other[{1, 0}].finish_reason = "length";
   other[{2, 0}].finish_reason = "length";
-  other[{2, 0}].tokens = {5, 8};  // other tokens may end otherwise
+  other[{2, 0}].tokens = std::vector<int64_t>{5, 8};  // other tokens may end otherwise
   const std::vector<SideChannelFinding> findings = compare_reports(reference, other, false, 0.05);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].question_id, 1);
@@ -144,7 +155,7 @@ TEST(SideChannels, ParityComparesTheSameTokensUpToTheFirstThatDiffers) {
   const ReportedTurns reference = {{{1, 0}, good_turn()}, {{2, 0}, good_turn()}};
   ReportedTurns other = reference;
   other[{1, 0}].top_logprobs[1][0].logprob = -0.4;  // 0.2 from the reference's
-  other[{2, 0}].tokens = {5, 7};                    // differs from token 1 on: only token 0 compared
+  other[{2, 0}].tokens = std::vector<int64_t>{5, 7};  // differs from token 1 on: only token 0 compared
   other[{2, 0}].top_logprobs[1][0] = {7, -3.0};
   const std::vector<SideChannelFinding> findings = compare_reports(reference, other, true, 0.05);
   ASSERT_EQ(findings.size(), 1u);
