@@ -10,14 +10,18 @@
 namespace specgate {
 namespace {
 
-std::vector<TokenLogprob> top_logprobs(const at::Tensor& logits, int64_t k) {
-  const at::Tensor logprobs = logits.to(at::kDouble).log_softmax(-1);
+// The `k` most likely tokens of float64 log-probabilities over the vocabulary.
+std::vector<TokenLogprob> most_likely(const at::Tensor& logprobs, int64_t k) {
   const auto [values, ids] = logprobs.topk(std::min<int64_t>(k, logprobs.size(-1)));
   const at::Tensor values_cpu = values.cpu(), ids_cpu = ids.cpu();
   std::vector<TokenLogprob> out;
   for (int64_t i = 0; i < values_cpu.size(0); ++i)
     out.push_back({ids_cpu[i].item<int64_t>(), values_cpu[i].item<double>()});
   return out;
+}
+
+std::vector<TokenLogprob> top_logprobs(const at::Tensor& logits, int64_t k) {
+  return most_likely(logits.to(at::kDouble).log_softmax(-1), k);
 }
 
 // The model's log-probabilities, in float64, after each of the `count` tokens of `tokens` that
@@ -73,7 +77,7 @@ std::vector<std::vector<TokenLogprob>> oracle_top_logprobs(const Transformer& mo
   std::vector<int64_t> tokens(prompt.begin(), prompt.end());
   tokens.insert(tokens.end(), generated.begin(), generated.end());
   const at::Tensor logprobs = logprobs_before_last(model, tokens, static_cast<int64_t>(generated.size()));
-  for (int64_t i = 0; i < logprobs.size(0); ++i) out.push_back(top_logprobs(logprobs[i], k));
+  for (int64_t i = 0; i < logprobs.size(0); ++i) out.push_back(most_likely(logprobs[i], k));
   return out;
 }
 
@@ -85,7 +89,7 @@ std::vector<std::vector<TokenLogprob>> oracle_prompt_logprobs(const Transformer&
   for (int64_t i = 0; i < logprobs.size(0); ++i) {
     const int64_t token = prompt[i + 1];
     std::vector<TokenLogprob> entry{{token, logprobs[i][token].item<double>()}};
-    for (const TokenLogprob& alternative : top_logprobs(logprobs[i], k)) {
+    for (const TokenLogprob& alternative : most_likely(logprobs[i], k)) {
       if (alternative.token_id != token) entry.push_back(alternative);
     }
     out.push_back(std::move(entry));

@@ -45,9 +45,7 @@ Collected collect_schedule(const DifferentialJob& job, const Schedule& schedule,
   Collected collected;
   std::mutex mutex;
   collect.on_completion = [&](const Question& question, size_t turn, const CompletionRequest& request, const Completion& completion) {
-    ReportedTurn reported{.prompt = completion.prompt_token_ids, .tokens = completion.token_ids,
-                          .usage_tokens = completion.new_tokens, .top_logprobs = completion.top_logprobs,
-                          .finish_reason = completion.finish_reason, .prompt_logprobs = completion.prompt_logprobs};
+    ReportedTurn reported{.prompt = completion.prompt_token_ids, .completion = completion};
     if (reported.prompt.empty() && request.prompt_ids) reported.prompt = *request.prompt_ids;
     const std::lock_guard lock(mutex);
     collected.turns[{question.question_id, static_cast<int64_t>(turn)}] = std::move(reported);

@@ -20,8 +20,8 @@ std::optional<double> logprob_of(const std::vector<TokenLogprob>& alternatives, 
 // The log-probability the server gave token `index`, from its alternatives; nullopt when the
 // chosen token is not among them.
 std::optional<double> chosen_logprob(const ReportedTurn& turn, size_t index) {
-  if (!turn.tokens || index >= turn.top_logprobs.size() || index >= turn.tokens->size()) return std::nullopt;
-  return logprob_of(turn.top_logprobs[index], (*turn.tokens)[index]);
+  if (!turn.completion.token_ids || index >= turn.completion.top_logprobs.size() || index >= turn.completion.token_ids->size()) return std::nullopt;
+  return logprob_of(turn.completion.top_logprobs[index], (*turn.completion.token_ids)[index]);
 }
 
 std::string figure(double logprob) { return short_number(logprob, 4); }
@@ -33,19 +33,19 @@ class TurnChecker {
       : question_id_(question_id), turn_(turn), reported_(reported), settings_(settings), findings_(findings) {}
 
   // The token ids, which every check but parity needs.
-  bool has_ids() const { return reported_.tokens.has_value(); }
-  const std::vector<int64_t>& ids() const { return *reported_.tokens; }
+  bool has_ids() const { return reported_.completion.token_ids.has_value(); }
+  const std::vector<int64_t>& ids() const { return *reported_.completion.token_ids; }
 
   void usage() {
     const auto tokens = static_cast<int64_t>(ids().size());
-    if (reported_.usage_tokens && *reported_.usage_tokens != tokens)
+    if (reported_.completion.new_tokens && *reported_.completion.new_tokens != tokens)
       add("usage", std::nullopt,
-          "usage.completion_tokens is " + std::to_string(*reported_.usage_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
+          "usage.completion_tokens is " + std::to_string(*reported_.completion.new_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
   }
 
   void finish_reason() {
     const auto tokens = static_cast<int64_t>(ids().size());
-    if (reported_.finish_reason == "length" && tokens < settings_.max_new_tokens)
+    if (reported_.completion.finish_reason == "length" && tokens < settings_.max_new_tokens)
       add("finish_reason", std::nullopt,
           "finish_reason is length after " + std::to_string(tokens) + " of the " + std::to_string(settings_.max_new_tokens) + " tokens asked");
   }
@@ -53,15 +53,15 @@ class TurnChecker {
   // False when there are none to check further.
   bool logprobs_given() {
     if (ids().empty()) return false;
-    if (reported_.top_logprobs.empty()) {
+    if (reported_.completion.top_logprobs.empty()) {
       add("logprobs_missing", std::nullopt,
           "asked for " + std::to_string(settings_.top_logprobs) + " alternatives per token, got none");
       return false;
     }
     std::optional<size_t> first;
     int64_t missing = 0;
-    for (size_t i = 0; i < reported_.top_logprobs.size(); ++i) {
-      if (!reported_.top_logprobs[i].empty()) continue;
+    for (size_t i = 0; i < reported_.completion.top_logprobs.size(); ++i) {
+      if (!reported_.completion.top_logprobs[i].empty()) continue;
       if (!first) first = i;
       ++missing;
     }
@@ -73,7 +73,7 @@ class TurnChecker {
 
   void not_all_zero() {
     bool all_zero = true, several = false;
-    for (const auto& alternatives : reported_.top_logprobs) {
+    for (const auto& alternatives : reported_.completion.top_logprobs) {
       several = several || alternatives.size() > 1;
       for (const TokenLogprob& alternative : alternatives) all_zero = all_zero && alternative.logprob == 0.0;
     }
@@ -82,8 +82,8 @@ class TurnChecker {
   }
 
   void chosen_is_most_likely() {
-    for (size_t i = 0; i < ids().size() && i < reported_.top_logprobs.size(); ++i) {
-      const auto& alternatives = reported_.top_logprobs[i];
+    for (size_t i = 0; i < ids().size() && i < reported_.completion.top_logprobs.size(); ++i) {
+      const auto& alternatives = reported_.completion.top_logprobs[i];
       if (alternatives.empty()) continue;
       const auto best = std::max_element(alternatives.begin(), alternatives.end(),
                                          [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob < b.logprob; });
@@ -105,7 +105,7 @@ class TurnChecker {
 
   void prompt_logprobs() {
     const std::vector<int64_t>& prompt = reported_.prompt;
-    const auto& given = reported_.prompt_logprobs;
+    const auto& given = reported_.completion.prompt_logprobs;
     if (given.empty()) {
       add("prompt_logprobs_missing", std::nullopt,
           "asked for " + std::to_string(settings_.prompt_logprobs) + " alternatives per prompt token, got none");
@@ -205,15 +205,15 @@ std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, 
   for (const auto& [key, theirs] : other) {
     const auto ours = reference.find(key);
     if (ours == reference.end()) continue;
-    if (theirs.tokens && theirs.tokens == ours->second.tokens && theirs.finish_reason && ours->second.finish_reason &&
-        *theirs.finish_reason != *ours->second.finish_reason)
+    if (theirs.completion.token_ids && theirs.completion.token_ids == ours->second.completion.token_ids && theirs.completion.finish_reason && ours->second.completion.finish_reason &&
+        *theirs.completion.finish_reason != *ours->second.completion.finish_reason)
       findings.push_back({key.first, key.second, std::nullopt, "finish_reason_parity",
-                          "the same tokens end with finish_reason " + *theirs.finish_reason + " here, " +
-                              *ours->second.finish_reason + " in the reference schedule"});
-    if (theirs.prompt == ours->second.prompt && theirs.prompt_logprobs.size() == ours->second.prompt_logprobs.size()) {
-      for (size_t i = 0; i < theirs.prompt_logprobs.size() && i + 1 < theirs.prompt.size(); ++i) {
+                          "the same tokens end with finish_reason " + *theirs.completion.finish_reason + " here, " +
+                              *ours->second.completion.finish_reason + " in the reference schedule"});
+    if (theirs.prompt == ours->second.prompt && theirs.completion.prompt_logprobs.size() == ours->second.completion.prompt_logprobs.size()) {
+      for (size_t i = 0; i < theirs.completion.prompt_logprobs.size() && i + 1 < theirs.prompt.size(); ++i) {
         const int64_t token = theirs.prompt[i + 1];
-        const std::optional<double> a = logprob_of(ours->second.prompt_logprobs[i], token), b = logprob_of(theirs.prompt_logprobs[i], token);
+        const std::optional<double> a = logprob_of(ours->second.completion.prompt_logprobs[i], token), b = logprob_of(theirs.completion.prompt_logprobs[i], token);
         if (a && b && std::abs(*a - *b) > tolerance) {
           findings.push_back({key.first, key.second, static_cast<int64_t>(i + 1), "prompt_logprob_parity",
                               "prompt token " + std::to_string(token) + " has " + figure(*b) + " here, " + figure(*a) +
@@ -222,9 +222,9 @@ std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, 
         }
       }
     }
-    if (!logprobs || !theirs.tokens || !ours->second.tokens) continue;
-    const std::vector<int64_t>& their_ids = *theirs.tokens;
-    const std::vector<int64_t>& our_ids = *ours->second.tokens;
+    if (!logprobs || !theirs.completion.token_ids || !ours->second.completion.token_ids) continue;
+    const std::vector<int64_t>& their_ids = *theirs.completion.token_ids;
+    const std::vector<int64_t>& our_ids = *ours->second.completion.token_ids;
     for (size_t i = 0; i < their_ids.size() && i < our_ids.size(); ++i) {
       if (their_ids[i] != our_ids[i]) break;
       const std::optional<double> a = chosen_logprob(ours->second, i), b = chosen_logprob(theirs, i);

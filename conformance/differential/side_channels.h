@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "impl/common/token_logprob.h"
+#include "conformance/collect/dialect.h"
 
 namespace specgate {
 class Rescorer;
@@ -15,15 +15,11 @@ class Rescorer;
 
 namespace specgate::cli {
 
-// One turn of an answer as the server reported it besides its text.
+// One turn of an answer as the server reported it, and the ids it was fed: as it says, else as
+// they were sent; empty when unknown.
 struct ReportedTurn {
-  std::vector<int64_t> prompt;  // the ids it was fed, as it says or as they were sent; empty when unknown
-  std::optional<std::vector<int64_t>> tokens;  // absent where the API gives text only
-  std::optional<int64_t> usage_tokens;                  // usage.completion_tokens
-  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per token; empty when not given
-  std::optional<std::string> finish_reason;             // "stop", "length" or as given
-  // Per prompt token after the first, the token itself among them when right; empty when not given.
-  std::vector<std::vector<TokenLogprob>> prompt_logprobs;
+  std::vector<int64_t> prompt;
+  Completion completion;
 };
 
 // By question id and turn.

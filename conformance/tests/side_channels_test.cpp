@@ -9,8 +9,10 @@ namespace {
 
 // Tokens 5, 6 with two alternatives each, the chosen one first.
 ReportedTurn good_turn() {
-  return {.prompt = {1, 2}, .tokens = std::vector<int64_t>{5, 6}, .usage_tokens = 2,
-          .top_logprobs = {{{5, -0.1}, {9, -2.5}}, {{6, -0.2}, {8, -1.9}}}};
+  return {.prompt = {1, 2},
+          .completion = {.token_ids = std::vector<int64_t>{5, 6},
+                         .top_logprobs = {{{5, -0.1}, {9, -2.5}}, {{6, -0.2}, {8, -1.9}}},
+                         .new_tokens = 2}};
 }
 
 std::vector<std::string> kinds(const SideChannelCheck& check) {
@@ -30,36 +32,36 @@ TEST(SideChannels, ACorrectTurnHasNoFinding) {
 
 TEST(SideChannels, AnswersGivenAsTextOnlyAreNotJudgedOnTokens) {
   ReportedTurn text_only = good_turn();
-  text_only.tokens.reset();
-  text_only.usage_tokens = 16;
-  text_only.finish_reason = "length";
+  text_only.completion.token_ids.reset();
+  text_only.completion.new_tokens = 16;
+  text_only.completion.finish_reason = "length";
   EXPECT_TRUE(check_side_channels({{{1, 0}, text_only}}, SideChannelSettings{.max_new_tokens = 16, .top_logprobs = 2}).findings.empty());
   ReportedTurns other = {{{1, 0}, text_only}};
-  other[{1, 0}].finish_reason = "stop";
+  other[{1, 0}].completion.finish_reason = "stop";
   EXPECT_TRUE(compare_reports({{{1, 0}, text_only}}, other, true, 0.05).empty()) << "texts are not known to be the same tokens";
 }
 
 TEST(SideChannels, AUsageCountThatIsNotTheTokensIsAFinding) {
   ReportedTurn turn = good_turn();
-  turn.usage_tokens = 5;
+  turn.completion.new_tokens = 5;
   const SideChannelCheck check = check_side_channels({{{7, 1}, turn}}, kAsked);
   ASSERT_EQ(kinds(check), std::vector<std::string>{"usage"});
   EXPECT_EQ(check.findings[0].question_id, 7);
   EXPECT_EQ(check.findings[0].turn, 1);
   EXPECT_EQ(check.findings[0].detail, "usage.completion_tokens is 5, the answer has 2 tokens");
-  turn.usage_tokens.reset();
+  turn.completion.new_tokens.reset();
   EXPECT_TRUE(check_side_channels({{{7, 1}, turn}}, kAsked).findings.empty()) << "a server that gives no count";
 }
 
 TEST(SideChannels, LogprobsAskedAndNotGivenAreAFindingOnlyWhenAsked) {
   ReportedTurn turn = good_turn();
-  turn.top_logprobs.clear();
+  turn.completion.top_logprobs.clear();
   EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), std::vector<std::string>{"logprobs_missing"});
   EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, SideChannelSettings{}).findings.empty());
 
   // A server that reports them for the tokens it sampled itself, not for accepted drafts.
   turn = good_turn();
-  turn.top_logprobs[1].clear();
+  turn.completion.top_logprobs[1].clear();
   const SideChannelCheck some = check_side_channels({{{1, 0}, turn}}, kAsked);
   ASSERT_EQ(kinds(some), std::vector<std::string>{"logprobs_missing"});
   EXPECT_EQ(some.findings[0].index, 1);
@@ -68,58 +70,58 @@ TEST(SideChannels, LogprobsAskedAndNotGivenAreAFindingOnlyWhenAsked) {
 
 TEST(SideChannels, ZeroedLogprobsAreAFindingWhereSeveralAlternativesMakeThemImpossible) {
   ReportedTurn turn = good_turn();
-  for (auto& alternatives : turn.top_logprobs) {
+  for (auto& alternatives : turn.completion.top_logprobs) {
     for (TokenLogprob& a : alternatives) a.logprob = 0.0;
   }
   EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), std::vector<std::string>{"logprobs_zero"});
-  turn.top_logprobs = {{{5, 0.0}}, {{6, 0.0}}};  // one alternative each: certain tokens, possible
+  turn.completion.top_logprobs = {{{5, 0.0}}, {{6, 0.0}}};  // one alternative each: certain tokens, possible
   EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, kAsked).findings.empty());
 }
 
 TEST(SideChannels, AGreedyChoiceMustBeTheMostLikelyOfItsAlternatives) {
   ReportedTurn absent = good_turn();
-  absent.top_logprobs[1] = {{8, -0.1}, {9, -0.3}};
+  absent.completion.top_logprobs[1] = {{8, -0.1}, {9, -0.3}};
   SideChannelCheck check = check_side_channels({{{1, 0}, absent}}, kAsked);
   ASSERT_EQ(kinds(check), std::vector<std::string>{"logprob_not_chosen"});
   EXPECT_EQ(check.findings[0].index, 1);
   EXPECT_EQ(check.findings[0].detail, "token 6 is not among its 2 alternatives, though greedy decoding chose it");
 
   ReportedTurn below = good_turn();
-  below.top_logprobs[0] = {{9, -0.3}, {5, -0.4}};
+  below.completion.top_logprobs[0] = {{9, -0.3}, {5, -0.4}};
   check = check_side_channels({{{1, 0}, below}}, kAsked);
   ASSERT_EQ(kinds(check), std::vector<std::string>{"logprob_not_chosen"});
   EXPECT_EQ(check.findings[0].index, 0);
 
   ReportedTurn tie = good_turn();
-  tie.top_logprobs[0] = {{9, -0.30}, {5, -0.32}};  // within the tolerance
+  tie.completion.top_logprobs[0] = {{9, -0.30}, {5, -0.32}};  // within the tolerance
   EXPECT_TRUE(check_side_channels({{{1, 0}, tie}}, kAsked).findings.empty());
 }
 
 TEST(SideChannels, AFinishReasonOfLengthBeforeTheLengthAskedIsAFinding) {
   ReportedTurn turn = good_turn();
-  turn.finish_reason = "length";
+  turn.completion.finish_reason = "length";
   const SideChannelSettings asked{.max_new_tokens = 4};
   SideChannelCheck check = check_side_channels({{{3, 0}, turn}}, asked);
   ASSERT_EQ(kinds(check), std::vector<std::string>{"finish_reason"});
   EXPECT_EQ(check.findings[0].detail, "finish_reason is length after 2 of the 4 tokens asked");
   EXPECT_TRUE(check_side_channels({{{3, 0}, turn}}, SideChannelSettings{.max_new_tokens = 2}).findings.empty());
-  turn.finish_reason = "stop";
+  turn.completion.finish_reason = "stop";
   EXPECT_TRUE(check_side_channels({{{3, 0}, turn}}, asked).findings.empty());
 }
 
 TEST(SideChannels, TheSameTokensMustEndForTheSameReason) {
   ReportedTurns reference = {{{1, 0}, good_turn()}, {{2, 0}, good_turn()}};
-  reference[{1, 0}].finish_reason = "stop";
-  reference[{2, 0}].finish_reason = "stop";
+  reference[{1, 0}].completion.finish_reason = "stop";
+  reference[{2, 0}].completion.finish_reason = "stop";
   ReportedTurns other = reference;
-  other[{1, 0}].finish_reason = "length";
-  other[{2, 0}].finish_reason = "length";
-  other[{2, 0}].tokens = std::vector<int64_t>{5, 8};  // other tokens may end otherwise
+  other[{1, 0}].completion.finish_reason = "length";
+  other[{2, 0}].completion.finish_reason = "length";
+  other[{2, 0}].completion.token_ids = std::vector<int64_t>{5, 8};  // other tokens may end otherwise
   const std::vector<SideChannelFinding> findings = compare_reports(reference, other, false, 0.05);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].question_id, 1);
   EXPECT_EQ(findings[0].kind, "finish_reason_parity");
-  other[{1, 0}].finish_reason.reset();
+  other[{1, 0}].completion.finish_reason.reset();
   EXPECT_TRUE(compare_reports(reference, other, false, 0.05).empty()) << "a reason not given is not compared";
 }
 
@@ -127,23 +129,23 @@ TEST(SideChannels, PromptLogprobsMustComeOnePerPromptTokenAfterTheFirstEachWithI
   const SideChannelSettings asked{.prompt_logprobs = 1};
   ReportedTurn turn = good_turn();  // prompt {1, 2}
   EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, asked)), std::vector<std::string>{"prompt_logprobs_missing"});
-  turn.prompt_logprobs = {{{2, -1.5}, {4, -0.5}}};
+  turn.completion.prompt_logprobs = {{{2, -1.5}, {4, -0.5}}};
   EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, asked).findings.empty());
-  turn.prompt_logprobs = {{{4, -0.5}}};
+  turn.completion.prompt_logprobs = {{{4, -0.5}}};
   SideChannelCheck check = check_side_channels({{{1, 0}, turn}}, asked);
   ASSERT_EQ(kinds(check), std::vector<std::string>{"prompt_logprob_mismatch"});
   EXPECT_EQ(check.findings[0].index, 1);
   EXPECT_EQ(check.findings[0].detail, "prompt token 2 is not among its 1 log-probabilities");
-  turn.prompt_logprobs = {{{2, -1.5}}, {{2, -1.5}}};
+  turn.completion.prompt_logprobs = {{{2, -1.5}}, {{2, -1.5}}};
   EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, asked)), std::vector<std::string>{"prompt_logprob_mismatch"});
 }
 
 TEST(SideChannels, TheSamePromptMustGetTheSameLogprobsInEverySchedule) {
   ReportedTurn turn = good_turn();
-  turn.prompt_logprobs = {{{2, -1.5}}};
+  turn.completion.prompt_logprobs = {{{2, -1.5}}};
   const ReportedTurns reference = {{{1, 0}, turn}};
   ReportedTurns other = reference;
-  other[{1, 0}].prompt_logprobs[0][0].logprob = -1.2;
+  other[{1, 0}].completion.prompt_logprobs[0][0].logprob = -1.2;
   const std::vector<SideChannelFinding> findings = compare_reports(reference, other, false, 0.05);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].kind, "prompt_logprob_parity");
@@ -154,9 +156,9 @@ TEST(SideChannels, TheSamePromptMustGetTheSameLogprobsInEverySchedule) {
 TEST(SideChannels, ParityComparesTheSameTokensUpToTheFirstThatDiffers) {
   const ReportedTurns reference = {{{1, 0}, good_turn()}, {{2, 0}, good_turn()}};
   ReportedTurns other = reference;
-  other[{1, 0}].top_logprobs[1][0].logprob = -0.4;  // 0.2 from the reference's
-  other[{2, 0}].tokens = std::vector<int64_t>{5, 7};  // differs from token 1 on: only token 0 compared
-  other[{2, 0}].top_logprobs[1][0] = {7, -3.0};
+  other[{1, 0}].completion.top_logprobs[1][0].logprob = -0.4;  // 0.2 from the reference's
+  other[{2, 0}].completion.token_ids = std::vector<int64_t>{5, 7};  // differs from token 1 on: only token 0 compared
+  other[{2, 0}].completion.top_logprobs[1][0] = {7, -3.0};
   const std::vector<SideChannelFinding> findings = compare_reports(reference, other, true, 0.05);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].question_id, 1);
