@@ -6,6 +6,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include "conformance/commands/interrupted.h"
 #include "conformance/differential/schedule.h"
 #include "impl/common/error.h"
 #include "impl/common/sha256.h"
@@ -52,7 +53,8 @@ Collected collect_schedule(const DifferentialJob& job, const Schedule& schedule,
   };
   collected.result = collect_answers(collect);
   if (collected.result.error) throw InputError("schedule " + schedule.name + ": " + *collected.result.error);
-  if (collected.result.interrupted) throw InputError("schedule " + schedule.name + ": interrupted");
+  if (collected.result.interrupted)
+    throw Interrupted("differential: interrupted in schedule " + schedule.name + "; its answers so far are in " + out.string());
   return collected;
 }
 

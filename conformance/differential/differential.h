@@ -84,7 +84,8 @@ struct DifferentialReport {
 // reported besides its tokens (check_side_channels; finish reasons against the first
 // schedule's, and the spec-off schedule's log-probabilities too: compare_reports). The gate fails on a hard, unattributed or length
 // difference, a missing answer or a side-channel finding in any schedule (on near-ties too with
-// near_ties_fail). Throws InputError when a schedule cannot be collected.
+// near_ties_fail). Throws InputError when a schedule cannot be collected, Interrupted when a
+// signal stopped it.
 DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd);
 
 // The long prompts sent as fillers: the questions' first turns, cycled from a different one for
