@@ -145,15 +145,18 @@ PY
   grep -q "$kind" "$work/$name-alone.out" || fail "$name without --rescore-with: no $kind in $(cat "$work/$name-alone.out")"
 done
 
-# SIGINT: the requests in flight finish, and it exits 130 as collect does.
-differential "$correct" --crowds 1 --out-dir "$work/interrupted" >"$work/interrupted.out" 2>&1 &
+# SIGTERM (a background job ignores SIGINT) while the first schedule runs: the requests in flight
+# finish, and it exits 130 as collect does.
+"$conformance" differential --endpoint "$correct" --api vllm --model fixture --bench "$bench" --limit 12 \
+  --max-new-tokens 24 --crowds 1 --out-dir "$work/interrupted" >"$work/interrupted.out" 2>&1 &
 interrupted=$!
-sleep 0.7
-kill -INT $interrupted
+for _ in $(seq 300); do [ -d "$work/interrupted" ] && break; sleep 0.05; done
+sleep 0.3
+kill -TERM $interrupted
 wait $interrupted
 status=$?
-[ $status -eq 130 ] || fail "SIGINT: exit $status, not 130: $(tail -2 "$work/interrupted.out")"
-grep -q "differential: interrupted in schedule alone" "$work/interrupted.out" || fail "SIGINT: $(tail -2 "$work/interrupted.out")"
+[ $status -eq 130 ] || fail "SIGTERM: exit $status, not 130: $(tail -2 "$work/interrupted.out")"
+grep -q "differential: interrupted in schedule alone" "$work/interrupted.out" || fail "SIGTERM: $(tail -2 "$work/interrupted.out")"
 
 # Bad input: exit 2, one line.
 args=(differential --api vllm --model fixture --bench "$bench" --out-dir "$work/bad")
