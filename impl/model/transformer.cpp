@@ -118,8 +118,9 @@ at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, co
 
   // Grouped-query attention without repeating K/V: fold each group's heads into the query axis.
   const at::Tensor grouped_q = q.reshape({batch, kv_heads, group * steps, head_dim});
+  // reshape, not view: CUDA's attention kernels hand back their output with [B, T, H, D] strides.
   const at::Tensor out = grouped_attention(grouped_q, k, v, mask, group)
-                             .view({batch, config_.num_heads, steps, head_dim})
+                             .reshape({batch, config_.num_heads, steps, head_dim})
                              .transpose(1, 2)
                              .reshape({batch, steps, config_.num_heads * head_dim});
   return linear(out, w.o_proj, w.o_bias);

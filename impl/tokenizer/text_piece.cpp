@@ -24,7 +24,7 @@ std::vector<Span> spans_of(size_t length, const std::vector<std::pair<size_t, si
 }
 
 // Spans merged or dropped as `behavior` says; each result is kept.
-std::vector<std::pair<size_t, size_t>> apply(const std::vector<Span>& spans, SplitBehavior behavior) {
+std::vector<std::pair<size_t, size_t>> kept_ranges(const std::vector<Span>& spans, SplitBehavior behavior) {
   std::vector<std::pair<size_t, size_t>> kept;
   bool previous_match = false;
   switch (behavior) {
@@ -65,7 +65,7 @@ std::vector<std::pair<size_t, size_t>> apply(const std::vector<Span>& spans, Spl
 
 void split_piece(const TextPiece& piece, const std::vector<std::pair<size_t, size_t>>& matches,
                  SplitBehavior behavior, bool invert, std::vector<TextPiece>& out) {
-  for (const auto& [begin, end] : apply(spans_of(piece.text.size(), matches, invert), behavior)) {
+  for (const auto& [begin, end] : kept_ranges(spans_of(piece.text.size(), matches, invert), behavior)) {
     if (begin == end) continue;
     out.push_back({piece.text.substr(begin, end - begin), piece.at_text_start && begin == 0, std::nullopt});
   }
