@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/commands/warper_flags.h"
@@ -73,8 +74,7 @@ void add_acceptance_command(CLI::App& app) {
       ->required();
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder, the engine's drafter")->required();
-  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens")
-      ->check(CLI::Range(1, 64));
+  add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens");
   add_warper_flags(*c, o->warpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();
   add_model_flags(*c, o->loading, "dtype of both models");

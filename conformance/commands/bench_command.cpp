@@ -12,6 +12,7 @@
 #include "conformance/bench/bench_workload.h"
 #include "conformance/bench/machine_info.h"
 #include "conformance/commands/commands.h"
+#include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/files/output_file.h"
@@ -234,7 +235,7 @@ void add_bench_command(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
+  add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round")->capture_default_str();
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder");
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl (first turns are the prompts)")->required();

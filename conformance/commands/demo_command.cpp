@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
 #include "conformance/engines/engine_run.h"
@@ -31,8 +32,7 @@ struct DemoOptions {
   std::filesystem::path fixtures;  // a pair built before; empty: build one into out/fixtures
   uint64_t seed = 0;
   int64_t max_new_tokens = 256;  // enough for decoding, not the prompt passes, to dominate
-  int64_t batch_size = 8;
-  int64_t draft_tokens = 4;
+  DecoderFlags decoder;
   std::string fault = "kv-not-shifted";
 };
 
@@ -125,6 +125,7 @@ std::string headline(const std::vector<DemoRow>& rows, int64_t batch_size) {
 }
 
 void run_demo(const DemoOptions& options) {
+  const int64_t window = options.decoder.exspec_window();
   const std::filesystem::path fixtures = options.fixtures.empty() ? options.out / "fixtures" : options.fixtures;
   DraftAgreement agreement;
   if (options.fixtures.empty()) {
@@ -146,7 +147,7 @@ void run_demo(const DemoOptions& options) {
   const std::vector<Question> questions = read_questions(bench_path);
 
   DecodeOptions decode;
-  decode.draft_tokens = options.draft_tokens;
+  decode.draft_tokens = options.decoder.draft_tokens;
   decode.max_new_tokens = options.max_new_tokens;
   decode.eos_ids = models.target.config().eos_token_ids;
   const std::vector<DemoEngine> engines = {{Engine::kOracle, "oracle", ""},
@@ -156,7 +157,7 @@ void run_demo(const DemoOptions& options) {
                                            {Engine::kEqspec, "eqspec + fault " + options.fault, options.fault}};
   std::printf("generating %lld tokens for each of %zu questions with %zu engines (batch %lld, K %lld, float32, cpu)\n",
               static_cast<long long>(options.max_new_tokens), questions.size(), engines.size(),
-              static_cast<long long>(options.batch_size), static_cast<long long>(options.draft_tokens));
+              static_cast<long long>(options.decoder.batch_size), static_cast<long long>(options.decoder.draft_tokens));
   std::fflush(stdout);
 
   std::vector<DemoRow> rows;
@@ -168,7 +169,7 @@ void run_demo(const DemoOptions& options) {
       EngineRun run{.tokenizer = models.tokenizer.get(), .model_id = "specgate-fixture-target"};
       run.spec = {.engine = demo.engine, .target = &models.target,
                   .draft = needs_draft(demo.engine) ? models.draft_or_null() : nullptr, .decode = decode,
-                  .batch_size = options.batch_size, .exspec = {.window = 2 * options.batch_size},
+                  .batch_size = options.decoder.batch_size, .exspec = {.window = window},
                   .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0};
       if (!demo.fault.empty()) run.spec.decode.faults.add(fault_from_name(demo.fault));
       DemoRow row{.label = demo.label, .expected_exact = demo.fault.empty(), .output = run_engine(run, questions)};
@@ -184,7 +185,7 @@ void run_demo(const DemoOptions& options) {
   }
 
   const std::string table = results_table(rows, /*markdown=*/false);
-  const std::string summary = headline(rows, options.batch_size);
+  const std::string summary = headline(rows, options.decoder.batch_size);
   std::printf("\n%s\n\n%s\n", summary.c_str(), table.c_str());
   write_output_file("--out", options.out / "summary.md", [&](std::ostream& out) {
     out << "# specgate demo\n\nEvery engine scored against the oracle on the embedded sample bench (" << questions.size()
@@ -217,8 +218,7 @@ void add_demo_command(CLI::App& app) {
   command->add_option("--max-new-tokens", options->max_new_tokens, "Tokens generated per question")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  command->add_option("--batch-size", options->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
-  command->add_option("--draft-tokens", options->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
+  add_decoder_flags(*command, options->decoder);
   command->add_option("--fault", options->fault, "The fault seeded into EQSPEC to show that it is caught")->capture_default_str();
   command->callback([options] {
     const FaultSet fault = FaultSet().add(fault_from_name(options->fault));

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
@@ -22,12 +23,10 @@ namespace {
 struct GenerateOptions {
   std::string engine;
   std::filesystem::path target, draft, bench, out;
-  int64_t batch_size = 8;
-  int64_t window = 0;
+  DecoderFlags decoder;
   int64_t max_wait = 0;
   bool sort_by_length = false;
   std::string turns = "first";
-  int64_t draft_tokens = 4;
   int64_t max_new_tokens = 128;
   double temperature = 0.0;
   int64_t top_k = 0;
@@ -140,11 +139,11 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const bool exspec_option = command.count("--window") + command.count("--max-wait") + command.count("--sort-by-length") > 0;
   if (engine != Engine::kExspec && exspec_option)
     throw InputError("--window, --max-wait and --sort-by-length apply to --engine exspec only");
-  const int64_t window = options.window > 0 ? options.window : 2 * options.batch_size;
-  validate(ExspecOptions{.batch_size = options.batch_size, .window = window, .max_wait_steps = options.max_wait});
+  const int64_t window = options.decoder.exspec_window();
+  validate(ExspecOptions{.batch_size = options.decoder.batch_size, .window = window, .max_wait_steps = options.max_wait});
 
   DecodeOptions decode;
-  decode.draft_tokens = options.draft_tokens;
+  decode.draft_tokens = options.decoder.draft_tokens;
   decode.max_new_tokens = options.max_new_tokens;
   decode.sampling = {.temperature = options.temperature, .top_k = options.top_k, .top_p = options.top_p, .min_p = options.min_p,
                      .seed = options.seed};
@@ -170,7 +169,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",
                 .model_id = options.target.filename().string()};
   run.spec = {.engine = engine, .target = &target, .draft = models.draft_or_null(), .decode = decode,
-              .batch_size = options.batch_size,
+              .batch_size = options.decoder.batch_size,
               .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
                          .max_wait_steps = options.max_wait},
               .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0};
@@ -209,16 +208,13 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec, rollback)");
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
   c->add_option("--out", o->out, "Answer JSONL to write")->required();
-  c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
-  c->add_option("--window", o->window, "exspec: sequences active at once, at least --batch-size (default 2x)")
-      ->check(CLI::Range(1, 1 << 20));
+  add_decoder_flags(*c, o->decoder);
   c->add_option("--max-wait", o->max_wait, "exspec: most steps in a row a sequence may be left out (0: no bound)")
       ->check(CLI::NonNegativeNumber);
   c->add_flag("--sort-by-length", o->sort_by_length, "exspec: admit the shortest prompts first");
   c->add_option("--turns", o->turns, "first, or all turns of multi-turn questions")
       ->capture_default_str()
       ->check(CLI::IsMember({"first", "all"}));
-  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
   c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per answer")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
   c->add_option("--top-k", o->top_k, "0 means off")->capture_default_str();

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/serve/completion_server.h"
@@ -28,9 +29,7 @@ struct ServeOptions {
   int port = 8000;
   std::string model;
   std::string chat_template = "raw";
-  int64_t batch_size = 8;
-  int64_t window = 0;
-  int64_t draft_tokens = 4;
+  DecoderFlags decoder;
   int64_t max_queue = 256;
   int64_t max_model_len = 4096;
   ModelFlags loading{.dtype = "float32"};
@@ -67,8 +66,7 @@ void run_serve(const ServeOptions& o) {
   const Engine engine = engine_from_name(o.engine, kServed, "--engine");
   if (needs_draft(engine) && o.draft.empty()) throw InputError("--engine " + o.engine + " needs --draft DIR");
   if (!needs_draft(engine) && !o.draft.empty()) throw InputError("--draft: engine " + o.engine + " uses no draft model");
-  const int64_t window = o.window > 0 ? o.window : 2 * o.batch_size;
-  validate(ExspecOptions{.batch_size = o.batch_size, .window = window});
+  const int64_t window = o.decoder.exspec_window();
   const auto [faults, response_faults] = serve_faults(o, engine);
 
   const ModelPair models = load_model_pair(o.target, o.draft, o.loading.scalar_type(), o.loading.torch_device());
@@ -79,7 +77,7 @@ void run_serve(const ServeOptions& o) {
                            .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   const ServeEngineSettings settings{.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
-                                     .batch_size = o.batch_size, .window = window, .draft_tokens = o.draft_tokens,
+                                     .batch_size = o.decoder.batch_size, .window = window, .draft_tokens = o.decoder.draft_tokens,
                                      .eos_ids = config.eos_token_ids, .max_model_len = limits.context,
                                      .faults = faults, .response_faults = response_faults};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
@@ -113,9 +111,7 @@ void add_serve_command(CLI::App& app) {
   c->add_option("--chat-template", o->chat_template,
                 "raw, vicuna, chatml, smollm2, llama3 or llama2: renders /v1/chat/completions' messages, as generate's")
       ->capture_default_str();
-  c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(CLI::Range(1, 4096));
-  c->add_option("--window", o->window, "exspec: sequences active at once (default 2x --batch-size)")->check(CLI::Range(1, 1 << 20));
-  c->add_option("--draft-tokens", o->draft_tokens, "K, drafts per round")->capture_default_str()->check(CLI::Range(1, 64));
+  add_decoder_flags(*c, o->decoder);
   c->add_option("--max-model-len", o->max_model_len,
                 "Positions a request may take, prompt plus max_tokens (at most the model's); sizes EXSPEC's pool")
       ->capture_default_str()
