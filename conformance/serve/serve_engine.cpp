@@ -5,8 +5,6 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <span>
-#include <tuple>
 
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
@@ -15,22 +13,14 @@
 namespace specgate::cli {
 namespace {
 
-DecodeOptions decode_options(const ServeEngineSettings& settings, const ServeRequest& request) {
+// A decoder's options: each sequence brings its own sampling and length. A seeded fault of
+// sampling touches only the sampled sequences.
+DecodeOptions decode_options(const ServeEngineSettings& settings) {
   DecodeOptions decode;
   decode.draft_tokens = settings.draft_tokens;
-  decode.max_new_tokens = request.max_new_tokens;
-  decode.sampling = request.sampling;
   decode.eos_ids = settings.eos_ids;
-  for (Fault fault : all_faults()) {
-    if (settings.faults.has(fault) && !(is_sampling_only(fault) && request.sampling.greedy())) decode.faults.add(fault);
-  }
+  decode.faults = settings.faults;
   return decode;
-}
-
-bool same_options(const ServeRequest& a, const ServeRequest& b) {
-  const SamplingParams &x = a.sampling, &y = b.sampling;
-  return a.max_new_tokens == b.max_new_tokens && x.temperature == y.temperature && x.top_k == y.top_k && x.top_p == y.top_p &&
-         x.min_p == y.min_p;
 }
 
 // The random stream a request samples from under the server's seed: the one its seed names,
@@ -38,6 +28,11 @@ bool same_options(const ServeRequest& a, const ServeRequest& b) {
 uint64_t random_stream(const ServeRequest& request) {
   static std::mt19937_64 fresh{std::random_device{}()};  // the decode loop's thread alone draws
   return request.seed ? *request.seed : fresh();
+}
+
+SequenceRequest sequence(int64_t id, const ServeRequest& request) {
+  return {.sequence_index = id, .prompt = request.prompt, .max_new_tokens = request.max_new_tokens,
+          .random_stream = random_stream(request), .sampling = request.sampling};
 }
 
 // What a request asked to be reported besides its tokens.
@@ -70,23 +65,17 @@ class BatchServeEngine : public ServeEngine {
 
   std::vector<std::pair<int64_t, Generated>> step() override {
     if (waiting_.empty()) return {};
-    const ServeRequest head = waiting_.front().second;
     if (settings_.engine == Engine::kOracle) return {oracle_step()};
     std::vector<std::pair<int64_t, ServeRequest>> batch;
-    for (auto it = waiting_.begin(); it != waiting_.end() && static_cast<int64_t>(batch.size()) < settings_.batch_size;) {
-      if (!same_options(it->second, head)) {
-        ++it;
-        continue;
-      }
-      batch.push_back(std::move(*it));
-      it = waiting_.erase(it);
+    while (!waiting_.empty() && static_cast<int64_t>(batch.size()) < settings_.batch_size) {
+      batch.push_back(std::move(waiting_.front()));
+      waiting_.pop_front();
     }
     std::vector<SequenceRequest> sequences;
-    for (const auto& [id, request] : batch) sequences.push_back({id, request.prompt, {}, random_stream(request)});
+    for (const auto& [id, request] : batch) sequences.push_back(sequence(id, request));
     std::optional<ModelDrafter> drafter;
     if (needs_draft(settings_.engine)) drafter.emplace(*settings_.draft);
-    const DecoderSettings decoder{.decode = decode_options(settings_, head),
-                                  .batch_size = static_cast<int64_t>(sequences.size())};
+    const DecoderSettings decoder{.decode = decode_options(settings_), .batch_size = static_cast<int64_t>(sequences.size())};
     std::vector<SequenceResult> results = decode_all(
         *make_decoder(decoder_kind(settings_.engine), *settings_.target, drafter ? &*drafter : nullptr, decoder), sequences);
     std::vector<std::pair<int64_t, Generated>> finished;
@@ -116,81 +105,54 @@ class BatchServeEngine : public ServeEngine {
 };
 
 // EXSPEC fed as requests come: each joins the window at the next step with a free place, and
-// leaves it as soon as it finishes. A decoder samples all its sequences alike, so there is one
-// per sampling setting in use (greedy requests all share one); steps go round the decoders
-// that have work.
+// leaves it as soon as it finishes. One pool holds every request, each sampled as it asked; it
+// lives while there is work, and the next request after a pause gets a fresh one.
 class ExspecServeEngine : public ServeEngine {
  public:
   explicit ExspecServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
 
   void admit(int64_t id, ServeRequest request) override { waiting_.emplace_back(id, std::move(request)); }
 
-  bool has_work() const override {
-    if (!waiting_.empty()) return true;
-    for (const auto& [key, pool] : pools_) {
-      if (pool->decoder->has_work()) return true;
-    }
-    return false;
-  }
+  bool has_work() const override { return !waiting_.empty() || (pool_ && pool_->decoder->has_work()); }
 
   std::vector<std::pair<int64_t, Generated>> step() override {
-    for (auto it = waiting_.begin(); it != waiting_.end();) {
-      Decoder& decoder = *pool_for(it->second).decoder;
-      if (decoder.free_places() == 0) {
-        ++it;
-        continue;
-      }
-      if (Asked asked = Asked::of(it->second); asked.anything()) scored_[it->first] = std::move(asked);
-      decoder.admit({it->first, std::move(it->second.prompt), it->second.max_new_tokens, random_stream(it->second)});
-      it = waiting_.erase(it);
-    }
     std::vector<std::pair<int64_t, Generated>> finished;
-    auto next = pools_.upper_bound(last_stepped_);
-    for (size_t tried = 0; tried < pools_.size(); ++tried, ++next) {
-      if (next == pools_.end()) next = pools_.begin();
-      if (!next->second->decoder->has_work()) continue;
-      last_stepped_ = next->first;
-      for (SequenceResult& result : next->second->decoder->step()) {
-        const int64_t id = result.sequence_index;
-        const auto scored = scored_.find(id);
-        finished.push_back({id, reported(settings_, std::move(result), scored == scored_.end() ? Asked{} : scored->second)});
-        if (scored != scored_.end()) scored_.erase(scored);
-      }
-      break;
+    if (!has_work()) return finished;
+    if (!pool_) pool_ = std::make_unique<Pool>(settings_);
+    Decoder& decoder = *pool_->decoder;
+    while (!waiting_.empty() && decoder.free_places() > 0) {
+      auto& [id, request] = waiting_.front();
+      if (Asked asked = Asked::of(request); asked.anything()) scored_[id] = std::move(asked);
+      decoder.admit(sequence(id, request));
+      waiting_.pop_front();
     }
-    std::erase_if(pools_, [](const auto& entry) { return !entry.second->decoder->has_work(); });
+    for (SequenceResult& result : decoder.step()) {
+      const int64_t id = result.sequence_index;
+      const auto scored = scored_.find(id);
+      finished.push_back({id, reported(settings_, std::move(result), scored == scored_.end() ? Asked{} : scored->second)});
+      if (scored != scored_.end()) scored_.erase(scored);
+    }
+    if (!decoder.has_work()) pool_.reset();
     return finished;
   }
 
  private:
-  using SamplingKey = std::tuple<double, int64_t, double, double>;
-
-  // An EXSPEC decoder and its drafter.
+  // An EXSPEC decoder and its drafter; a slot holds any request max_model_len allows.
   struct Pool {
     ModelDrafter drafter;
     std::unique_ptr<Decoder> decoder;
-    Pool(const ServeEngineSettings& s, const DecoderSettings& settings)
-        : drafter(*s.draft), decoder(make_decoder(DecoderKind::kExspec, *s.target, &drafter, settings)) {}
+    explicit Pool(const ServeEngineSettings& s)
+        : drafter(*s.draft),
+          decoder(make_decoder(DecoderKind::kExspec, *s.target, &drafter,
+                               {.decode = decode_options(s),
+                                .batch_size = s.batch_size,
+                                .exspec = {.window = s.window},
+                                .sequence_capacity = cache_capacity(s.max_model_len, s.draft_tokens)})) {}
   };
 
-  Pool& pool_for(const ServeRequest& request) {
-    const SamplingParams& p = request.sampling;
-    std::unique_ptr<Pool>& pool = pools_[SamplingKey{p.temperature, p.top_k, p.top_p, p.min_p}];
-    if (!pool) {
-      // A slot holds any request max_model_len allows.
-      pool = std::make_unique<Pool>(
-          settings_, DecoderSettings{.decode = decode_options(settings_, request),
-                                     .batch_size = settings_.batch_size,
-                                     .exspec = {.window = settings_.window},
-                                     .sequence_capacity = cache_capacity(settings_.max_model_len, settings_.draft_tokens)});
-    }
-    return *pool;
-  }
-
   ServeEngineSettings settings_;
+  std::unique_ptr<Pool> pool_;  // while there is work
   std::deque<std::pair<int64_t, ServeRequest>> waiting_;  // for a free place of the window
-  std::map<SamplingKey, std::unique_ptr<Pool>> pools_;
-  SamplingKey last_stepped_{};
   std::map<int64_t, Asked> scored_;  // admitted requests that asked for log-probabilities
 };
 

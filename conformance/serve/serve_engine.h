@@ -40,8 +40,8 @@ struct ServeEngineSettings {
 // pass of the target over prompt and tokens after eqspec, nonspec-batch or exspec decoded them.
 // exspec: continuous admission, each step one speculative round (requests join the window at
 // the next step). oracle: one request per step. nonspec-batch and eqspec: each step takes the
-// oldest request and every other waiting one with the same max_tokens and sampling (up to
-// batch_size) and decodes them to the end.
+// oldest requests, up to batch_size, and decodes them to the end. Requests of any sampling
+// settings and lengths share a batch, each decoded as it asked.
 std::unique_ptr<ServeEngine> make_serve_engine(const ServeEngineSettings& settings);
 
 }  // namespace specgate::cli

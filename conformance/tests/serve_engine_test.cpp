@@ -1,6 +1,6 @@
 // The decoders behind `serve`: requests arriving at staggered times while others decode get
 // the oracle's greedy answer, each with its own max_tokens, and a seeded sampled request the
-// same tokens whatever arrives with it.
+// same tokens whatever arrives with it, greedy or sampled with other warpers.
 #include <chrono>
 #include <future>
 #include <memory>
@@ -78,14 +78,16 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
   DecodeLoop alone(engine, 64);
   const std::vector<int64_t> expected = tokens_of(alone, probe);
 
-  // The same request again, after and amid other traffic: sampled with and without seeds, greedy.
+  // The same request again, after and amid other traffic that shares its batch: greedy, and
+  // sampled with other warpers, with and without seeds.
   DecodeLoop busy(engine, 64);
-  std::vector<std::future<Generated>> others;
+  std::vector<std::pair<ServeRequest, std::future<Generated>>> others;
   std::optional<std::future<Generated>> amid;
   for (size_t i = 1; i < sequences.size(); ++i) {
-    ServeRequest other = i % 3 == 0 ? ServeRequest{.prompt = sequences[i].prompt, .max_new_tokens = 12}
-                                    : sampled(i, i % 3 == 1 ? std::optional<uint64_t>(i) : std::nullopt);
-    others.push_back(*submit(busy, std::move(other)));
+    ServeRequest other{.prompt = sequences[i].prompt, .max_new_tokens = 12};
+    if (i % 3 == 1) other.sampling = {.temperature = 0.6, .top_k = 5}, other.seed = i;
+    if (i % 3 == 2) other.sampling = {.temperature = 1.4, .min_p = 0.1};
+    others.emplace_back(other, *submit(busy, other));
     if (i == 4) amid = submit(busy, probe);
   }
   std::future<Generated> later = *submit(busy, probe);
@@ -93,7 +95,12 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
   EXPECT_EQ(amid->get().tokens, expected) << "sent amid others";
   EXPECT_EQ(later.get().tokens, expected) << "sent after others";
   EXPECT_NE(tokens_of(busy, sampled(0, 8)), expected) << "another seed samples other tokens";
-  for (std::future<Generated>& other : others) other.wait();
+  for (auto& [request, future] : others) {
+    const std::vector<int64_t> tokens = future.get().tokens;
+    if (!request.sampling.greedy()) continue;
+    EXPECT_EQ(tokens, oracle_generate(models.target, request.prompt, {.max_new_tokens = 12, .top_logprobs = 0}, 0).tokens)
+        << "a greedy request beside sampled ones";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServeEngineTest,

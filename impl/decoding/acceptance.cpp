@@ -1,10 +1,12 @@
 #include "impl/decoding/acceptance.h"
 
 #include <algorithm>
+#include <span>
 
 #include <ATen/ATen.h>
 
 #include "impl/common/host_transfer.h"
+#include "impl/decoding/batch_tensors.h"
 #include "impl/decoding/fault_sites.h"
 #include "impl/sampling/inverse_cdf.h"
 
@@ -76,16 +78,18 @@ at::Tensor verification_uniforms(BatchState& state, int64_t k, const FaultSet& f
 
 void consume(BatchState& state, const std::vector<int64_t>& first_rejection, int64_t k, const FaultSet& faults) {
   for (size_t i = 0; i < state.rows.size(); ++i) {
+    if (state.rows[i].sampling.greedy()) continue;
     const int64_t used = std::min(first_rejection[i] + 1, k) + 1;  // the drafts tested, the bonus
     for (int64_t n = 0; n < used; ++n) stream(state, i, faults).uniform();
   }
 }
 
 DeviceDecisions verify_sampled(const at::Tensor& logits, const DraftProposal& proposal, const at::Tensor& drafts,
-                             const at::Tensor& uniforms, const DecodeOptions& options) {
+                             const at::Tensor& uniforms, std::span<const SamplingParams> sampling,
+                             const DecodeOptions& options) {
   const FaultSet& faults = options.faults;
   const int64_t k = drafts.size(1);
-  const at::Tensor p = sampling_distribution(logits, options.sampling);  // [B, K+1, V]
+  const at::Tensor p = sampling_distribution(logits, sampling);  // [B, K+1, V]
   at::Tensor first_rejection = at::zeros({drafts.size(0)}, drafts.options());
   if (k > 0) {
     const at::Tensor at_drafts = drafts.unsqueeze(2);
@@ -112,6 +116,14 @@ DeviceDecisions verify_sampled(const at::Tensor& logits, const DraftProposal& pr
   return {accepted, first_rejection, kept_then_bonus(drafts, accepted, sample_tokens(weights, u)), at::Tensor()};
 }
 
+// The greedy rows' decisions where `greedy` (bool [B, 1]) is true, the sampled rows' elsewhere.
+DeviceDecisions row_by_row(const at::Tensor& greedy, const DeviceDecisions& greedy_rows, const DeviceDecisions& sampled_rows) {
+  const at::Tensor row_greedy = greedy.squeeze(1);
+  return {at::where(row_greedy, greedy_rows.accepted, sampled_rows.accepted),
+          at::where(row_greedy, greedy_rows.first_rejection, sampled_rows.first_rejection),
+          at::where(greedy, greedy_rows.tokens, sampled_rows.tokens), greedy_rows.choices};
+}
+
 }  // namespace
 
 std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProposal& proposal, BatchState& state,
@@ -120,15 +132,23 @@ std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProp
   const c10::Device device = logits.device();
   const at::Tensor& drafts = proposal.tokens;
   const int64_t k = drafts.size(1);
-  const bool greedy = greedy_under_faults(options.sampling.greedy(), options.faults);
-  const DeviceDecisions decided =
-      greedy ? verify_greedy(logits, drafts, options)
-             : verify_sampled(logits, proposal, drafts, upload(verification_uniforms(state, k, options.faults), device),
-                              options);
+  const bool greedy = greedy_under_faults(state.all_greedy(), options.faults);
+  // A batch of greedy and sampled rows decides both ways and takes each row's own; rollback's
+  // shared count would need one decision over both.
+  const bool mixed = !greedy && state.any_greedy();
+  TORCH_CHECK(!(mixed && options.rollback), "rollback decodes greedy and sampled sequences in batches of their own");
+  DeviceDecisions decided;
+  if (greedy) {
+    decided = verify_greedy(logits, drafts, options);
+  } else {
+    decided = verify_sampled(logits, proposal, drafts, upload(verification_uniforms(state, k, options.faults), device),
+                             state.sampling(), options);
+    if (mixed) decided = row_by_row(greedy_rows(state, device), verify_greedy(logits, drafts, options), decided);
+  }
 
   std::vector<at::Tensor> parts = {decided.accepted.unsqueeze(1), decided.first_rejection.unsqueeze(1), decided.tokens,
                                    drafts};
-  if (greedy) parts.push_back(decided.choices);
+  if (greedy || mixed) parts.push_back(decided.choices);
   const at::Tensor host = download(at::cat(parts, 1));
   const int64_t* row = host.data_ptr<int64_t>();
   const int64_t stride = host.size(1);
@@ -140,9 +160,9 @@ std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProp
     first_rejection[i] = row[1];
     v.new_tokens.assign(row + 2, row + 2 + v.accepted + 1);
     v.drafted.assign(row + 3 + k, row + 3 + 2 * k);
-    if (greedy) v.target_choice.assign(row + 3 + 2 * k, row + 4 + 3 * k);
+    if (greedy || (mixed && state.rows[i].sampling.greedy())) v.target_choice.assign(row + 3 + 2 * k, row + 4 + 3 * k);
   }
-  if (!options.sampling.greedy()) consume(state, first_rejection, k, options.faults);
+  if (!state.all_greedy()) consume(state, first_rejection, k, options.faults);
   return decisions;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -16,12 +17,14 @@ struct Row {
         tokens(request.prompt),
         prompt_length(static_cast<int64_t>(request.prompt.size())),
         max_new_tokens(request.max_new_tokens.value_or(options.max_new_tokens)),
-        rng(options.sampling.seed, request.random_stream.value_or(static_cast<uint64_t>(request.sequence_index))) {}
+        sampling(request.sampling.value_or(options.sampling)),
+        rng(sampling.seed, request.random_stream.value_or(static_cast<uint64_t>(request.sequence_index))) {}
 
   int64_t sequence_index;
   std::vector<int64_t> tokens;  // content: the prompt, then what was generated
   int64_t prompt_length;
   int64_t max_new_tokens;
+  SamplingParams sampling;       // how the row's tokens are chosen, its stream's seed included
   int64_t position_padding = 0;  // the padding position ids are computed with (I2: equals the padding)
   int64_t target_cached = 0;     // leading content tokens whose K/V the target cache holds
   int64_t draft_cached = 0;      // likewise for the draft cache
@@ -49,6 +52,19 @@ struct BatchState {
   int64_t width = 0;
 
   int64_t batch_size() const { return static_cast<int64_t>(rows.size()); }
+  // Whether every row, or some row, chooses its tokens greedily.
+  bool all_greedy() const {
+    return std::all_of(rows.begin(), rows.end(), [](const Row& row) { return row.sampling.greedy(); });
+  }
+  bool any_greedy() const {
+    return std::any_of(rows.begin(), rows.end(), [](const Row& row) { return row.sampling.greedy(); });
+  }
+  // Each row's sampling, in row order.
+  std::vector<SamplingParams> sampling() const {
+    std::vector<SamplingParams> out;
+    for (const Row& row : rows) out.push_back(row.sampling);
+    return out;
+  }
   int64_t padding(size_t row) const { return width - rows[row].content(); }
   int64_t cache_length() const { return cached_slots(width); }
 };

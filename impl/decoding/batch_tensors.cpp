@@ -34,6 +34,12 @@ at::Tensor positions_at(const BatchState& state, int64_t first_slot, int64_t cou
   return to_device(std::move(values), state.batch_size(), count, device);
 }
 
+at::Tensor greedy_rows(const BatchState& state, c10::Device device) {
+  std::vector<int64_t> greedy;
+  for (const Row& row : state.rows) greedy.push_back(row.sampling.greedy() ? 1 : 0);
+  return to_device(std::move(greedy), state.batch_size(), 1, device).to(at::kBool);
+}
+
 at::Tensor key_valid(const BatchState& state, int64_t num_slots, c10::Device device) {
   std::vector<int64_t> padding;
   for (size_t i = 0; i < state.rows.size(); ++i) padding.push_back(state.padding(i));

@@ -17,6 +17,7 @@ struct SequenceRequest {
   std::vector<int64_t> prompt;
   std::optional<int64_t> max_new_tokens;  // the options' when unset
   std::optional<uint64_t> random_stream;  // names the random stream instead of sequence_index
+  std::optional<SamplingParams> sampling;  // the options' when unset
 };
 
 struct SequenceResult {

@@ -21,9 +21,13 @@ at::Tensor verified_positions_under_faults(at::Tensor positions, const FaultSet&
 }
 
 at::Tensor recorded_distribution_under_faults(at::Tensor shaped, const at::Tensor& logits,
-                                              const SamplingParams& sampling, const FaultSet& faults) {
+                                              std::span<const SamplingParams> sampling, const FaultSet& faults) {
   if (faults.has(Fault::kRawDraftDistribution)) return logits.to(at::kDouble).softmax(-1);
-  if (faults.has(Fault::kDraftFilterSkipped)) return sampling_distribution(logits, {.temperature = sampling.temperature});
+  if (faults.has(Fault::kDraftFilterSkipped)) {
+    std::vector<SamplingParams> tempered;
+    for (const SamplingParams& row : sampling) tempered.push_back({.temperature = row.temperature});
+    return sampling_distribution(logits, tempered);
+  }
   return shaped;
 }
 

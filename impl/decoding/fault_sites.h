@@ -30,10 +30,10 @@ at::Tensor verified_positions_under_faults(at::Tensor positions, const FaultSet&
 // ---- Drafting
 
 // The draft distribution verification takes as q, given the `shaped` one the draft was drawn
-// from: the unshaped softmax (kRawDraftDistribution), or the tempered one without top-k,
-// top-p and min-p (kDraftFilterSkipped).
+// from with each row's `sampling`: the unshaped softmax (kRawDraftDistribution), or the tempered
+// one without top-k, top-p and min-p (kDraftFilterSkipped).
 at::Tensor recorded_distribution_under_faults(at::Tensor shaped, const at::Tensor& logits,
-                                              const SamplingParams& sampling, const FaultSet& faults);
+                                              std::span<const SamplingParams> sampling, const FaultSet& faults);
 
 // kStaleDraftDistribution: the first round's draft distributions, recorded once and handed back
 // in every later round that they fit.

@@ -99,7 +99,7 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
     const std::string where = "I4: sequence " + std::to_string(r.sequence_index) + ": ";
     const int64_t k = static_cast<int64_t>(r.drafted.size());
     std::vector<int64_t> proposed(r.drafted.begin(), r.drafted.begin() + std::min<int64_t>(r.accepted, k));
-    if (options_.sampling.greedy() && !options_.rollback) {
+    if (r.greedy && !options_.rollback) {
       int64_t agreeing = 0;
       while (agreeing < k && r.drafted[agreeing] == r.target_choice[agreeing]) ++agreeing;
       if (r.accepted != agreeing)
@@ -109,7 +109,7 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
     }
     // Greedy: the bonus is the target's choice. Sampling: it has no reference here, so the
     // row's own bonus stands in for it and only the count and the kept drafts are checked.
-    if (options_.sampling.greedy()) {
+    if (r.greedy) {
       proposed.push_back(r.target_choice.at(std::min<int64_t>(r.accepted, k)));
     } else if (static_cast<int64_t>(r.appended.size()) > r.accepted) {
       proposed.push_back(r.appended[r.accepted]);

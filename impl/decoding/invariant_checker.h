@@ -31,6 +31,7 @@ struct RoundRecord {
   std::vector<int64_t> target_choice;  // greedy only
   int64_t accepted = 0;
   std::vector<int64_t> appended;
+  bool greedy = true;  // the row chose its tokens greedily
 };
 
 // Checks DESIGN.md's invariants on a batch after realignment:

@@ -16,7 +16,7 @@ at::Tensor draft_uniforms(BatchState& state, int64_t k) {
   at::Tensor uniforms = at::empty({state.batch_size(), k}, at::TensorOptions().dtype(at::kDouble));
   double* out = uniforms.data_ptr<double>();
   for (Row& row : state.rows) {
-    for (int64_t step = 0; step < k; ++step) *out++ = row.rng.uniform();
+    for (int64_t step = 0; step < k; ++step) *out++ = row.sampling.greedy() ? 0.0 : row.rng.uniform();
   }
   return uniforms;
 }
@@ -41,8 +41,10 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
   // Rows missing one token recompute the K/V of their second-to-last token with the others.
   cache->truncate(width - uncached);
 
-  const bool sampling = !options.sampling.greedy();
+  const bool sampling = !state.all_greedy();
+  const std::vector<SamplingParams> rows = sampling ? state.sampling() : std::vector<SamplingParams>();
   const at::Tensor uniforms = sampling ? upload(draft_uniforms(state, k), device) : at::Tensor();
+  const at::Tensor greedy = sampling && state.any_greedy() ? greedy_rows(state, device).squeeze(1) : at::Tensor();
   const at::Tensor scripted = script_ != nullptr ? upload(script_->tokens(state, k), device) : at::Tensor();
   std::vector<at::Tensor> tokens, distributions;
   at::Tensor input = tokens_at(state, width - uncached, uncached, device);
@@ -53,9 +55,10 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     const at::Tensor logits = model_.logits(hidden.select(1, hidden.size(1) - 1));  // [B, V]
     at::Tensor chosen;
     if (sampling) {
-      const at::Tensor q = sampling_distribution(logits, options.sampling);
-      distributions.push_back(recorded_distribution_under_faults(q, logits, options.sampling, options.faults));
+      const at::Tensor q = sampling_distribution(logits, rows);
+      distributions.push_back(recorded_distribution_under_faults(q, logits, rows, options.faults));
       chosen = sample_tokens(q, uniforms.select(1, step));
+      if (greedy.defined()) chosen = at::where(greedy, logits.argmax(-1), chosen);
     } else {
       chosen = logits.argmax(-1);
     }

@@ -75,12 +75,16 @@ RoundOutcome SpeculativeRound::prefill(BatchState& state, KVCache& target_cache,
                       mask_under_faults(key_valid(state, width, device), options_.faults), &target_cache);
   const at::Tensor logits = target_.logits(hidden.select(1, width - 1));  // [B, V]
   at::Tensor first;
-  if (options_.sampling.greedy()) {
+  if (state.all_greedy()) {
     first = logits.argmax(-1);
   } else {
     at::Tensor uniforms = at::empty({batch}, at::TensorOptions().dtype(at::kDouble));
-    for (int64_t i = 0; i < batch; ++i) uniforms.data_ptr<double>()[i] = state.rows[i].rng.uniform();
-    first = sample_tokens(sampling_distribution(logits, options_.sampling), upload(uniforms, device));
+    for (int64_t i = 0; i < batch; ++i) {
+      Row& row = state.rows[i];
+      uniforms.data_ptr<double>()[i] = row.sampling.greedy() ? 0.0 : row.rng.uniform();
+    }
+    first = sample_tokens(sampling_distribution(logits, state.sampling()), upload(uniforms, device));
+    if (state.any_greedy()) first = at::where(greedy_rows(state, device).squeeze(1), logits.argmax(-1), first);
   }
   const at::Tensor first_tokens = download(first);
   timer_.charge(stats_.verify_seconds);
@@ -128,6 +132,7 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
     RoundRecord& record = outcome.records.emplace_back(RoundRecord{
         row.sequence_index, row.generated(), row.max_new_tokens, decision.drafted, decision.target_choice, a, {}});
     record.appended = append_tokens(row, decision.new_tokens, options_);
+    record.greedy = row.sampling.greedy();
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
 
     // The target cache holds the old content and every draft, the draft cache the old content

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 
 #include <ATen/core/Tensor.h>
@@ -17,6 +18,10 @@ struct SamplingParams {
   uint64_t seed = 0;
 
   bool greedy() const { return temperature == 0.0; }
+  // The same warpers (the seed aside).
+  bool same_warpers(const SamplingParams& other) const {
+    return temperature == other.temperature && top_k == other.top_k && top_p == other.top_p && min_p == other.min_p;
+  }
 };
 
 // Throws InputError naming the offending flag.
@@ -33,6 +38,11 @@ inline constexpr const char* kWarperOrder = "temperature, top-k, top-p, min-p";
 // least min_p times as likely as the most likely one (the order of Hugging Face's warpers),
 // renormalised. logits [..., V] -> float64 probabilities [..., V].
 at::Tensor sampling_distribution(const at::Tensor& logits, const SamplingParams& params);
+
+// The same with each row's own warpers: logits [B, ..., V] and one setting per row, of which
+// one at least samples. A greedy row's distribution is that of temperature 1 and goes unused.
+// Each row's distribution is bitwise the one its own setting gives it in a batch of its own.
+at::Tensor sampling_distribution(const at::Tensor& logits, std::span<const SamplingParams> rows);
 
 // A sequence's own random stream: its draws depend only on the run seed and the sequence,
 // never on which other sequences share a batch.

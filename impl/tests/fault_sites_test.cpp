@@ -48,7 +48,7 @@ std::vector<Site> sites() {
       {"verified_positions_under_faults", {Fault::kBonusKvWrongPosition},
        [=](const FaultSet& f) { return !same(verified_positions_under_faults(positions.clone(), f), positions); }},
       {"recorded_distribution_under_faults", {Fault::kRawDraftDistribution, Fault::kDraftFilterSkipped},
-       [=](const FaultSet& f) { return !same(recorded_distribution_under_faults(shaped, logits, top2, f), shaped); }},
+       [=](const FaultSet& f) { return !same(recorded_distribution_under_faults(shaped, logits, std::span(&top2, 1), f), shaped); }},
       {"StaleDraftDistributions", {Fault::kStaleDraftDistribution},
        [=](const FaultSet& f) {
          StaleDraftDistributions stale;

@@ -18,10 +18,9 @@ using testing::HasSubstr;
 
 constexpr int64_t kEos = 2;
 
-DecodeOptions options(double temperature = 0.0, bool rollback = false) {
+DecodeOptions options(bool rollback = false) {
   DecodeOptions o;
   o.eos_ids = {kEos};
-  o.sampling.temperature = temperature;
   o.rollback = rollback;
   return o;
 }
@@ -40,9 +39,9 @@ std::pair<std::string, std::optional<int64_t>> violation(const Check& check) {
 }
 
 // Sequence 5 drafted 7 8 9; the target would have said 7 8 4 3.
-RoundRecord round(int64_t accepted, std::vector<int64_t> appended) {
+RoundRecord round(int64_t accepted, std::vector<int64_t> appended, bool greedy = true) {
   return {.sequence_index = 5, .generated_before = 3, .max_new_tokens = 100, .drafted = {7, 8, 9},
-          .target_choice = {7, 8, 4, 3}, .accepted = accepted, .appended = std::move(appended)};
+          .target_choice = {7, 8, 4, 3}, .accepted = accepted, .appended = std::move(appended), .greedy = greedy};
 }
 
 TEST(InvariantChecker, GreedyRoundsKeepTheAgreeingPrefixAndTheTargetsNextToken) {
@@ -80,17 +79,19 @@ TEST(InvariantChecker, ARoundEndsAtItsFirstEosAndAtMaxNewTokensExactly) {
 }
 
 TEST(InvariantChecker, SampledRoundsAreCheckedOnTheirCountAndTheirKeptDrafts) {
-  const DecodeOptions o = options(/*temperature=*/0.8);
+  const DecodeOptions o = options();
   const InvariantChecker checker(models().target, o);
   // Sampling may keep fewer drafts than agree, and its bonus is its own.
-  EXPECT_NO_THROW(checker.check_round({round(1, {7, 6})}));
-  EXPECT_NO_THROW(checker.check_round({round(3, {7, 8, 9, 1})}));
-  EXPECT_THAT(violation([&] { checker.check_round({round(2, {7, 6, 5})}); }).first,
+  EXPECT_NO_THROW(checker.check_round({round(1, {7, 6}, /*greedy=*/false)}));
+  EXPECT_NO_THROW(checker.check_round({round(3, {7, 8, 9, 1}, false)}));
+  // Each row is judged by its own way of choosing.
+  EXPECT_THROW(checker.check_round({round(1, {7, 6}, false), round(1, {7, 6})}), InvariantViolation);
+  EXPECT_THAT(violation([&] { checker.check_round({round(2, {7, 6, 5}, false)}); }).first,
               HasSubstr("appended 3 tokens (7 6 5) where the round's accounting gives 3 (7 8 5)"));
 }
 
 TEST(InvariantChecker, RollbackMayKeepFewerDraftsThanAgree) {
-  const DecodeOptions o = options(0.0, /*rollback=*/true);
+  const DecodeOptions o = options(/*rollback=*/true);
   const InvariantChecker checker(models().target, o);
   EXPECT_NO_THROW(checker.check_round({round(1, {7, 8})}));
   EXPECT_THAT(violation([&] { checker.check_round({round(1, {7, 9})}); }).first,

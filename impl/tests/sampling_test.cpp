@@ -1,4 +1,6 @@
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/Exception.h>
 #include <gtest/gtest.h>
 
 #include "impl/common/error.h"
@@ -74,6 +76,33 @@ TEST(Sampling, ValidateNamesTheFlag) {
   EXPECT_THROW(validate({.temperature = 1.0, .min_p = 1.5}), InputError);
   EXPECT_THROW(validate({.temperature = 1.0, .min_p = -0.1}), InputError);
   EXPECT_NO_THROW(validate({.temperature = 0.7, .top_k = 5, .top_p = 0.9}));
+}
+
+TEST(Sampling, EachRowsOwnWarpersGiveItTheDistributionItHasAlone) {
+  const std::vector<SamplingParams> rows = {
+      {},  // greedy: its distribution goes unused
+      {.temperature = 0.7},
+      {.temperature = 1.3, .top_k = 4},
+      {.temperature = 1.0, .top_p = 0.8},
+      {.temperature = 0.9, .top_k = 6, .top_p = 0.9, .min_p = 0.2},
+      {.temperature = 1.3, .top_k = 40},  // top-k beyond the vocabulary: off
+  };
+  const at::Tensor logits = at::randn({6, 3, 12}, at::make_generator<at::CPUGeneratorImpl>(4), kDouble) * 3;
+  const at::Tensor together = sampling_distribution(logits, rows);
+  ASSERT_EQ(together.sizes(), logits.sizes());
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const at::Tensor alone = sampling_distribution(logits.narrow(0, i, 1), rows[i]);
+    EXPECT_TRUE(together.narrow(0, i, 1).equal(alone)) << "row " << i << ", " << describe(rows[i]);
+  }
+  EXPECT_TRUE(together[0].equal(sampling_distribution(logits[0], {.temperature = 1.0}))) << "greedy row";
+}
+
+TEST(Sampling, RowsThatShareTheirWarpersTakeTheOneSettingPath) {
+  const at::Tensor logits = at::randn({3, 9}, at::make_generator<at::CPUGeneratorImpl>(5), kDouble);
+  const SamplingParams shared{.temperature = 0.8, .top_k = 3, .seed = 1};
+  const std::vector<SamplingParams> rows = {shared, {}, {.temperature = 0.8, .top_k = 3, .seed = 2}};
+  EXPECT_TRUE(sampling_distribution(logits, rows).equal(sampling_distribution(logits, shared)));
+  EXPECT_THROW(sampling_distribution(logits, std::vector<SamplingParams>(3)), c10::Error) << "no row samples";
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
           !shape.greedy_only && !shape.scripted_only && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
       if (shape.scripted_only) {
         c.draft = *rc::gen::element(DraftKind::kScriptedModel, DraftKind::kScriptOnly);
-      } else if (sampling) {
+      } else if (sampling || shape.free_drafts) {
         c.draft = *rc::gen::element(DraftKind::kNearTarget, DraftKind::kIndependent);
       } else {
         c.draft = *rc::gen::weightedElement<DraftKind>({{4, DraftKind::kScriptedModel},

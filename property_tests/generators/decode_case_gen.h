@@ -12,6 +12,7 @@ struct CaseShape {
   bool scripted_only = false;  // the drafts follow an acceptance script
   bool exspec_only = false;    // EXSPEC cases only
   bool isolation = false;      // new prompts for every row but the watched one
+  bool free_drafts = false;    // a model drafts freely, as sampling needs, whether the case samples or not
 };
 
 // Tiny float64 targets: 1-3 layers, GQA ratios 1, 2 and 4, QK-norm on or off, head sizes 2-8,

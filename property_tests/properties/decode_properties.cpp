@@ -232,6 +232,45 @@ Verdict determinism(const DecodeCase& c, const FaultSet& faults) {
   });
 }
 
+// The ways the rows of a mixed batch choose their tokens: greedy, and each warper alone and
+// together. Row i takes setting (i + case seed) % 5, so that the row that starts the pattern moves
+// from case to case.
+std::vector<SamplingParams> mixed_sampling(const DecodeCase& c) {
+  const uint64_t seed = c.sampling.seed;
+  const std::vector<SamplingParams> settings = {
+      {},
+      {.temperature = 0.7, .seed = seed},
+      {.temperature = 1.3, .top_k = 4, .seed = seed},
+      {.temperature = 1.0, .top_p = 0.8, .seed = seed},
+      {.temperature = 0.9, .top_k = 6, .top_p = 0.9, .min_p = 0.2, .seed = seed},
+  };
+  std::vector<SamplingParams> rows;
+  for (int64_t i = 0; i < c.batch_size(); ++i) rows.push_back(settings[(i + seed) % settings.size()]);
+  return rows;
+}
+
+Verdict mixed_sampling(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> Verdict {
+    CaseContext context(c);
+    const std::vector<SamplingParams> settings = mixed_sampling(c);
+    std::vector<SequenceRequest> requests = requests_for(c.prompts);
+    for (size_t i = 0; i < requests.size(); ++i) requests[i].sampling = settings[i];
+    const DecodeRun mixed = context.run(requests, faults);
+    if (Verdict v = check_result_order(mixed.results, requests.size())) return v;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      // The same batch with every row sampled as row i is.
+      std::vector<SequenceRequest> alike = requests;
+      for (SequenceRequest& request : alike) request.sampling = settings[i];
+      const DecodeRun uniform = context.run(alike, faults);
+      if (Verdict v = compare_results("sequence " + std::to_string(i) + " (" + describe(settings[i]) +
+                                          ") changed beside rows sampled otherwise",
+                                      uniform.results[i], mixed.results[i]))
+        return v;
+    }
+    return std::nullopt;
+  });
+}
+
 }  // namespace
 
 const std::vector<DecodeProperty>& decode_properties() {
@@ -247,6 +286,8 @@ const std::vector<DecodeProperty>& decode_properties() {
        exspec_pool},
       {"determinism", "the same case twice gives the same results and counters; reversing the batch changes no sequence",
        {}, determinism},
+      {"mixed-sampling", "rows sampled differently in one batch (greedy, temperature, top-k, top-p, min-p) each give what a batch of their own setting gives",
+       {.free_drafts = true}, mixed_sampling},
   };
   return properties;
 }

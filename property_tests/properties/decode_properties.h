@@ -33,7 +33,9 @@ struct DecodeProperty {
 //                       prompt is replaced, nor when it runs alone;
 //  exspec-pool          EXSPEC: every sequence finishes exactly once, results in request order;
 //  determinism          the same case twice gives the same results and counters, and (greedy
-//                       or sampling) no sequence changes when the batch is reversed.
+//                       or sampling) no sequence changes when the batch is reversed;
+//  mixed-sampling       rows of one batch sampled five ways (greedy, temperature, top-k, top-p,
+//                       min-p) each give what a batch of their own setting gives them.
 const std::vector<DecodeProperty>& decode_properties();
 // Throws InputError listing the known names.
 const DecodeProperty& decode_property(std::string_view name);
