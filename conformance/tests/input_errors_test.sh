@@ -115,6 +115,8 @@ printf '{\n  "seed": 0,\n  "draft_agreement": {\n    "sample_bench": {"positions
 expect_input_error "$work/demo" "pair/fixture_report.json:4: field 'agreed': expected a count of at most the positions" "${demo[@]}"
 printf '{"seed": 0, "draft_agreement": {}}\n' >"$work/pair/fixture_report.json"
 expect_input_error "$work/demo" "pair/fixture_report.json:1: field 'sample_bench': missing" "${demo[@]}"
+# Refused before the pair is even read.
+expect_input_error "$work/demo" "exspec: --window (2) must be at least --batch-size (8)" "${demo[@]}" --window 2
 
 # --- output paths and flags ---
 touch "$work/file"

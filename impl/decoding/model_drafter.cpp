@@ -42,7 +42,7 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
   cache->truncate(width - uncached);
 
   const bool sampling = !state.all_greedy();
-  const std::vector<SamplingParams> rows = sampling ? state.sampling() : std::vector<SamplingParams>();
+  const std::vector<SamplingParams> by_row = sampling ? state.sampling() : std::vector<SamplingParams>();
   const at::Tensor uniforms = sampling ? upload(draft_uniforms(state, k), device) : at::Tensor();
   const at::Tensor greedy = sampling && state.any_greedy() ? greedy_rows(state, device).squeeze(1) : at::Tensor();
   const at::Tensor scripted = script_ != nullptr ? upload(script_->tokens(state, k), device) : at::Tensor();
@@ -55,8 +55,8 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     const at::Tensor logits = model_.logits(hidden.select(1, hidden.size(1) - 1));  // [B, V]
     at::Tensor chosen;
     if (sampling) {
-      const at::Tensor q = sampling_distribution(logits, rows);
-      distributions.push_back(recorded_distribution_under_faults(q, logits, rows, options.faults));
+      const at::Tensor q = sampling_distribution(logits, by_row);
+      distributions.push_back(recorded_distribution_under_faults(q, logits, by_row, options.faults));
       chosen = sample_tokens(q, uniforms.select(1, step));
       if (greedy.defined()) chosen = at::where(greedy, logits.argmax(-1), chosen);
     } else {

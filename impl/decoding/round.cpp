@@ -129,10 +129,10 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
     Row& row = state.rows[i];
     const RowDecision& decision = decisions[i];
     const int64_t content = row.content(), padding = state.padding(i), a = decision.accepted;
-    RoundRecord& record = outcome.records.emplace_back(RoundRecord{
-        row.sequence_index, row.generated(), row.max_new_tokens, decision.drafted, decision.target_choice, a, {}});
+    RoundRecord& record = outcome.records.emplace_back(RoundRecord{row.sequence_index, row.generated(),
+                                                                   row.max_new_tokens, decision.drafted,
+                                                                   decision.target_choice, a, {}, row.sampling.greedy()});
     record.appended = append_tokens(row, decision.new_tokens, options_);
-    record.greedy = row.sampling.greedy();
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
 
     // The target cache holds the old content and every draft, the draft cache the old content
