@@ -69,7 +69,7 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
   std::optional<ModelDrafter> drafter;
   if (needs_draft(spec.engine)) drafter.emplace(*spec.draft, spec.script);
   const DecoderSettings settings{.decode = spec.decode, .batch_size = spec.batch_size, .exspec = spec.exspec,
-                                 .sequence_capacity = pool_capacity(requests, spec.decode)};
+                                 .sequence_capacity = cache_capacity(requests, spec.decode)};
   const std::vector<SequenceRequest> order = admits_shortest_first(kind, settings)
                                                  ? shortest_prompt_first(requests)
                                                  : std::vector<SequenceRequest>(requests.begin(), requests.end());

@@ -6,9 +6,19 @@
 #include <vector>
 
 #include "impl/decoding/decode_types.h"
+#include "impl/model/kv_cache.h"
 #include "impl/sampling/sampling.h"
 
 namespace specgate {
+
+// The slots one row's K/V occupy in one cache: `count` slots from `first`, in the cache row the
+// row lives in (its batch row, or its pool slot while EXSPEC stores it unpadded, from slot 0).
+struct RowSlots {
+  int64_t first = 0;
+  int64_t count = 0;
+
+  SlotRun in_row(int64_t cache_row) const { return {cache_row, first, count}; }
+};
 
 // One live sequence of a rectangular, left-padded batch.
 struct Row {
@@ -26,8 +36,8 @@ struct Row {
   int64_t max_new_tokens;
   SamplingParams sampling;       // how the row's tokens are chosen, its stream's seed included
   int64_t position_padding = 0;  // the padding position ids are computed with (I2: equals the padding)
-  int64_t target_cached = 0;     // leading content tokens whose K/V the target cache holds
-  int64_t draft_cached = 0;      // likewise for the draft cache
+  RowSlots target_slots;         // where the target cache holds the K/V of the leading content tokens
+  RowSlots draft_slots;          // likewise for the draft cache
   std::vector<int64_t> accept_lengths;
   int64_t drafted = 0, accepted = 0;  // draft tokens proposed to the target, and kept by it
   SequenceRng rng;

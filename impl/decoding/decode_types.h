@@ -1,7 +1,9 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "impl/common/finish_reason.h"
@@ -49,6 +51,13 @@ inline int64_t cache_capacity(int64_t tokens, int64_t draft_tokens) { return tok
 inline int64_t cache_capacity(const SequenceRequest& request, const DecodeOptions& options) {
   return cache_capacity(static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens.value_or(options.max_new_tokens),
                         options.draft_tokens);
+}
+
+// Cache slots the longest of `requests` needs.
+inline int64_t cache_capacity(std::span<const SequenceRequest> requests, const DecodeOptions& options) {
+  int64_t capacity = 0;
+  for (const SequenceRequest& request : requests) capacity = std::max(capacity, cache_capacity(request, options));
+  return capacity;
 }
 
 // How long one sequence took from admission (its prompt pass) to its last token.

@@ -16,7 +16,7 @@ struct DecoderSettings {
   DecodeOptions decode;           // its rollback and naive_realign follow the kind
   int64_t batch_size = 8;
   ExspecOptions exspec;           // EXSPEC: window, ordering, aging (its batch_size is batch_size)
-  int64_t sequence_capacity = 0;  // EXSPEC: slots of a pool slot, at least pool_capacity() of its requests
+  int64_t sequence_capacity = 0;  // EXSPEC: slots of a pool slot, at least cache_capacity() of its requests
 };
 
 // The decoder `kind` names, drafting with `drafter` (unused by nonspec-batch, which may pass

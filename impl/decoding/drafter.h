@@ -25,8 +25,7 @@ class Drafter {
 
   // The draft model, or null for a drafter without one.
   virtual const Transformer* model() const = 0;
-  // Takes in a batch whose rows hold only their prompts: caches them in the empty `cache`
-  // and sets draft_cached.
+  // Takes in a batch whose rows hold only their prompts: caches them all in the empty `cache`.
   virtual void start(BatchState& state, const DecodeOptions& options, KVCache* cache) = 0;
   // Drafts K tokens for every row; the batch's pending last token is the first input.
   virtual DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) = 0;

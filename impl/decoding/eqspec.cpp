@@ -24,6 +24,12 @@ class NoDrafter final : public Drafter {
   DraftProposal propose(BatchState&, int64_t, const DecodeOptions&, KVCache*) override { return {}; }
 };
 
+std::vector<Row> rows_of(std::span<const SequenceRequest> requests, const DecodeOptions& options) {
+  std::vector<Row> rows;
+  for (const SequenceRequest& request : requests) rows.emplace_back(request, options);
+  return rows;
+}
+
 }  // namespace
 
 // One batch from its prompt pass to its last row's last round.
@@ -31,31 +37,23 @@ class EqspecDecoder::Batch {
  public:
   Batch(const Transformer& target, Drafter& drafter, std::span<const SequenceRequest> requests,
         const DecodeOptions& options, DecodeStats& stats)
-      : target_(target),
-        drafter_(drafter),
+      : drafter_(drafter),
         options_(options),
         stats_(stats),
-        device_(target.options().device()),
-        timer_(device_, options.time_phases),
+        timer_(target.options().device(), options.time_phases),
         round_(target, drafter, options, stats, timer_),
-        checker_(target, options) {
-    for (const SequenceRequest& request : requests) {
-      state_.rows.emplace_back(request, options);
-      capacity_ = std::max(capacity_, cache_capacity(request, options));
-      state_.width = std::max(state_.width, state_.rows.back().content());
-    }
-    for (size_t i = 0; i < state_.rows.size(); ++i) state_.rows[i].position_padding = state_.padding(i);
-  }
+        checker_(target, options),
+        layout_(target, drafter.model(), static_cast<int64_t>(requests.size()), cache_capacity(requests, options),
+                options),
+        rows_(rows_of(requests, options)) {}
 
   // The prompt pass; returns the rows that finished in it.
   std::vector<SequenceResult> start() {
-    target_cache_.emplace(target_.make_cache(state_.batch_size(), capacity_));
-    if (drafter_.model() != nullptr) draft_cache_.emplace(drafter_.model()->make_cache(state_.batch_size(), capacity_));
     const auto now = std::chrono::steady_clock::now();
-    for (Row& row : state_.rows) row.admitted_at = now;
-
-    const RoundOutcome prompts = round_.prefill(state_, *target_cache_, draft_cache());
-    std::vector<SequenceResult> finished = relayout(prompts);
+    for (Row& row : rows_) row.admitted_at = now;
+    layout_.start(std::move(rows_));
+    round_.prefill(layout_);
+    std::vector<SequenceResult> finished = relayout();
     timer_.charge(stats_.realign_seconds);
     check_layout();
     return finished;
@@ -63,61 +61,56 @@ class EqspecDecoder::Batch {
 
   // One round; returns the rows that finished in it.
   std::vector<SequenceResult> round() {
-    RoundOutcome outcome;
+    std::vector<RoundRecord> records;
     std::vector<SequenceResult> finished;
     {
       const RoundCounter counter(options_, stats_);
-      outcome = round_.run(state_, *target_cache_, draft_cache());
+      records = round_.run(layout_);
       ++steps_;
-      finished = relayout(outcome);
+      finished = relayout();
     }
     timer_.charge(stats_.realign_seconds);
-    if (options_.check_invariants) checker_.check_round(outcome.records);
+    if (options_.check_invariants) checker_.check_round(records);
     check_layout();
     return finished;
   }
 
-  bool done() const { return state_.rows.empty(); }
+  bool done() const { return layout_.state().rows.empty(); }
 
  private:
-  KVCache* draft_cache() { return draft_cache_ ? &*draft_cache_ : nullptr; }
-
   void check_layout() const {
-    if (options_.check_invariants && !state_.rows.empty())
-      checker_.check_layout(state_, *target_cache_, drafter_.model(), draft_cache_ ? &*draft_cache_ : nullptr);
+    if (options_.check_invariants && !done())
+      checker_.check_layout(layout_.state(), layout_.target_cache(), drafter_.model(), layout_.draft_cache());
   }
 
   // Finished rows leave with their results; the others are realigned.
-  std::vector<SequenceResult> relayout(const RoundOutcome& outcome) {
+  std::vector<SequenceResult> relayout() {
     std::vector<SequenceResult> finished;
     std::vector<int64_t> going_on;
-    for (size_t i = 0; i < state_.rows.size(); ++i) {
-      Row& row = state_.rows[i];
-      if (row.finished) {
-        finished.push_back(finish_row(row, steps_, stats_));
+    std::vector<Row>& rows = layout_.state().rows;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].finished) {
+        finished.push_back(finish_row(rows[i], steps_, stats_));
       } else {
         going_on.push_back(static_cast<int64_t>(i));
       }
     }
     if (going_on.empty()) {
-      state_.rows.clear();
+      layout_.take_rows();
     } else {
-      realign(state_, outcome, going_on, *target_cache_, draft_cache(), options_);
+      layout_.realign(going_on);
     }
     return finished;
   }
 
-  const Transformer& target_;
   Drafter& drafter_;
   const DecodeOptions& options_;
   DecodeStats& stats_;
-  c10::Device device_;
   PhaseTimer timer_;
   SpeculativeRound round_;
   InvariantChecker checker_;
-  BatchState state_;
-  std::optional<KVCache> target_cache_, draft_cache_;
-  int64_t capacity_ = 0;  // slots the longest sequence needs
+  BatchLayout layout_;
+  std::vector<Row> rows_;  // the requests' rows until their prompt pass
   int64_t steps_ = 0;
 };
 

@@ -17,9 +17,9 @@
 namespace specgate {
 namespace {
 
-// A sequence of the window. Between steps its row lives here; its K/V live in the pool
-// (batch_row < 0: runs of its pool slot from slot 0) or, when it took part in the last step,
-// still in the batch caches (runs of its batch row).
+// A sequence of the window. Between steps its row lives here; its K/V live in its pool slot
+// (batch_row < 0), or, when it took part in the last step, still in the batch caches, in its
+// batch row. The row's slots say where in that cache row.
 struct Member {
   explicit Member(Row row) : row(std::move(row)) {}
 
@@ -27,7 +27,6 @@ struct Member {
   int64_t pool_slot = -1;
   int64_t batch_row = -1;
   int64_t waited = 0;
-  SlotRun target, draft;
 };
 
 // Throws InputError for options that cannot run.
@@ -37,29 +36,34 @@ void validate_options(const DecodeOptions& options, const ExspecOptions& exspec)
   validate(exspec);
 }
 
+// `exspec`, once validate_options() passes it with a positive `sequence_capacity`.
+const ExspecOptions& validated(const DecodeOptions& options, const ExspecOptions& exspec, int64_t sequence_capacity) {
+  validate_options(options, exspec);
+  TORCH_CHECK(sequence_capacity > 0, "exspec: the pool needs a positive sequence capacity");
+  return exspec;
+}
+
+KVPool make_pool(const Transformer& target, const Transformer* draft, int64_t window, int64_t sequence_capacity) {
+  KVPool pool{target.make_cache(window, sequence_capacity), std::nullopt};
+  if (draft != nullptr) pool.draft.emplace(draft->make_cache(window, sequence_capacity));
+  return pool;
+}
+
 }  // namespace
 
 class ExspecDecoder::Impl {
  public:
   Impl(const Transformer& target, Drafter& drafter, const DecodeOptions& options, const ExspecOptions& exspec,
        int64_t sequence_capacity)
-      : target_(target),
-        drafter_(drafter),
+      : drafter_(drafter),
         options_(options),
-        exspec_(exspec),
+        exspec_(validated(options, exspec, sequence_capacity)),
         sequence_capacity_(sequence_capacity),
-        device_(target.options().device()),
-        timer_(device_, options.time_phases),
+        timer_(target.options().device(), options.time_phases),
         round_(target, drafter, options_, stats_, timer_),
-        checker_(target, options_) {
-    validate_options(options, exspec);
-    TORCH_CHECK(sequence_capacity > 0, "exspec: the pool needs a positive sequence capacity");
-    pool_target_.emplace(target.make_cache(exspec.window, sequence_capacity));
-    batch_target_.emplace(target.make_cache(exspec.batch_size, sequence_capacity));
-    if (const Transformer* draft = drafter.model()) {
-      pool_draft_.emplace(draft->make_cache(exspec.window, sequence_capacity));
-      batch_draft_.emplace(draft->make_cache(exspec.batch_size, sequence_capacity));
-    }
+        checker_(target, options_),
+        pool_(make_pool(target, drafter.model(), exspec.window, sequence_capacity)),
+        layout_(target, drafter.model(), exspec.batch_size, sequence_capacity, options_) {
     for (int64_t slot = exspec.window - 1; slot >= 0; --slot) free_slots_.push_back(slot);
   }
 
@@ -96,14 +100,15 @@ class ExspecDecoder::Impl {
     timer_.charge(stats_.other_seconds);
     const std::vector<size_t> batch = compose(choice.members, choice.grouped);
     timer_.charge(stats_.realign_seconds);
-    if (options_.check_invariants) checker_.check_layout(state_, *batch_target_, drafter_.model(), batch_draft());
+    if (options_.check_invariants)
+      checker_.check_layout(layout_.state(), layout_.target_cache(), drafter_.model(), layout_.draft_cache());
 
-    const RoundOutcome outcome = round_.run(state_, *batch_target_, batch_draft());
+    const std::vector<RoundRecord> records = round_.run(layout_);
     ++steps_;
     ++exspec_stats_.steps;
     (choice.grouped ? exspec_stats_.grouped_steps : exspec_stats_.fallback_steps) += 1;
-    if (options_.check_invariants) checker_.check_round(outcome.records);
-    settle(batch, outcome, finished);
+    if (options_.check_invariants) checker_.check_round(records);
+    settle(batch, finished);
     return finished;
   }
 
@@ -117,8 +122,6 @@ class ExspecDecoder::Impl {
     return batch_under_faults(choose_batch(entries, exspec_.batch_size, exspec_.max_wait_steps), entries,
                               exspec_.batch_size, faults());
   }
-
-  KVCache* batch_draft() { return batch_draft_ ? &*batch_draft_ : nullptr; }
 
   // Runs the queued prompt passes, at most B prompts at a time, through the batch caches
   // (whose rows go back to the pool first) and stores their K/V unpadded in the pool.
@@ -147,46 +150,32 @@ class ExspecDecoder::Impl {
   }
 
   void prefill(std::span<Member> members) {
-    BatchState prompts;
-    for (Member& member : members) {
-      prompts.width = std::max(prompts.width, member.row.content());
-      prompts.rows.push_back(std::move(member.row));
-    }
     const auto now = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < prompts.rows.size(); ++i) {
-      prompts.rows[i].position_padding = prompts.padding(i);
-      prompts.rows[i].admitted_step = steps_;
-      prompts.rows[i].admitted_at = now;
+    std::vector<Row> prompts;
+    for (Member& member : members) {
+      member.row.admitted_step = steps_;
+      member.row.admitted_at = now;
+      prompts.push_back(std::move(member.row));
     }
-    const int64_t n = prompts.batch_size();
-    batch_target_->reshape(n, 0);
-    if (batch_draft_) batch_draft_->reshape(n, 0);
-    const RoundOutcome outcome = round_.prefill(prompts, *batch_target_, batch_draft());
+    layout_.start(std::move(prompts));
+    round_.prefill(layout_);
 
-    std::vector<SlotRun> target_runs, draft_runs;
-    std::vector<int64_t> slots;
-    for (int64_t i = 0; i < n; ++i) {
+    std::vector<Row> rows = layout_.take_rows();
+    std::vector<Row*> going_on;
+    std::vector<int64_t> held, slots;
+    for (size_t i = 0; i < members.size(); ++i) {
       Member& member = members[i];
-      member.row = std::move(prompts.rows[i]);
+      member.row = std::move(rows[i]);
       if (member.row.finished) continue;
       member.pool_slot = free_slots_.back();
       free_slots_.pop_back();
+      going_on.push_back(&member.row);
+      held.push_back(static_cast<int64_t>(i));
       slots.push_back(member.pool_slot);
-      target_runs.push_back(outcome.target_kept[i]);
-      draft_runs.push_back(outcome.draft_kept[i]);
-      member.target = {member.pool_slot, 0, outcome.target_kept[i].count};
-      member.draft = {member.pool_slot, 0, outcome.draft_kept[i].count};
     }
     timer_.charge(stats_.verify_seconds);
-    store(*pool_target_, *batch_target_, target_runs, slots);
-    if (batch_draft_) store(*pool_draft_, *batch_draft_, draft_runs, slots);
+    layout_.store(going_on, held, pool_, slots);
     timer_.charge(stats_.realign_seconds);
-  }
-
-  // Writes runs of a batch cache, unpadded, into pool slots.
-  void store(KVCache& pool, const KVCache& cache, const std::vector<SlotRun>& runs, const std::vector<int64_t>& slots) {
-    if (runs.empty()) return;
-    pool.scatter(cache, runs, pool_slots_under_faults(slots, faults()));
   }
 
   // Lays out the chosen members as the batch: members that leave the batch go back to the
@@ -208,94 +197,38 @@ class ExspecDecoder::Impl {
     batch.insert(batch.end(), incoming.begin(), incoming.end());
     int64_t width = 0;
     for (size_t i : batch) width = std::max(width, window_[i].row.content());
-    const auto padding = [&](size_t i) {
-      return group_padding_under_faults(width - window_[i].row.content(), grouped, faults());
-    };
-    std::vector<int64_t> stay_padding, in_padding;
-    for (size_t i : staying) stay_padding.push_back(padding(i));
-    for (size_t i : incoming) in_padding.push_back(padding(i));
-    std::vector<int64_t> position_padding;
-    for (size_t i : batch) {
-      const Member& member = window_[i];
-      const int64_t fresh = width - member.row.content();
-      position_padding.push_back(member.batch_row >= 0
-                                     ? position_padding_under_faults(fresh, member.row.position_padding, faults())
-                                     : fresh);
-    }
-
-    layout(*batch_target_, *pool_target_, staying, incoming, stay_padding, in_padding, width, &Member::target, true);
-    if (batch_draft_) {
-      layout(*batch_draft_, *pool_draft_, staying, incoming, stay_padding, in_padding, width, &Member::draft, false);
-    }
-
-    state_.rows.clear();
-    state_.width = width;
+    std::vector<Row> rows;
+    std::vector<int64_t> held, pooled, paddings;
+    for (size_t i : staying) held.push_back(window_[i].batch_row);
+    for (size_t i : incoming) pooled.push_back(window_[i].pool_slot);
     for (size_t b = 0; b < batch.size(); ++b) {
       Member& member = window_[batch[b]];
-      member.row.position_padding = position_padding[b];
+      paddings.push_back(group_padding_under_faults(width - member.row.content(), grouped, faults()));
+      rows.push_back(std::move(member.row));
       member.batch_row = static_cast<int64_t>(b);
-      state_.rows.push_back(std::move(member.row));
     }
+    layout_.compose(std::move(rows), held, &pool_, pooled, width, paddings);
     return batch;
   }
 
   // Writes the K/V of members leaving the batch back to their pool slots.
   void release(const std::vector<size_t>& leaving) {
-    if (leaving.empty()) return;
-    std::vector<SlotRun> target_runs, draft_runs;
-    std::vector<int64_t> slots;
+    std::vector<Row*> rows;
+    std::vector<int64_t> held, slots;
     for (size_t i : leaving) {
       Member& member = window_[i];
+      rows.push_back(&member.row);
+      held.push_back(member.batch_row);
       slots.push_back(member.pool_slot);
-      target_runs.push_back(member.target);
-      draft_runs.push_back(member.draft);
-      member.target = {member.pool_slot, 0, member.target.count};
-      member.draft = {member.pool_slot, 0, member.draft.count};
       member.batch_row = -1;
     }
-    store(*pool_target_, *batch_target_, target_runs, slots);
-    if (batch_draft_) store(*pool_draft_, *batch_draft_, draft_runs, slots);
+    layout_.store(rows, held, pool_, slots);
   }
 
-  // One cache's part of compose(): staying rows first, in their batch order (not moved at all
-  // when none changes place), then newcomers from the pool.
-  void layout(KVCache& cache, const KVCache& pool, const std::vector<size_t>& staying,
-              const std::vector<size_t>& incoming, const std::vector<int64_t>& stay_padding,
-              const std::vector<int64_t>& in_padding, int64_t width, SlotRun Member::*run, bool target) {
-    const int64_t length = cached_slots(width);
-    const int64_t stay = static_cast<int64_t>(staying.size());
-    if (stay > 0) {
-      std::vector<SlotRun> runs;
-      for (size_t b = 0; b < staying.size(); ++b) {
-        const SlotRun& held = window_[staying[b]].*run;
-        runs.push_back(target ? source_under_faults(held, stay_padding[b], faults()) : held);
-      }
-      cache.relayout(runs, stay_padding, length);
-    }
-    if (!incoming.empty()) {
-      std::vector<SlotRun> runs;
-      for (size_t i : incoming) runs.push_back(window_[i].*run);
-      cache.reshape(stay + static_cast<int64_t>(incoming.size()), length);
-      cache.gather(pool, runs, in_padding, stay);
-    }
-    for (size_t b = 0; b < staying.size(); ++b) {
-      SlotRun& held = window_[staying[b]].*run;
-      held = {static_cast<int64_t>(b), stay_padding[b], held.count};
-    }
-    for (size_t b = 0; b < incoming.size(); ++b) {
-      SlotRun& held = window_[incoming[b]].*run;
-      held = {stay + static_cast<int64_t>(b), in_padding[b], held.count};
-    }
-  }
-
-  // Takes the rows back after a round: where each member's K/V now sit, who finished, who waited.
-  void settle(const std::vector<size_t>& batch, const RoundOutcome& outcome, std::vector<SequenceResult>& finished) {
-    for (size_t b = 0; b < batch.size(); ++b) {
-      Member& member = window_[batch[b]];
-      member.row = std::move(state_.rows[b]);
-      member.target = outcome.target_kept[b];
-      member.draft = outcome.draft_kept[b];
-    }
+  // Takes the rows back after a round: who finished, who waited.
+  void settle(const std::vector<size_t>& batch, std::vector<SequenceResult>& finished) {
+    std::vector<Row> rows = layout_.take_rows();
+    for (size_t b = 0; b < batch.size(); ++b) window_[batch[b]].row = std::move(rows[b]);
     std::vector<bool> in_batch(window_.size(), false);
     for (size_t i : batch) in_batch[i] = true;
     for (size_t i = 0; i < window_.size(); ++i) {
@@ -308,28 +241,25 @@ class ExspecDecoder::Impl {
       }
     }
     std::erase_if(window_, [](const Member& member) { return member.row.finished; });
-    state_.rows.clear();
     timer_.charge(stats_.other_seconds);
   }
 
-  const Transformer& target_;
   Drafter& drafter_;
   const DecodeOptions options_;
   const ExspecOptions exspec_;
   const int64_t sequence_capacity_;
   DecodeStats stats_;
   ExspecStats exspec_stats_;
-  c10::Device device_;
   PhaseTimer timer_;
   SpeculativeRound round_;
   InvariantChecker checker_;
+  KVPool pool_;
+  BatchLayout layout_;
 
   RefillFaults refill_faults_;
   std::vector<Row> queue_;
   std::vector<Member> window_;
   std::vector<int64_t> free_slots_;
-  std::optional<KVCache> pool_target_, pool_draft_, batch_target_, batch_draft_;
-  BatchState state_;
   int64_t steps_ = 0;
 };
 
@@ -356,20 +286,13 @@ std::vector<SequenceResult> ExspecDecoder::step() { return impl_->step(); }
 const DecodeStats& ExspecDecoder::stats() const { return impl_->stats(); }
 const ExspecStats& ExspecDecoder::exspec_stats() const { return impl_->exspec_stats(); }
 
-int64_t pool_capacity(std::span<const SequenceRequest> requests, const DecodeOptions& options) {
-  int64_t capacity = 0;
-  for (const SequenceRequest& request : requests) capacity = std::max(capacity, cache_capacity(request, options));
-  return capacity;
-}
-
-
 std::vector<SequenceResult> exspec_generate(const Transformer& target, Drafter& drafter,
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                             const ExspecOptions& exspec, DecodeStats* stats,
                                             ExspecStats* exspec_stats) {
   validate_options(options, exspec);
   if (requests.empty()) return {};
-  ExspecDecoder decoder(target, drafter, options, exspec, pool_capacity(requests, options));
+  ExspecDecoder decoder(target, drafter, options, exspec, cache_capacity(requests, options));
   std::vector<SequenceResult> results = decode_all(decoder, requests, exspec.sort_by_prompt_length);
   if (stats != nullptr) *stats = decoder.stats();
   if (exspec_stats != nullptr) *exspec_stats = decoder.exspec_stats();

@@ -76,8 +76,6 @@ class ExspecDecoder final : public Decoder {
   std::unique_ptr<Impl> impl_;
 };
 
-// Slots of a pool that holds any of `requests` (cache_capacity()).
-int64_t pool_capacity(std::span<const SequenceRequest> requests, const DecodeOptions& options);
 
 
 // Every request through one ExspecDecoder, admitted in order (shortest prompt first with

@@ -87,19 +87,15 @@ size_t kept_tokens_under_faults(size_t kept, size_t tokens, const FaultSet& faul
   return faults.has(Fault::kTokensAfterEosKept) ? tokens : kept;
 }
 
-SlotRun target_kept_under_faults(SlotRun run, int64_t accepted, int64_t k, const FaultSet& faults) {
-  if (faults.has(Fault::kRejectedKvVisible)) run.first += k - accepted;
-  return run;
+RowSlots target_kept_under_faults(RowSlots kept, int64_t accepted, int64_t k, const FaultSet& faults) {
+  if (faults.has(Fault::kRejectedKvVisible)) kept.first += k - accepted;
+  return kept;
 }
 
-SlotRun draft_kept_under_faults(SlotRun run, int64_t fed, int64_t k, const FaultSet& faults) {
-  if (faults.has(Fault::kCacheAdvancedByDrafted)) run.first += k - 1 - fed;
-  return run;
-}
-
-int64_t draft_cached_under_faults(int64_t cached, int64_t kept_through_drafts, const FaultSet& faults) {
-  if (faults.has(Fault::kCacheAdvancedByDrafted) || faults.has(Fault::kDraftCacheShort)) return kept_through_drafts;
-  return cached;
+RowSlots draft_kept_under_faults(RowSlots kept, int64_t fed, int64_t accepted, int64_t k, const FaultSet& faults) {
+  if (faults.has(Fault::kCacheAdvancedByDrafted)) kept.first += k - 1 - fed;
+  if (faults.has(Fault::kCacheAdvancedByDrafted) || faults.has(Fault::kDraftCacheShort)) kept.count += accepted - fed;
+  return kept;
 }
 
 int64_t realigned_width_under_faults(int64_t width, int64_t old_width, int64_t k, const FaultSet& faults) {

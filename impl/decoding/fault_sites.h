@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "impl/decoding/batch_scheduler.h"
+#include "impl/decoding/batch_state.h"
 #include "impl/decoding/faults.h"
 #include "impl/model/kv_cache.h"
 #include "impl/sampling/sampling.h"
@@ -81,18 +82,14 @@ at::Tensor residual_uniform_under_faults(at::Tensor u, const at::Tensor& weights
 // max_new_tokens): all of them (kTokensAfterEosKept).
 size_t kept_tokens_under_faults(size_t kept, size_t tokens, const FaultSet& faults);
 
-// The run of target cache slots a row keeps after `accepted` of `k` drafts: ending on the last
-// draft, rejected ones included (kRejectedKvVisible).
-SlotRun target_kept_under_faults(SlotRun run, int64_t accepted, int64_t k, const FaultSet& faults);
+// The target cache slots a row keeps after `accepted` of `k` drafts: ending on the last draft,
+// rejected ones included (kRejectedKvVisible).
+RowSlots target_kept_under_faults(RowSlots kept, int64_t accepted, int64_t k, const FaultSet& faults);
 
-// The run of draft cache slots a row keeps after `fed` of the K - 1 drafts fed: ending on the
-// last draft fed (kCacheAdvancedByDrafted).
-SlotRun draft_kept_under_faults(SlotRun run, int64_t fed, int64_t k, const FaultSet& faults);
-
-// How many of its tokens a row takes the draft cache to hold: `kept_through_drafts`, its content
-// and every kept draft, as if the last draft had been fed (kCacheAdvancedByDrafted,
-// kDraftCacheShort).
-int64_t draft_cached_under_faults(int64_t cached, int64_t kept_through_drafts, const FaultSet& faults);
+// The draft cache slots a row keeps, `kept` after `fed` of the K - 1 drafts fed: taken to hold
+// all `accepted` drafts, as if the last one had been fed, ending on the last draft fed
+// (kCacheAdvancedByDrafted) or where the kept ones end (kDraftCacheShort).
+RowSlots draft_kept_under_faults(RowSlots kept, int64_t fed, int64_t accepted, int64_t k, const FaultSet& faults);
 
 // The width rows are re-padded to: K + 1 slots more than `old_width`, every round
 // (kPaddingNeverRemoved).

@@ -57,16 +57,21 @@ void InvariantChecker::check_cache(const char* which, const Transformer& model, 
   const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
   for (size_t i = 0; i < state.rows.size(); ++i) {
     const Row& row = state.rows[i];
-    const int64_t cached = draft ? row.draft_cached : row.target_cached;
+    const RowSlots& slots = draft ? row.draft_slots : row.target_slots;
+    const int64_t cached = slots.count;
     const int64_t lacking = row.content() - cached;
     if (lacking != 1 && !(draft && lacking == 2))
       violated(std::string("I3: ") + which + " cache of row " + std::to_string(i) + " holds " + std::to_string(cached) +
                " of its " + std::to_string(row.content()) + " tokens",
                row.sequence_index);
+    const int64_t padding = state.padding(i);
+    if (slots.first != padding)
+      violated(std::string("I3: ") + which + " cache of row " + std::to_string(i) + " holds its tokens from slot " +
+                   std::to_string(slots.first) + ", but the row's padding is " + std::to_string(padding),
+               row.sequence_index);
     KVCache alone = model.make_cache(1, cached);
     model.forward(at::tensor(std::vector<int64_t>(row.tokens.begin(), row.tokens.begin() + cached), ids).unsqueeze(0),
                   at::arange(cached, ids).unsqueeze(0), at::ones({1, cached}, ids.dtype(at::kBool)), &alone);
-    const int64_t padding = state.padding(i);
     // The tokens whose slots a later pass may still read (all of them without a sliding window).
     const int64_t first = std::min(std::max<int64_t>(cache.first_attended_slot() - padding, 0), cached);
     if (first == cached) continue;

@@ -29,7 +29,6 @@ void ModelDrafter::start(BatchState& state, const DecodeOptions& options, KVCach
   const int64_t width = state.width;
   model_.forward(tokens_at(state, 0, width, device), positions_at(state, 0, width, device),
                  mask_under_faults(key_valid(state, width, device), options.faults), cache);
-  for (Row& row : state.rows) row.draft_cached = row.content();
 }
 
 // Every step runs on the device: the chosen tokens feed the next step without visiting the host.
@@ -37,7 +36,7 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
   const c10::Device device = model_.options().device();
   const int64_t batch = state.batch_size(), width = state.width;
   int64_t uncached = 1;
-  for (const Row& row : state.rows) uncached = std::max(uncached, row.content() - row.draft_cached);
+  for (const Row& row : state.rows) uncached = std::max(uncached, row.content() - row.draft_slots.count);
   // Rows missing one token recompute the K/V of their second-to-last token with the others.
   cache->truncate(width - uncached);
 

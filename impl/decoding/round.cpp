@@ -1,6 +1,6 @@
 // One speculative round, as EQSPEC and EXSPEC run it on a left-padded batch of B rows.
 //
-// The layout (batch_state.h): row i's c_i content tokens sit right-aligned in `width` slots,
+// The layout (batch_layout.h): row i's c_i content tokens sit right-aligned in `width` slots,
 // and both caches hold the K/V of every slot but the last: the last token of each row is
 // pending, the first input of the next pass.
 //
@@ -10,12 +10,12 @@
 //    cache; acceptance (acceptance.h) decides every row on the device and brings back, in one
 //    copy, how many drafts each row keeps and its new tokens.
 // 3. Accept: each row gains its kept drafts and the bonus, ending at EOS or at its
-//    max_new_tokens. What each cache still holds of the row is one run of slots: the old
-//    content and the kept drafts; the rejected drafts' slots are dropped, and the bonus is
-//    the new pending token.
-// 4. Realign (EQSPEC; EXSPEC instead lays out its next batch from these runs): finished rows
-//    leave, the others are re-padded to the new minimal width, and each cache moves every
-//    row's run with one gather per layer.
+//    max_new_tokens. What each cache still holds of the row is one run of slots
+//    (BatchLayout::keep): the old content and the kept drafts; the rejected drafts' slots are
+//    dropped, and the bonus is the new pending token.
+// 4. Realign (EQSPEC, BatchLayout::realign; EXSPEC instead lays out its next batch from these
+//    runs, BatchLayout::compose): finished rows leave, the others are re-padded to the new
+//    minimal width, and each cache moves every row's run with one gather per layer.
 //
 // Seeded faults (faults.h) bend this story only through fault_sites.h, each of whose
 // functions hands back what it is given unless its fault is on.
@@ -30,7 +30,6 @@
 #include "impl/decoding/acceptance.h"
 #include "impl/decoding/batch_tensors.h"
 #include "impl/decoding/fault_sites.h"
-#include "impl/decoding/naive_realign.h"
 #include "impl/model/transformer.h"
 #include "impl/sampling/inverse_cdf.h"
 
@@ -63,16 +62,18 @@ std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens,
 
 }  // namespace
 
-RoundOutcome SpeculativeRound::prefill(BatchState& state, KVCache& target_cache, KVCache* draft_cache) {
+void SpeculativeRound::prefill(BatchLayout& batch_layout) {
+  BatchState& state = batch_layout.state();
   const int64_t width = state.width, batch = state.batch_size();
   const c10::Device device = target_.options().device();
   timer_.charge(stats_.other_seconds);
-  drafter_.start(state, options_, draft_cache);
+  drafter_.start(state, options_, batch_layout.draft_cache());
   timer_.charge(stats_.draft_seconds);
 
   const at::Tensor hidden =
       target_.forward(tokens_at(state, 0, width, device), positions_at(state, 0, width, device),
-                      mask_under_faults(key_valid(state, width, device), options_.faults), &target_cache);
+                      mask_under_faults(key_valid(state, width, device), options_.faults),
+                      &batch_layout.target_cache());
   const at::Tensor logits = target_.logits(hidden.select(1, width - 1));  // [B, V]
   at::Tensor first;
   if (state.all_greedy()) {
@@ -89,25 +90,22 @@ RoundOutcome SpeculativeRound::prefill(BatchState& state, KVCache& target_cache,
   const at::Tensor first_tokens = download(first);
   timer_.charge(stats_.verify_seconds);
 
-  RoundOutcome outcome;
+  batch_layout.keep_prompts();
   for (int64_t i = 0; i < batch; ++i) {
     Row& row = state.rows[i];
-    const int64_t padding = state.padding(i);
-    row.target_cached = row.content();
-    outcome.target_kept.push_back({i, padding, row.content()});
-    outcome.draft_kept.push_back({i, padding, row.draft_cached});
     stats_.generated += static_cast<int64_t>(append_tokens(row, {first_tokens.data_ptr<int64_t>()[i]}, options_).size());
   }
-  return outcome;
 }
 
-RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVCache* draft_cache) {
+std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
+  BatchState& state = batch_layout.state();
+  KVCache& target_cache = batch_layout.target_cache();
   const int64_t k = options_.draft_tokens, width = state.width, batch = state.batch_size();
   const c10::Device device = target_.options().device();
   const FaultSet& faults = options_.faults;
 
   // 1. Draft.
-  DraftProposal proposal = k > 0 ? drafter_.propose(state, k, options_, draft_cache) : DraftProposal{};
+  DraftProposal proposal = k > 0 ? drafter_.propose(state, k, options_, batch_layout.draft_cache()) : DraftProposal{};
   proposal.tokens = proposal.tokens.defined()
                         ? upload(proposal.tokens, device)
                         : at::empty({batch, 0}, at::TensorOptions().dtype(at::kLong).device(device));
@@ -124,24 +122,17 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
   timer_.charge(stats_.verify_seconds);
 
   // 3. Accept.
-  RoundOutcome outcome;
+  std::vector<RoundRecord> records;
   for (int64_t i = 0; i < batch; ++i) {
     Row& row = state.rows[i];
     const RowDecision& decision = decisions[i];
-    const int64_t content = row.content(), padding = state.padding(i), a = decision.accepted;
-    RoundRecord& record = outcome.records.emplace_back(RoundRecord{row.sequence_index, row.generated(),
-                                                                   row.max_new_tokens, decision.drafted,
-                                                                   decision.target_choice, a, {}, row.sampling.greedy()});
+    const int64_t a = decision.accepted;
+    RoundRecord& record = records.emplace_back(RoundRecord{row.sequence_index, row.generated(), row.max_new_tokens,
+                                                           decision.drafted, decision.target_choice, a, {},
+                                                           row.sampling.greedy()});
+    batch_layout.keep(i, a);
     record.appended = append_tokens(row, decision.new_tokens, options_);
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
-
-    // The target cache holds the old content and every draft, the draft cache the old content
-    // and drafts 1 .. K-1: each keeps the content and what it holds of the accepted drafts.
-    const int64_t fed = k > 0 ? std::min(a, k - 1) : 0;
-    outcome.target_kept.push_back(target_kept_under_faults({i, padding, content + a}, a, k, faults));
-    outcome.draft_kept.push_back(draft_kept_under_faults({i, padding, content + fed}, fed, k, faults));
-    row.target_cached = content + a;
-    row.draft_cached = draft_cached_under_faults(outcome.draft_kept.back().count, content + a, faults);
     row.drafted += k;
     row.accepted += a;
     stats_.accepted += a;
@@ -152,47 +143,7 @@ RoundOutcome SpeculativeRound::run(BatchState& state, KVCache& target_cache, KVC
   stats_.row_rounds += batch;
   stats_.drafted += batch * k;
   timer_.charge(stats_.other_seconds);
-  return outcome;
-}
-
-namespace {
-
-// The width the rows going on are re-padded to: the longest row's content.
-int64_t realigned_width(const BatchState& state, const std::vector<int64_t>& going_on, const DecodeOptions& options) {
-  int64_t width = 0;
-  for (int64_t i : going_on) width = std::max(width, state.rows[i].content());
-  return realigned_width_under_faults(width, state.width, options.draft_tokens, options.faults);
-}
-
-// Moves the runs to the rows [0, runs.size()) at `to_first`.
-void move_runs(KVCache& cache, const std::vector<SlotRun>& runs, const std::vector<int64_t>& to_first, int64_t length,
-               const DecodeOptions& options) {
-  if (options.naive_realign) return naive_realign(cache, runs, to_first, length);
-  cache.relayout(runs, to_first, length);
-}
-
-}  // namespace
-
-// 4. Realign.
-void realign(BatchState& state, const RoundOutcome& outcome, const std::vector<int64_t>& going_on,
-             KVCache& target_cache, KVCache* draft_cache, const DecodeOptions& options) {
-  const int64_t width = realigned_width(state, going_on, options);
-  std::vector<SlotRun> target_runs, draft_runs;
-  std::vector<int64_t> to_first;
-  std::vector<Row> rows;
-  for (int64_t i : going_on) {
-    Row& row = state.rows[i];
-    const int64_t padding = width - row.content();
-    to_first.push_back(padding);
-    target_runs.push_back(source_under_faults(outcome.target_kept[i], padding, options.faults));
-    draft_runs.push_back(outcome.draft_kept[i]);
-    row.position_padding = position_padding_under_faults(padding, row.position_padding, options.faults);
-    rows.push_back(std::move(row));
-  }
-  state.rows = std::move(rows);
-  state.width = width;
-  move_runs(target_cache, target_runs, to_first, state.cache_length(), options);
-  if (draft_cache != nullptr) move_runs(*draft_cache, draft_runs, to_first, state.cache_length(), options);
+  return records;
 }
 
 SequenceResult finish_row(Row& row, int64_t step, DecodeStats& stats) {

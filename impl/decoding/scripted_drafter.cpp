@@ -22,10 +22,6 @@ at::Tensor ScriptedDrafts::tokens(const BatchState& state, int64_t k) const {
   return tokens;
 }
 
-void ScriptedDrafter::start(BatchState& state, const DecodeOptions&, KVCache*) {
-  for (Row& row : state.rows) row.draft_cached = row.content();
-}
-
 DraftProposal ScriptedDrafter::propose(BatchState& state, int64_t k, const DecodeOptions&, KVCache*) {
   return {script_.tokens(state, k), {}};
 }

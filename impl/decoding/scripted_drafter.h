@@ -30,7 +30,7 @@ class ScriptedDrafter final : public Drafter {
   explicit ScriptedDrafter(ScriptedDrafts script) : script_(std::move(script)) {}
 
   const Transformer* model() const override { return nullptr; }
-  void start(BatchState& state, const DecodeOptions& options, KVCache* cache) override;
+  void start(BatchState&, const DecodeOptions&, KVCache*) override {}
   DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) override;
 
  private:

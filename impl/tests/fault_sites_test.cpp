@@ -17,6 +17,7 @@ const auto kLong = at::TensorOptions().dtype(at::kLong);
 const auto kDouble = at::TensorOptions().dtype(at::kDouble);
 
 bool same(const SlotRun& a, const SlotRun& b) { return a.row == b.row && a.first == b.first && a.count == b.count; }
+bool same(const RowSlots& a, const RowSlots& b) { return a.first == b.first && a.count == b.count; }
 bool same(const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && a.equal(b); }
 
 // One site: the faults that may bend it, and whether it bent its hand-built input under `faults`.
@@ -77,11 +78,9 @@ std::vector<Site> sites() {
       {"kept_tokens_under_faults", {Fault::kTokensAfterEosKept},
        [](const FaultSet& f) { return kept_tokens_under_faults(2, 4, f) != 2; }},
       {"target_kept_under_faults", {Fault::kRejectedKvVisible},
-       [](const FaultSet& f) { return !same(target_kept_under_faults({0, 1, 6}, 1, 3, f), {0, 1, 6}); }},
-      {"draft_kept_under_faults", {Fault::kCacheAdvancedByDrafted},
-       [](const FaultSet& f) { return !same(draft_kept_under_faults({0, 1, 6}, 0, 3, f), {0, 1, 6}); }},
-      {"draft_cached_under_faults", {Fault::kCacheAdvancedByDrafted, Fault::kDraftCacheShort},
-       [](const FaultSet& f) { return draft_cached_under_faults(6, 7, f) != 6; }},
+       [](const FaultSet& f) { return !same(target_kept_under_faults({1, 6}, 1, 3, f), {1, 6}); }},
+      {"draft_kept_under_faults", {Fault::kCacheAdvancedByDrafted, Fault::kDraftCacheShort},
+       [](const FaultSet& f) { return !same(draft_kept_under_faults({1, 7}, 2, 3, 3, f), {1, 7}); }},
       {"realigned_width_under_faults", {Fault::kPaddingNeverRemoved},
        [](const FaultSet& f) { return realigned_width_under_faults(9, 8, 3, f) != 9; }},
       {"position_padding_under_faults", {Fault::kStalePositionIds},
@@ -158,9 +157,15 @@ TEST(FaultSites, EachFaultBendsItsSiteAsDescribed) {
                        .item<double>(),
                    0.4);
 
-  EXPECT_TRUE(same(target_kept_under_faults({0, 1, 6}, 1, 3, with(Fault::kRejectedKvVisible)), {0, 3, 6}))
-      << "the run ends on the last draft";
-  EXPECT_TRUE(same(draft_kept_under_faults({0, 1, 6}, 0, 3, with(Fault::kCacheAdvancedByDrafted)), {0, 3, 6}));
+  EXPECT_TRUE(same(target_kept_under_faults({1, 6}, 1, 3, with(Fault::kRejectedKvVisible)), {3, 6}))
+      << "the slots end on the last draft";
+  EXPECT_TRUE(same(draft_kept_under_faults({1, 6}, 0, 0, 3, with(Fault::kCacheAdvancedByDrafted)), {3, 6}))
+      << "the slots end on the last draft fed";
+  EXPECT_TRUE(same(draft_kept_under_faults({1, 7}, 2, 3, 3, with(Fault::kCacheAdvancedByDrafted)), {1, 8}))
+      << "every draft taken as fed";
+  EXPECT_TRUE(same(draft_kept_under_faults({1, 7}, 2, 3, 3, with(Fault::kDraftCacheShort)), {1, 8}));
+  EXPECT_TRUE(same(draft_kept_under_faults({1, 6}, 1, 1, 3, with(Fault::kDraftCacheShort)), {1, 6}))
+      << "short only after a fully accepted round";
   EXPECT_EQ(realigned_width_under_faults(9, 8, 3, with(Fault::kPaddingNeverRemoved)), 12);
   EXPECT_EQ(realigned_width_under_faults(13, 8, 3, with(Fault::kPaddingNeverRemoved)), 13);
   EXPECT_TRUE(same(source_under_faults({1, 4, 6}, 2, with(Fault::kKvNotShifted)), {1, 2, 6}));

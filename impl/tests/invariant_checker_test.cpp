@@ -110,7 +110,8 @@ struct Layout {
     state.rows.emplace_back(SequenceRequest{.sequence_index = 10, .prompt = {11, 12, 13}}, options);
     state.rows.emplace_back(SequenceRequest{.sequence_index = 11, .prompt = {21, 22, 23, 24, 25}}, options);
     widen(5);
-    for (Row& row : state.rows) row.target_cached = row.draft_cached = row.content() - 1;
+    for (size_t i = 0; i < state.rows.size(); ++i)
+      state.rows[i].target_slots = state.rows[i].draft_slots = {state.padding(i), state.rows[i].content() - 1};
     fill(models().target, target);
     fill(models().draft, draft);
   }
@@ -177,13 +178,18 @@ TEST(InvariantChecker, CachesMustHoldAllButThePendingToken) {
   const DecodeOptions o;
   const InvariantChecker checker(models().target, o);
   Layout lacking;
-  lacking.state.rows[1].target_cached = 3;
+  lacking.state.rows[1].target_slots.count = 3;
   EXPECT_THAT(violation([&] { lacking.check(checker); }).first, HasSubstr("I3: target cache of row 1 holds 3 of its 5 tokens"));
 
   // The draft may lack its last draft too, after a fully accepted round; the target may not.
   Layout draft_behind;
-  draft_behind.state.rows[1].draft_cached = 3;
+  draft_behind.state.rows[1].draft_slots.count = 3;
   EXPECT_NO_THROW(draft_behind.check(checker));
+
+  Layout misplaced;
+  misplaced.state.rows[0].target_slots.first = 1;
+  EXPECT_THAT(violation([&] { misplaced.check(checker); }).first,
+              HasSubstr("I3: target cache of row 0 holds its tokens from slot 1, but the row's padding is 2"));
 
   Layout short_cache;
   short_cache.target.truncate(3);

@@ -26,21 +26,21 @@ struct PreparedBatch {
   DecodeStats stats;
   PhaseTimer timer{c10::Device(c10::kCPU), false};
   SpeculativeRound round;
-  BatchState state;
-  KVCache target_cache;
+  BatchLayout layout;
+  BatchState& state;
 
   PreparedBatch(const DecodeOptions& decode, const std::string& script)
       : options(decode),
         drafter(oracle_script(requests, decode, script)),
         round(models().target, drafter, options, stats, timer),
-        target_cache(models().target.make_cache(2, 64)) {
-    for (const SequenceRequest& request : requests) {
-      state.rows.emplace_back(request, options);
-      state.width = std::max(state.width, state.rows.back().content());
-    }
-    for (size_t i = 0; i < state.rows.size(); ++i) state.rows[i].position_padding = state.padding(i);
-    const RoundOutcome prompts = round.prefill(state, target_cache, nullptr);
-    realign(state, prompts, {0, 1}, target_cache, nullptr, options);
+        layout(models().target, nullptr, 2, 64, options),
+        state(layout.state()) {
+    std::vector<Row> rows;
+    for (const SequenceRequest& request : requests) rows.emplace_back(request, options);
+    layout.start(std::move(rows));
+    round.prefill(layout);
+    const std::vector<int64_t> both = {0, 1};
+    layout.realign(both);
   }
 
   std::vector<int64_t> oracle(size_t row) const {
@@ -61,18 +61,16 @@ DecodeOptions options_for(int64_t max_new_tokens, std::vector<int64_t> eos_ids =
 TEST(Round, AFullyAcceptedRoundKeepsEveryDraftAndTheBonus) {
   PreparedBatch batch(options_for(12), "all-accept");
   const int64_t content = batch.state.rows[1].content(), padding = batch.state.padding(1);
-  const RoundOutcome outcome = batch.round.run(batch.state, batch.target_cache, nullptr);
+  const std::vector<RoundRecord> records = batch.round.run(batch.layout);
 
   const std::vector<int64_t> oracle = batch.oracle(1);
   EXPECT_EQ(batch.generated(1), std::vector<int64_t>(oracle.begin(), oracle.begin() + 1 + kDrafts + 1));
-  EXPECT_EQ(outcome.records[1].accepted, kDrafts);
-  EXPECT_EQ(outcome.records[1].appended.size(), static_cast<size_t>(kDrafts + 1));
+  EXPECT_EQ(records[1].accepted, kDrafts);
+  EXPECT_EQ(records[1].appended.size(), static_cast<size_t>(kDrafts + 1));
   EXPECT_EQ(batch.state.rows[1].accept_lengths, (std::vector<int64_t>{kDrafts + 1}));
   // The target cache keeps the old content and every draft; the bonus is pending.
-  EXPECT_EQ(outcome.target_kept[1].row, 1);
-  EXPECT_EQ(outcome.target_kept[1].first, padding);
-  EXPECT_EQ(outcome.target_kept[1].count, content + kDrafts);
-  EXPECT_EQ(batch.state.rows[1].target_cached, content + kDrafts);
+  EXPECT_EQ(batch.state.rows[1].target_slots.first, padding);
+  EXPECT_EQ(batch.state.rows[1].target_slots.count, content + kDrafts);
   EXPECT_FALSE(batch.state.rows[1].finished);
   EXPECT_EQ(batch.stats.accepted, 2 * kDrafts);
   EXPECT_EQ(batch.stats.drafted, 2 * kDrafts);
@@ -81,15 +79,15 @@ TEST(Round, AFullyAcceptedRoundKeepsEveryDraftAndTheBonus) {
 TEST(Round, ARejectedRoundKeepsOnlyTheTargetsChoice) {
   PreparedBatch batch(options_for(12), "all-reject");
   const int64_t content = batch.state.rows[0].content(), padding = batch.state.padding(0);
-  const RoundOutcome outcome = batch.round.run(batch.state, batch.target_cache, nullptr);
+  const std::vector<RoundRecord> records = batch.round.run(batch.layout);
 
   const std::vector<int64_t> oracle = batch.oracle(0);
   EXPECT_EQ(batch.generated(0), std::vector<int64_t>(oracle.begin(), oracle.begin() + 2));
-  EXPECT_EQ(outcome.records[0].accepted, 0);
-  EXPECT_NE(outcome.records[0].drafted[0], oracle[1]) << "the script's wrong first draft";
-  EXPECT_EQ(outcome.records[0].target_choice[0], oracle[1]);
-  EXPECT_EQ(outcome.target_kept[0].first, padding);
-  EXPECT_EQ(outcome.target_kept[0].count, content) << "the rejected drafts' slots are dropped";
+  EXPECT_EQ(records[0].accepted, 0);
+  EXPECT_NE(records[0].drafted[0], oracle[1]) << "the script's wrong first draft";
+  EXPECT_EQ(records[0].target_choice[0], oracle[1]);
+  EXPECT_EQ(batch.state.rows[0].target_slots.first, padding);
+  EXPECT_EQ(batch.state.rows[0].target_slots.count, content) << "the rejected drafts' slots are dropped";
   EXPECT_EQ(batch.stats.accepted, 0);
 }
 
@@ -98,26 +96,26 @@ TEST(Round, ARowEndsAtItsFirstEosExactlyThere) {
   const std::vector<int64_t> oracle = PreparedBatch(options_for(12), "all-accept").oracle(1);
   ASSERT_EQ(std::count(oracle.begin(), oracle.begin() + 3, oracle[2]), 1) << "pick an EOS seen once";
   PreparedBatch batch(options_for(12, {oracle[2]}), "all-accept");
-  const RoundOutcome outcome = batch.round.run(batch.state, batch.target_cache, nullptr);
+  const std::vector<RoundRecord> records = batch.round.run(batch.layout);
 
   EXPECT_EQ(batch.generated(1), std::vector<int64_t>(oracle.begin(), oracle.begin() + 3));
   EXPECT_TRUE(batch.state.rows[1].finished);
   EXPECT_EQ(batch.state.rows[1].finish_reason, FinishReason::kEos);
-  EXPECT_EQ(outcome.records[1].appended.size(), 2u);
+  EXPECT_EQ(records[1].appended.size(), 2u);
   EXPECT_EQ(batch.state.rows[1].accept_lengths, (std::vector<int64_t>{2}));
 }
 
 TEST(Round, ARowEndsAtMaxNewTokensExactlyThere) {
   PreparedBatch batch(options_for(3), "all-accept");
-  const RoundOutcome outcome = batch.round.run(batch.state, batch.target_cache, nullptr);
+  const std::vector<RoundRecord> records = batch.round.run(batch.layout);
 
   for (size_t row : {0, 1}) {
     const std::vector<int64_t> oracle = batch.oracle(row);
     EXPECT_EQ(batch.generated(row), std::vector<int64_t>(oracle.begin(), oracle.begin() + 3));
     EXPECT_TRUE(batch.state.rows[row].finished);
     EXPECT_EQ(batch.state.rows[row].finish_reason, FinishReason::kLength);
-    EXPECT_EQ(outcome.records[row].accepted, kDrafts) << "accepted, though only two tokens fit";
-    EXPECT_EQ(outcome.records[row].appended.size(), 2u);
+    EXPECT_EQ(records[row].accepted, kDrafts) << "accepted, though only two tokens fit";
+    EXPECT_EQ(records[row].appended.size(), 2u);
   }
 }
 

@@ -74,7 +74,7 @@ DecodeRun CaseContext::run(std::span<const SequenceRequest> requests, const Faul
   // EQSPEC decodes the case's requests as one batch.
   const int64_t batch_size = is_exspec(case_.decoder) ? case_.exspec.batch_size : static_cast<int64_t>(requests.size());
   const DecoderSettings settings{.decode = options, .batch_size = batch_size, .exspec = case_.exspec,
-                                 .sequence_capacity = pool_capacity(requests, options)};
+                                 .sequence_capacity = cache_capacity(requests, options)};
   const std::unique_ptr<Decoder> decoder = make_decoder(case_.decoder, target_, drafter.get(), settings);
   DecodeRun run;
   run.results = decode_all(*decoder, requests, admits_shortest_first(case_.decoder, settings));

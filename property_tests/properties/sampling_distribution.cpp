@@ -28,7 +28,7 @@ std::vector<SequenceResult> decode(const DistributionScenario& s, const Transfor
                                    std::span<const SequenceRequest> requests, const DecodeOptions& options) {
   ModelDrafter drafter(draft);
   const DecoderSettings settings{.decode = options, .batch_size = s.batch_size, .exspec = {.window = s.window},
-                                 .sequence_capacity = pool_capacity(requests, options)};
+                                 .sequence_capacity = cache_capacity(requests, options)};
   return decode_all(*make_decoder(s.decoder, target, &drafter, settings), requests);
 }
 

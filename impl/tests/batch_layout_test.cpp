@@ -1,0 +1,186 @@
+// The batch layout on its own: where start() and keep() put each row, and that realign(),
+// store() and compose() move every row's K/V to where its slots say, judged by the invariant
+// checker (I1-I3) against standalone passes of each row.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "impl/decoding/batch_layout.h"
+#include "impl/decoding/batch_tensors.h"
+#include "impl/decoding/dispatch_counter.h"
+#include "impl/decoding/invariant_checker.h"
+#include "impl/tests/decoding_test_support.h"
+
+namespace specgate {
+namespace {
+
+using test_support::models;
+
+constexpr int64_t kDrafts = 3;
+
+DecodeOptions options() {
+  DecodeOptions o;
+  o.draft_tokens = kDrafts;
+  return o;
+}
+
+std::vector<Row> rows_of(const std::vector<std::vector<int64_t>>& prompts, const DecodeOptions& o) {
+  std::vector<Row> rows;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    rows.emplace_back(SequenceRequest{.sequence_index = static_cast<int64_t>(10 + i), .prompt = prompts[i]}, o);
+  }
+  return rows;
+}
+
+// Rows of 3, 5 and 4 tokens laid out after a pass over all but each row's last token: what a
+// decoder holds between rounds.
+struct Filled {
+  DecodeOptions o = options();
+  BatchLayout layout{models().target, &models().draft, 3, 16, o};
+  InvariantChecker checker{models().target, o};
+
+  Filled() {
+    layout.start(rows_of({{11, 12, 13}, {21, 22, 23, 24, 25}, {31, 32, 33, 34}}, o));
+    const BatchState& state = layout.state();
+    const int64_t slots = state.cache_length();
+    for (const auto& [model, cache] : {std::pair{&models().target, &layout.target_cache()},
+                                       std::pair{&models().draft, layout.draft_cache()}}) {
+      model->forward(tokens_at(state, 0, slots, at::kCPU), positions_at(state, 0, slots, at::kCPU),
+                     key_valid(state, slots, at::kCPU), cache);
+    }
+    for (size_t i = 0; i < state.rows.size(); ++i) {
+      Row& row = layout.state().rows[i];
+      row.target_slots = row.draft_slots = {state.padding(i), row.content() - 1};
+    }
+  }
+
+  void check() const {
+    checker.check_layout(layout.state(), layout.target_cache(), &models().draft, layout.draft_cache());
+  }
+  std::vector<int64_t> sequences() const {
+    std::vector<int64_t> out;
+    for (const Row& row : layout.state().rows) out.push_back(row.sequence_index);
+    return out;
+  }
+};
+
+TEST(BatchLayout, StartPadsEveryRowToTheLongestInEmptiedCaches) {
+  const DecodeOptions o = options();
+  BatchLayout layout(models().target, &models().draft, 4, 16, o);
+  layout.start(rows_of({{1, 2, 3}, {4, 5, 6, 7, 8}, {9, 10}}, o));
+  const BatchState& state = layout.state();
+  EXPECT_EQ(state.width, 5);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(state.rows[i].position_padding, std::vector<int64_t>({2, 0, 3})[i]);
+  EXPECT_EQ(layout.target_cache().batch_size(), 3);
+  EXPECT_EQ(layout.target_cache().length(), 0);
+  EXPECT_EQ(layout.draft_cache()->batch_size(), 3);
+
+  layout.keep_prompts();
+  EXPECT_EQ(state.rows[2].target_slots.first, 3);
+  EXPECT_EQ(state.rows[2].target_slots.count, 2);
+  EXPECT_EQ(state.rows[2].draft_slots.count, 2);
+
+  const BatchLayout without_draft(models().target, nullptr, 4, 16, o);
+  EXPECT_EQ(without_draft.draft_cache(), nullptr);
+}
+
+TEST(BatchLayout, KeepHoldsTheContentAndTheAcceptedDraftsTheCachesHold) {
+  const DecodeOptions o = options();
+  BatchLayout layout(models().target, nullptr, 1, 16, o);
+  for (const int64_t accepted : {0, 2, 3}) {
+    layout.start(rows_of({{1, 2, 3}}, o));
+    layout.state().width = 5;  // two padding slots
+    layout.keep(0, accepted);
+    const Row& row = layout.state().rows[0];
+    EXPECT_EQ(row.target_slots.first, 2);
+    EXPECT_EQ(row.target_slots.count, 3 + accepted) << "the target cache holds every draft";
+    EXPECT_EQ(row.draft_slots.first, 2);
+    EXPECT_EQ(row.draft_slots.count, 3 + std::min<int64_t>(accepted, kDrafts - 1)) << "the last draft is never fed";
+  }
+}
+
+TEST(BatchLayout, ALaidOutBatchPassesTheChecker) {
+  const Filled filled;
+  EXPECT_NO_THROW(filled.check());
+}
+
+TEST(BatchLayout, RealignRepadsTheRowsGoingOnAndMovesTheirSlots) {
+  Filled filled;
+  const std::vector<int64_t> going_on = {0, 2};  // the longest row leaves
+  filled.layout.realign(going_on);
+  EXPECT_EQ(filled.sequences(), (std::vector<int64_t>{10, 12}));
+  EXPECT_EQ(filled.layout.state().width, 4);
+  EXPECT_EQ(filled.layout.target_cache().batch_size(), 2);
+  EXPECT_EQ(filled.layout.state().rows[0].target_slots.first, 1);
+  EXPECT_NO_THROW(filled.check());
+}
+
+TEST(BatchLayout, StoredRowsComeBackFromThePoolInAnyOrderBesideRowsThatStay) {
+  Filled filled;
+  KVPool pool{models().target.make_cache(5, 16), models().draft.make_cache(5, 16)};
+  std::vector<Row> rows = filled.layout.take_rows();
+  EXPECT_TRUE(filled.layout.state().rows.empty());
+  const std::vector<Row*> stored = {&rows[2], &rows[0], &rows[1]};
+  const std::vector<int64_t> held = {2, 0, 1}, slots = {2, 4, 0};
+  filled.layout.store(stored, held, pool, slots);
+  for (const Row& row : rows) EXPECT_EQ(row.target_slots.first, 0) << "stored unpadded";
+
+  // Rows 2 and 0 from the pool.
+  std::vector<Row> from_pool;
+  from_pool.push_back(rows[2]);
+  from_pool.push_back(rows[0]);
+  const std::vector<int64_t> pooled = {2, 4}, paddings = {0, 1};
+  filled.layout.compose(std::move(from_pool), {}, &pool, pooled, 4, paddings);
+  EXPECT_EQ(filled.sequences(), (std::vector<int64_t>{12, 10}));
+  EXPECT_EQ(filled.layout.state().rows[1].position_padding, 1);
+  EXPECT_NO_THROW(filled.check());
+
+  // Row 0 (batch row 1) stays, row 1 joins it from the pool.
+  std::vector<Row> next = filled.layout.take_rows();
+  std::vector<Row> mixed;
+  mixed.push_back(std::move(next[1]));
+  mixed.push_back(rows[1]);
+  const std::vector<int64_t> stays = {1}, joins = {0}, padded = {2, 0};
+  filled.layout.compose(std::move(mixed), stays, &pool, joins, 5, padded);
+  EXPECT_EQ(filled.sequences(), (std::vector<int64_t>{10, 11}));
+  EXPECT_NO_THROW(filled.check());
+}
+
+TEST(BatchLayout, RowsInTheirPlaceStayWithoutAnOperatorAndReorderedOnesAreGathered) {
+  Filled filled;
+  std::vector<Row> rows = filled.layout.take_rows();
+  const std::vector<int64_t> held = {0, 1, 2}, paddings = {2, 0, 1};
+  int64_t operators = -1;
+  {
+    const DispatchCounter counter;
+    filled.layout.compose(std::move(rows), held, nullptr, {}, 5, paddings);
+    operators = counter.counts().operators;
+  }
+  EXPECT_EQ(operators, 0) << "no cache slot moved";
+  EXPECT_NO_THROW(filled.check());
+
+  // The rows in reverse order: each cache gathers them.
+  std::vector<Row> again = filled.layout.take_rows();
+  std::reverse(again.begin(), again.end());
+  const std::vector<int64_t> reversed = {2, 1, 0}, repadded = {1, 0, 2};
+  {
+    const DispatchCounter counter;
+    filled.layout.compose(std::move(again), reversed, nullptr, {}, 5, repadded);
+    operators = counter.counts().operators;
+  }
+  EXPECT_GT(operators, 0);
+  EXPECT_EQ(filled.sequences(), (std::vector<int64_t>{12, 11, 10}));
+  EXPECT_NO_THROW(filled.check());
+}
+
+TEST(BatchLayout, EveryRowNeedsItsPaddingAndASource) {
+  Filled filled;
+  std::vector<Row> rows = filled.layout.take_rows();
+  const std::vector<int64_t> held = {0, 1}, paddings = {2, 0, 1};
+  EXPECT_THROW(filled.layout.compose(std::move(rows), held, nullptr, {}, 5, paddings), c10::Error);
+}
+
+}  // namespace
+}  // namespace specgate
