@@ -25,12 +25,12 @@ TEST(Regressions, EveryCaseFileReplays) {
     SCOPED_TRACE(entry.path().filename().string());
     const RegressionCase regression = read_regression(entry.path());
     const DecodeProperty& property = decode_property(regression.property);
-    const Verdict clean = property.check(regression.decode_case, FaultSet{});
+    const CaseFailure clean = property.check(regression.decode_case, FaultSet{});
     EXPECT_FALSE(clean.has_value()) << *clean;
     if (regression.fault) {
       FaultSet faults;
       faults.add(*regression.fault);
-      const Verdict faulty = property.check(regression.decode_case, faults);
+      const CaseFailure faulty = property.check(regression.decode_case, faults);
       EXPECT_TRUE(faulty.has_value()) << "no longer catches " << fault_name(*regression.fault);
       if (faulty) std::cout << "[" << entry.path().filename().string() << " / " << fault_name(*regression.fault) << "] " << *faulty << "\n";
     }

@@ -26,7 +26,7 @@ std::string ids(const std::vector<int64_t>& tokens) {
 std::string_view reason_name(FinishReason reason) { return reason == FinishReason::kEos ? "eos" : "length"; }
 
 // Where two token lists part, or empty when they are equal.
-Verdict compare_tokens(const std::string& what, const std::vector<int64_t>& expected,
+CaseFailure compare_tokens(const std::string& what, const std::vector<int64_t>& expected,
                        const std::vector<int64_t>& actual) {
   if (expected == actual) return std::nullopt;
   const size_t common = std::mismatch(expected.begin(), expected.end(), actual.begin(), actual.end()).first - expected.begin();
@@ -35,8 +35,8 @@ Verdict compare_tokens(const std::string& what, const std::vector<int64_t>& expe
 }
 
 // The same row in two runs: tokens, finish reason and acceptance per round.
-Verdict compare_results(const std::string& what, const SequenceResult& expected, const SequenceResult& actual) {
-  if (Verdict v = compare_tokens(what + " (tokens)", expected.tokens, actual.tokens)) return v;
+CaseFailure compare_results(const std::string& what, const SequenceResult& expected, const SequenceResult& actual) {
+  if (CaseFailure v = compare_tokens(what + " (tokens)", expected.tokens, actual.tokens)) return v;
   if (expected.finish_reason != actual.finish_reason)
     return what + ": finish reason " + std::string(reason_name(actual.finish_reason)) + " instead of " +
            std::string(reason_name(expected.finish_reason));
@@ -45,7 +45,7 @@ Verdict compare_results(const std::string& what, const SequenceResult& expected,
 }
 
 // One result per request, in request order.
-Verdict check_result_order(const std::vector<SequenceResult>& results, size_t requests) {
+CaseFailure check_result_order(const std::vector<SequenceResult>& results, size_t requests) {
   if (results.size() != requests)
     return "the decoder returned " + std::to_string(results.size()) + " results for " + std::to_string(requests) + " sequences";
   for (size_t i = 0; i < results.size(); ++i) {
@@ -56,7 +56,7 @@ Verdict check_result_order(const std::vector<SequenceResult>& results, size_t re
 }
 
 template <typename Check>
-Verdict guarded(Check check) {
+CaseFailure guarded(Check check) {
   try {
     return check();
   } catch (const InvariantViolation& e) {
@@ -68,16 +68,16 @@ Verdict guarded(Check check) {
   }
 }
 
-Verdict oracle_equivalence(const DecodeCase& c, const FaultSet& faults) {
-  return guarded([&]() -> Verdict {
+CaseFailure oracle_equivalence(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
     CaseContext context(c);
     const std::vector<SequenceRequest> requests = requests_for(c.prompts);
     const DecodeRun run = context.run(requests, faults);
-    if (Verdict v = check_result_order(run.results, requests.size())) return v;
+    if (CaseFailure v = check_result_order(run.results, requests.size())) return v;
     for (size_t i = 0; i < requests.size(); ++i) {
       const std::vector<int64_t> expected = context.oracle_output(c.prompts[i]);
       const SequenceResult& result = run.results[i];
-      if (Verdict v = compare_tokens("sequence " + std::to_string(i) + " differs from the oracle", expected, result.tokens))
+      if (CaseFailure v = compare_tokens("sequence " + std::to_string(i) + " differs from the oracle", expected, result.tokens))
         return v;
       const FinishReason reason = context.is_eos(expected.back()) ? FinishReason::kEos : FinishReason::kLength;
       if (result.finish_reason != reason)
@@ -88,20 +88,20 @@ Verdict oracle_equivalence(const DecodeCase& c, const FaultSet& faults) {
   });
 }
 
-Verdict invariants(const DecodeCase& c, const FaultSet& faults) {
-  return guarded([&]() -> Verdict {
+CaseFailure invariants(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
     CaseContext context(c);
     context.run(requests_for(c.prompts), faults, /*check_invariants=*/true);
     return std::nullopt;
   });
 }
 
-Verdict scripted_acceptance(const DecodeCase& c, const FaultSet& faults) {
-  return guarded([&]() -> Verdict {
+CaseFailure scripted_acceptance(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
     CaseContext context(c);
     const std::vector<SequenceRequest> requests = requests_for(c.prompts);
     const DecodeRun run = context.run(requests, faults);
-    if (Verdict v = check_result_order(run.results, requests.size())) return v;
+    if (CaseFailure v = check_result_order(run.results, requests.size())) return v;
     int64_t scripted = 0, rounds = 0, generated = 0, round_tokens = 0;
     for (size_t i = 0; i < run.results.size(); ++i) {
       const SequenceResult& r = run.results[i];
@@ -142,20 +142,20 @@ Verdict scripted_acceptance(const DecodeCase& c, const FaultSet& faults) {
   });
 }
 
-Verdict row_isolation(const DecodeCase& c, const FaultSet& faults) {
-  return guarded([&]() -> Verdict {
+CaseFailure row_isolation(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
     CaseContext context(c);
     const size_t watched = static_cast<size_t>(c.watched_row);
     const std::vector<SequenceRequest> requests = requests_for(c.prompts);
     const DecodeRun original = context.run(requests, faults);
-    if (Verdict v = check_result_order(original.results, requests.size())) return v;
+    if (CaseFailure v = check_result_order(original.results, requests.size())) return v;
 
     std::vector<std::vector<int64_t>> replaced = c.replacements;
     replaced[watched] = c.prompts[watched];
     const DecodeRun other_rows = context.run(requests_for(replaced), faults);
-    if (Verdict v = check_result_order(other_rows.results, requests.size())) return v;
+    if (CaseFailure v = check_result_order(other_rows.results, requests.size())) return v;
     const std::string name = "sequence " + std::to_string(watched);
-    if (Verdict v = compare_results(name + " changed when the other rows' prompts were replaced",
+    if (CaseFailure v = compare_results(name + " changed when the other rows' prompts were replaced",
                                     original.results[watched], other_rows.results[watched]))
       return v;
 
@@ -166,12 +166,12 @@ Verdict row_isolation(const DecodeCase& c, const FaultSet& faults) {
   });
 }
 
-Verdict exspec_pool(const DecodeCase& c, const FaultSet& faults) {
-  return guarded([&]() -> Verdict {
+CaseFailure exspec_pool(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
     CaseContext context(c);
     const std::vector<SequenceRequest> requests = requests_for(c.prompts);
     const DecodeRun run = context.run(requests, faults);
-    if (Verdict v = check_result_order(run.results, requests.size())) return v;
+    if (CaseFailure v = check_result_order(run.results, requests.size())) return v;
     std::map<int64_t, int64_t> finished;
     for (const SequenceLatency& latency : run.stats.latencies) ++finished[latency.sequence_index];
     for (size_t i = 0; i < requests.size(); ++i) {
@@ -198,15 +198,15 @@ Verdict exspec_pool(const DecodeCase& c, const FaultSet& faults) {
   });
 }
 
-Verdict determinism(const DecodeCase& c, const FaultSet& faults) {
-  return guarded([&]() -> Verdict {
+CaseFailure determinism(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
     CaseContext context(c);
     const std::vector<SequenceRequest> requests = requests_for(c.prompts);
     const DecodeRun first = context.run(requests, faults);
     const DecodeRun second = context.run(requests, faults);
     if (first.results.size() != second.results.size()) return "the two runs returned different numbers of results";
     for (size_t i = 0; i < first.results.size(); ++i) {
-      if (Verdict v = compare_results("result " + std::to_string(i) + " differs between two runs", first.results[i], second.results[i]))
+      if (CaseFailure v = compare_results("result " + std::to_string(i) + " differs between two runs", first.results[i], second.results[i]))
         return v;
     }
     const DecodeStats &a = first.stats, &b = second.stats;
@@ -224,7 +224,7 @@ Verdict determinism(const DecodeCase& c, const FaultSet& faults) {
     if (third.results.size() != requests.size()) return "the reversed batch returned a different number of results";
     for (size_t j = 0; j < reversed.size(); ++j) {
       const size_t i = static_cast<size_t>(reversed[j].sequence_index);
-      if (Verdict v = compare_results("sequence " + std::to_string(i) + " changed when the batch was reversed",
+      if (CaseFailure v = compare_results("sequence " + std::to_string(i) + " changed when the batch was reversed",
                                       first.results[i], third.results[j]))
         return v;
     }
@@ -249,20 +249,20 @@ std::vector<SamplingParams> mixed_sampling(const DecodeCase& c) {
   return rows;
 }
 
-Verdict mixed_sampling(const DecodeCase& c, const FaultSet& faults) {
-  return guarded([&]() -> Verdict {
+CaseFailure mixed_sampling(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
     CaseContext context(c);
     const std::vector<SamplingParams> settings = mixed_sampling(c);
     std::vector<SequenceRequest> requests = requests_for(c.prompts);
     for (size_t i = 0; i < requests.size(); ++i) requests[i].sampling = settings[i];
     const DecodeRun mixed = context.run(requests, faults);
-    if (Verdict v = check_result_order(mixed.results, requests.size())) return v;
+    if (CaseFailure v = check_result_order(mixed.results, requests.size())) return v;
     for (size_t i = 0; i < requests.size(); ++i) {
       // The same batch with every row sampled as row i is.
       std::vector<SequenceRequest> alike = requests;
       for (SequenceRequest& request : alike) request.sampling = settings[i];
       const DecodeRun uniform = context.run(alike, faults);
-      if (Verdict v = compare_results("sequence " + std::to_string(i) + " (" + describe(settings[i]) +
+      if (CaseFailure v = compare_results("sequence " + std::to_string(i) + " (" + describe(settings[i]) +
                                           ") changed beside rows sampled otherwise",
                                       uniform.results[i], mixed.results[i]))
         return v;
@@ -303,9 +303,9 @@ const DecodeProperty& decode_property(std::string_view name) {
 
 void check_generated_case(const DecodeProperty& property, const FaultSet& faults, const FailureSink& on_failure) {
   const DecodeCase c = *gen::decode_case(property.shape);
-  if (const Verdict verdict = property.check(c, faults)) {
-    if (on_failure) on_failure(c, *verdict);
-    RC_FAIL(*verdict);
+  if (const CaseFailure failure = property.check(c, faults)) {
+    if (on_failure) on_failure(c, *failure);
+    RC_FAIL(*failure);
   }
 }
 

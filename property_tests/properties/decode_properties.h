@@ -12,8 +12,8 @@
 
 namespace specgate::props {
 
-// A property's verdict on one case: empty when it holds, otherwise what went wrong.
-using Verdict = std::optional<std::string>;
+// What a property found wrong with one case; empty when it holds.
+using CaseFailure = std::optional<std::string>;
 
 // One property of the batch decoders over generated cases. `check` runs the decoder the case
 // names with `faults` injected; an exception thrown by the decoder is a failure too.
@@ -21,7 +21,7 @@ struct DecodeProperty {
   std::string_view name;
   std::string_view statement;
   gen::CaseShape shape;
-  Verdict (*check)(const DecodeCase& decode_case, const FaultSet& faults);
+  CaseFailure (*check)(const DecodeCase& decode_case, const FaultSet& faults);
 };
 
 // In the order the mutant runner tries them:
