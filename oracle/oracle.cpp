@@ -37,8 +37,8 @@ at::Tensor logprobs_before_last(const Transformer& model, const std::vector<int6
 
 }  // namespace
 
-OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
-                             uint64_t sequence_index) {
+SequenceResult oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
+                               uint64_t sequence_index) {
   TORCH_CHECK(!prompt.empty(), "oracle_generate: empty prompt");
   const auto device = model.options().device();
   const auto ids = at::TensorOptions().dtype(at::kLong).device(device);
@@ -46,7 +46,7 @@ OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> 
   KVCache cache = model.make_cache(1, prompt_length + options.max_new_tokens);
   SequenceRng rng(options.sampling.seed, sequence_index);
 
-  OracleOutput output;
+  SequenceResult output{.sequence_index = static_cast<int64_t>(sequence_index)};
   at::Tensor input = at::tensor(std::vector<int64_t>(prompt.begin(), prompt.end()), ids).unsqueeze(0);
   while (static_cast<int64_t>(output.tokens.size()) < options.max_new_tokens) {
     const int64_t first = cache.length(), steps = input.size(1);
@@ -66,6 +66,7 @@ OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> 
     }
     input = at::full({1, 1}, token, ids);
   }
+  output.rounds = std::max<int64_t>(static_cast<int64_t>(output.tokens.size()) - 1, 0);
   return output;
 }
 

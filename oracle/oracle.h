@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "impl/common/finish_reason.h"
+#include "impl/common/sequence_result.h"
 #include "impl/common/token_logprob.h"
 #include "impl/model/transformer.h"
 #include "impl/sampling/sampling.h"
@@ -18,17 +18,12 @@ struct OracleOptions {
   int64_t top_logprobs = 5;         // alternatives recorded per generated token
 };
 
-struct OracleOutput {
-  std::vector<int64_t> tokens;                          // generated ids, EOS included when hit
-  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per generated token, best first
-  FinishReason finish_reason = FinishReason::kLength;
-};
-
 // The reference: plain decoding of one prompt alone (batch 1, no padding, target model only),
-// greedy or sampled from `SequenceRng(options.sampling.seed, sequence_index)`. The recorded
-// log-probabilities are those of the model itself (temperature 1, no filtering).
-OracleOutput oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
-                             uint64_t sequence_index);
+// greedy or sampled from `SequenceRng(options.sampling.seed, sequence_index)`, one target pass
+// per token. The recorded log-probabilities are those of the model itself (temperature 1, no
+// filtering).
+SequenceResult oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
+                               uint64_t sequence_index);
 
 // The `k` most likely tokens, with their log-probabilities under the model, at each token of
 // `generated` after `prompt` and the tokens before it: what oracle_generate records, from one

@@ -27,7 +27,7 @@ EngineTally run_once(const BenchSetup& setup, Engine engine, int64_t batch_size,
                   .batch_size = batch_size, .exspec = exspec};
   if (flag != nullptr) spec.decode.*flag = true;
   EngineTally tally;
-  decode_requests(spec, setup.requests, tally, [](FinishedSequence) {});
+  decode_requests(spec, setup.requests, tally, [](SequenceResult) {});
   return tally;
 }
 
@@ -107,8 +107,8 @@ std::map<int64_t, std::vector<int64_t>> greedy_continuations(const Transformer& 
   spec.decode.max_new_tokens = length;
   std::map<int64_t, std::vector<int64_t>> continuations;
   EngineTally tally;
-  decode_requests(spec, requests, tally, [&](FinishedSequence finished) {
-    continuations[finished.result.sequence_index] = std::move(finished.result.tokens);
+  decode_requests(spec, requests, tally, [&](SequenceResult result) {
+    continuations[result.sequence_index] = std::move(result.tokens);
   });
   return continuations;
 }

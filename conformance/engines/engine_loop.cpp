@@ -33,29 +33,17 @@ LocatedViolation located(const InvariantViolation& violation, const std::map<int
   return LocatedViolation(violation.what(), rounds - first_round, std::move(sequences));
 }
 
-void hand_over(SequenceResult result, double seconds, EngineTally& tally,
-               const std::function<void(FinishedSequence)>& finished) {
-  tally.tokens += static_cast<int64_t>(result.tokens.size());
-  const int64_t steps = result.rounds + 1;  // the prompt pass and every round
-  finished({.result = std::move(result), .decoding_steps = steps, .seconds = seconds});
-}
-
 void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                       const std::function<void(FinishedSequence)>& finished) {
+                       const std::function<void(SequenceResult)>& finished) {
   const OracleOptions options{.max_new_tokens = spec.decode.max_new_tokens, .sampling = spec.decode.sampling,
                               .eos_ids = spec.decode.eos_ids, .top_logprobs = spec.top_logprobs};
   for (const SequenceRequest& request : requests) {
     const auto start = Clock::now();
-    OracleOutput out = oracle_generate(*spec.target, request.prompt, options, request.sequence_index);
-    const double seconds = seconds_since(start);
-    tally.seconds += seconds;
-    tally.tokens += static_cast<int64_t>(out.tokens.size());
-    const auto steps = static_cast<int64_t>(out.tokens.size());  // one pass per token
-    finished({.result = {.sequence_index = request.sequence_index, .tokens = std::move(out.tokens),
-                         .finish_reason = out.finish_reason},
-              .decoding_steps = steps,
-              .seconds = seconds,
-              .top_logprobs = std::move(out.top_logprobs)});
+    SequenceResult result = oracle_generate(*spec.target, request.prompt, options, request.sequence_index);
+    result.seconds = seconds_since(start);
+    tally.seconds += result.seconds;
+    tally.tokens += static_cast<int64_t>(result.tokens.size());
+    finished(std::move(result));
   }
 }
 
@@ -63,7 +51,7 @@ void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> 
 // sort_by_prompt_length) as places free up; each sequence is handed over at the step it
 // finishes, charged its own time from its prompt pass to its last token.
 void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                            const std::function<void(FinishedSequence)>& finished) {
+                            const std::function<void(SequenceResult)>& finished) {
   if (requests.empty()) return;
   const DecoderKind kind = decoder_kind(spec.engine);
   std::optional<ModelDrafter> drafter;
@@ -85,7 +73,9 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
     const auto latency = std::find_if(latencies.rbegin(), latencies.rend(), [&](const SequenceLatency& l) {
       return l.sequence_index == result.sequence_index;
     });
-    hand_over(std::move(result), latency->seconds, tally, finished);
+    result.seconds = latency->seconds;
+    tally.tokens += static_cast<int64_t>(result.tokens.size());
+    finished(std::move(result));
   };
   try {
     feed(*decoder, order, done, admitting);
@@ -100,7 +90,7 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
 }  // namespace
 
 void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                     const std::function<void(FinishedSequence)>& finished) {
+                     const std::function<void(SequenceResult)>& finished) {
   if (spec.engine == Engine::kOracle) return decode_one_by_one(spec, requests, tally, finished);
   decode_through_decoder(spec, requests, tally, finished);
 }

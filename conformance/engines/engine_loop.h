@@ -28,15 +28,6 @@ struct EngineSpec {
   int64_t top_logprobs = 0;                // oracle
 };
 
-// A finished sequence and the wall time charged to it: the oracle's own passes, a batch
-// decoder's time from the sequence's prompt pass to its last token.
-struct FinishedSequence {
-  SequenceResult result;
-  int64_t decoding_steps = 0;  // target passes that produced its tokens
-  double seconds = 0.0;
-  std::vector<std::vector<TokenLogprob>> top_logprobs;  // oracle
-};
-
 // What runs of an engine add up to.
 struct EngineTally {
   DecodeStats stats;
@@ -67,9 +58,11 @@ class LocatedViolation : public std::runtime_error {
 
 // Decodes every request: the oracle one at a time, the others through their Decoder
 // (make_decoder), admitted in request order as it has places. Each sequence goes to
-// `finished` as soon as its decoder returns it; `tally` adds up every run. With
+// `finished` as soon as its decoder returns it, with the wall time charged to it: the oracle's
+// own passes, a batch decoder's time from the sequence's prompt pass to its last token.
+// `tally` adds up every run. With
 // decode.check_invariants, a violated invariant ends the run with a LocatedViolation.
 void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                     const std::function<void(FinishedSequence)>& finished);
+                     const std::function<void(SequenceResult)>& finished);
 
 }  // namespace specgate::cli

@@ -56,16 +56,15 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
     std::vector<const std::vector<int64_t>*> prompt_of(questions.size());
     for (const SequenceRequest& request : requests) prompt_of[request.sequence_index] = &request.prompt;
     try {
-      decode_requests(run.spec, requests, output.tally, [&](FinishedSequence finished) {
-        SequenceResult& result = finished.result;
+      decode_requests(run.spec, requests, output.tally, [&](SequenceResult result) {
         AnswerTurn answer{.text = run.tokenizer != nullptr ? run.tokenizer->decode(result.tokens) : std::string(),
                           .token_ids = std::move(result.tokens),
                           .prompt_token_ids = *prompt_of[result.sequence_index],
-                          .decoding_steps = finished.decoding_steps, .wall_time = finished.seconds,
+                          .decoding_steps = result.decoding_steps(), .wall_time = result.seconds,
                           .accept_lengths = std::move(result.accept_lengths),
                           .drafted_tokens = draft_count(run.spec, result.drafted),
                           .accepted_drafts = draft_count(run.spec, result.accepted),
-                          .top_logprobs = std::move(finished.top_logprobs)};
+                          .top_logprobs = std::move(result.top_logprobs)};
         output.answers[result.sequence_index].turns.push_back(std::move(answer));
         hand_over_complete();
       });

@@ -189,14 +189,14 @@ json logprobs_of(const ServeRequest& request, const Generated& generated, const 
     return json{{"token", token}, {"logprob", logprob}, {"bytes", std::vector<uint8_t>(token.begin(), token.end())}};
   };
   json tokens = json::array(), token_logprobs = json::array(), top = json::array(), content = json::array();
-  for (size_t i = 0; i < generated.tokens.size(); ++i) {
-    const std::string token = key(generated.tokens[i]);
+  for (size_t i = 0; i < generated.sequence.tokens.size(); ++i) {
+    const std::string token = key(generated.sequence.tokens[i]);
     json alternatives = json::object(), alternative_list = json::array();
     json chosen = nullptr;
-    for (const TokenLogprob& a : generated.top_logprobs.at(i)) {
+    for (const TokenLogprob& a : generated.sequence.top_logprobs.at(i)) {
       alternatives[key(a.token_id)] = a.logprob;
       alternative_list.push_back(entry(key(a.token_id), a.logprob));
-      if (a.token_id == generated.tokens[i]) chosen = a.logprob;
+      if (a.token_id == generated.sequence.tokens[i]) chosen = a.logprob;
     }
     tokens.push_back(token);
     token_logprobs.push_back(chosen);
@@ -256,7 +256,7 @@ ServeRequest parse_chat_request(std::string_view text, const Tokenizer& tokenize
 std::string response_body(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
                           const std::string& model, int64_t id) {
   const bool chat = request.api == ServeApi::kChat;
-  const std::string text = tokenizer.decode(generated.tokens);
+  const std::string text = tokenizer.decode(generated.sequence.tokens);
   json choice = {{"index", 0}};
   if (chat) {
     choice["message"] = {{"role", "assistant"}, {"content", text}};
@@ -265,10 +265,10 @@ std::string response_body(const ServeRequest& request, const Generated& generate
   }
   choice["logprobs"] = logprobs_of(request, generated, tokenizer);
   if (request.prompt_logprobs > 0) choice["prompt_logprobs"] = prompt_logprobs_of(generated, tokenizer);
-  choice["finish_reason"] = generated.finish_reason == FinishReason::kEos ? "stop" : "length";
+  choice["finish_reason"] = generated.sequence.finish_reason == FinishReason::kEos ? "stop" : "length";
   choice["stop_reason"] = nullptr;
   if (request.return_token_ids) {
-    choice["token_ids"] = generated.tokens;
+    choice["token_ids"] = generated.sequence.tokens;
     if (!chat) choice["prompt_token_ids"] = request.prompt;
   }
   if (request.return_prompt_token_ids) choice["prompt_token_ids"] = request.prompt;

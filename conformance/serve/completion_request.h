@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "impl/bench/chat_template.h"
-#include "impl/common/finish_reason.h"
+#include "impl/common/sequence_result.h"
 #include "impl/common/token_logprob.h"
 #include "impl/sampling/sampling.h"
 #include "impl/tokenizer/tokenizer.h"
@@ -32,13 +32,12 @@ struct ServeRequest {
   bool token_id_keys = false;  // vLLM's return_tokens_as_token_ids: top_logprobs keyed "token_id:<id>"
 };
 
+// What serve answers for a finished sequence: the sequence, its log-probabilities when asked,
+// the prompt's when asked, and the count usage reports.
 struct Generated {
-  std::vector<int64_t> tokens;
-  FinishReason finish_reason = FinishReason::kLength;
-  std::vector<std::vector<TokenLogprob>> top_logprobs;  // when asked
+  SequenceResult sequence;
   // When asked: each prompt token after the first, itself first, then its alternatives.
   std::vector<std::vector<TokenLogprob>> prompt_logprobs;
-  int64_t rejected_drafts = 0;    // draft tokens the target refused
   int64_t completion_tokens = 0;  // what usage counts: the tokens
 };
 

@@ -19,14 +19,14 @@ std::vector<std::string> response_fault_names() { return {std::begin(kNames), st
 
 void report_under_faults(const ResponseFaults& faults, Generated& generated) {
   if (faults.has(ResponseFault::kZeroedLogprobs)) {
-    for (auto& alternatives : generated.top_logprobs) {
+    for (auto& alternatives : generated.sequence.top_logprobs) {
       for (TokenLogprob& alternative : alternatives) alternative.logprob = 0.0;
     }
   }
   if (faults.has(ResponseFault::kStaleLogprobs)) {
-    for (size_t i = generated.top_logprobs.size(); i > 1; --i) generated.top_logprobs[i - 1] = generated.top_logprobs[i - 2];
+    for (size_t i = generated.sequence.top_logprobs.size(); i > 1; --i) generated.sequence.top_logprobs[i - 1] = generated.sequence.top_logprobs[i - 2];
   }
-  if (faults.has(ResponseFault::kUsageCountsDrafted)) generated.completion_tokens += generated.rejected_drafts;
+  if (faults.has(ResponseFault::kUsageCountsDrafted)) generated.completion_tokens += (generated.sequence.drafted - generated.sequence.accepted);
   if (faults.has(ResponseFault::kShiftedPromptLogprobs)) {
     auto& prompt = generated.prompt_logprobs;
     for (size_t i = 0; i + 1 < prompt.size(); ++i) prompt[i] = prompt[i + 1];

@@ -46,11 +46,11 @@ struct Asked {
 // What a sequence reports: log-probabilities, when asked, from the target's pass over prompt and
 // tokens, as the oracle records them.
 Generated reported(const ServeEngineSettings& settings, SequenceResult result, const Asked& asked) {
-  Generated generated{.tokens = std::move(result.tokens), .finish_reason = result.finish_reason,
-                      .rejected_drafts = result.drafted - result.accepted};
-  generated.completion_tokens = static_cast<int64_t>(generated.tokens.size());
+  Generated generated{.sequence = std::move(result)};
+  SequenceResult& sequence = generated.sequence;
+  generated.completion_tokens = static_cast<int64_t>(sequence.tokens.size());
   if (asked.top_logprobs > 0)
-    generated.top_logprobs = oracle_top_logprobs(*settings.target, asked.prompt, generated.tokens, asked.top_logprobs);
+    sequence.top_logprobs = oracle_top_logprobs(*settings.target, asked.prompt, sequence.tokens, asked.top_logprobs);
   if (asked.prompt_logprobs > 0) generated.prompt_logprobs = oracle_prompt_logprobs(*settings.target, asked.prompt, asked.prompt_logprobs);
   report_under_faults(settings.response_faults, generated);
   return generated;
@@ -91,10 +91,8 @@ class BatchServeEngine : public ServeEngine {
     waiting_.pop_front();
     const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
                                 .eos_ids = settings_.eos_ids, .top_logprobs = request.top_logprobs};
-    OracleOutput out = oracle_generate(*settings_.target, request.prompt, options, random_stream(request));
-    const auto tokens = static_cast<int64_t>(out.tokens.size());
-    Generated generated{.tokens = std::move(out.tokens), .finish_reason = out.finish_reason,
-                        .top_logprobs = std::move(out.top_logprobs), .completion_tokens = tokens};
+    Generated generated{.sequence = oracle_generate(*settings_.target, request.prompt, options, random_stream(request))};
+    generated.completion_tokens = static_cast<int64_t>(generated.sequence.tokens.size());
     if (request.prompt_logprobs > 0)
       generated.prompt_logprobs = oracle_prompt_logprobs(*settings_.target, request.prompt, request.prompt_logprobs);
     return {id, std::move(generated)};

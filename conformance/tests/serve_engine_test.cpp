@@ -54,7 +54,7 @@ TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
   for (auto& [request, future] : sent) {
     const std::vector<int64_t> expected =
         oracle_generate(models.target, request.prompt, {.max_new_tokens = request.max_new_tokens, .top_logprobs = 0}, 0).tokens;
-    EXPECT_EQ(future.get().tokens, expected) << "prompt of " << request.prompt.size() << " tokens";
+    EXPECT_EQ(future.get().sequence.tokens, expected) << "prompt of " << request.prompt.size() << " tokens";
   }
 }
 
@@ -73,7 +73,7 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
   const auto tokens_of = [](DecodeLoop& loop, ServeRequest request) {
     std::optional<std::future<Generated>> future = submit(loop, std::move(request));
     EXPECT_TRUE(future.has_value());
-    return future->get().tokens;
+    return future->get().sequence.tokens;
   };
   DecodeLoop alone(engine, 64);
   const std::vector<int64_t> expected = tokens_of(alone, probe);
@@ -92,11 +92,11 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
   }
   std::future<Generated> later = *submit(busy, probe);
   ASSERT_TRUE(amid.has_value());
-  EXPECT_EQ(amid->get().tokens, expected) << "sent amid others";
-  EXPECT_EQ(later.get().tokens, expected) << "sent after others";
+  EXPECT_EQ(amid->get().sequence.tokens, expected) << "sent amid others";
+  EXPECT_EQ(later.get().sequence.tokens, expected) << "sent after others";
   EXPECT_NE(tokens_of(busy, sampled(0, 8)), expected) << "another seed samples other tokens";
   for (auto& [request, future] : others) {
-    const std::vector<int64_t> tokens = future.get().tokens;
+    const std::vector<int64_t> tokens = future.get().sequence.tokens;
     if (!request.sampling.greedy()) continue;
     EXPECT_EQ(tokens, oracle_generate(models.target, request.prompt, {.max_new_tokens = 12, .top_logprobs = 0}, 0).tokens)
         << "a greedy request beside sampled ones";
@@ -119,7 +119,7 @@ TEST(DecodeLoopTest, RefusesBeyondItsCapacityAndAfterClose) {
   EXPECT_FALSE(submit(loop, {.prompt = {4}, .max_new_tokens = 2}).has_value()) << "full";
   loop.close();
   EXPECT_TRUE(loop.closing());
-  EXPECT_EQ(first->get().tokens.size(), 200u) << "admitted before close: still finishes";
+  EXPECT_EQ(first->get().sequence.tokens.size(), 200u) << "admitted before close: still finishes";
   loop.drain();
   EXPECT_FALSE(submit(loop, {.prompt = {4}, .max_new_tokens = 2}).has_value()) << "closed";
 }
@@ -141,7 +141,7 @@ TEST_P(ServeEngineTest, AFailedStepFailsItsRequestsAndTheLoopServesOn) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::optional<std::future<Generated>> next = submit(loop, {.prompt = prompt, .max_new_tokens = 5});
     ASSERT_TRUE(next.has_value()) << "the loop refuses requests after a failure";
-    EXPECT_EQ(next->get().tokens, expected);
+    EXPECT_EQ(next->get().sequence.tokens, expected);
   }
 }
 

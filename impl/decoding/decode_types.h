@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "impl/common/finish_reason.h"
+#include "impl/common/sequence_result.h"
 #include "impl/decoding/faults.h"
 #include "impl/sampling/sampling.h"
 
@@ -20,15 +21,6 @@ struct SequenceRequest {
   std::optional<int64_t> max_new_tokens;  // the options' when unset
   std::optional<uint64_t> random_stream;  // names the random stream instead of sequence_index
   std::optional<SamplingParams> sampling;  // the options' when unset
-};
-
-struct SequenceResult {
-  int64_t sequence_index = 0;
-  std::vector<int64_t> tokens;          // generated ids, EOS included when hit
-  FinishReason finish_reason = FinishReason::kLength;
-  int64_t rounds = 0;                   // decoding steps this sequence took part in
-  std::vector<int64_t> accept_lengths;  // tokens appended per step
-  int64_t drafted = 0, accepted = 0;    // draft tokens proposed to the target, and kept by it
 };
 
 struct DecodeOptions {

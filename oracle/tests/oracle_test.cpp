@@ -27,7 +27,7 @@ class Oracle : public testing::Test {
 };
 
 TEST_F(Oracle, GreedyFollowsTheArgmaxOfAFullPassAtEveryStep) {
-  const OracleOutput out = oracle_generate(model_, prompt_, {.max_new_tokens = 12}, 0);
+  const SequenceResult out = oracle_generate(model_, prompt_, {.max_new_tokens = 12}, 0);
   ASSERT_EQ(out.tokens.size(), 12u);
   EXPECT_EQ(out.finish_reason, FinishReason::kLength);
   std::vector<int64_t> context = prompt_;
@@ -38,27 +38,33 @@ TEST_F(Oracle, GreedyFollowsTheArgmaxOfAFullPassAtEveryStep) {
 }
 
 TEST_F(Oracle, GreedyIsDeterministic) {
-  const OracleOutput a = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 0);
-  const OracleOutput b = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 5);
+  const SequenceResult a = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 0);
+  const SequenceResult b = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 5);
   EXPECT_EQ(a.tokens, b.tokens);
 }
 
 TEST_F(Oracle, StopsAtTheFirstEosAndKeepsIt) {
-  const OracleOutput free_run = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 0);
+  const SequenceResult free_run = oracle_generate(model_, prompt_, {.max_new_tokens = 10}, 0);
   const int64_t eos = free_run.tokens[3];
   const auto first = std::find(free_run.tokens.begin(), free_run.tokens.end(), eos) - free_run.tokens.begin();
-  const OracleOutput stopped = oracle_generate(model_, prompt_, {.max_new_tokens = 10, .eos_ids = {999, eos}}, 0);
+  const SequenceResult stopped = oracle_generate(model_, prompt_, {.max_new_tokens = 10, .eos_ids = {999, eos}}, 0);
   EXPECT_EQ(stopped.finish_reason, FinishReason::kEos);
   EXPECT_EQ(stopped.tokens, std::vector<int64_t>(free_run.tokens.begin(), free_run.tokens.begin() + first + 1));
   EXPECT_EQ(stopped.top_logprobs.size(), stopped.tokens.size());
 }
 
-TEST_F(Oracle, MaxNewTokensIsExact) {
-  for (int64_t n : {1, 2, 7}) EXPECT_EQ(oracle_generate(model_, prompt_, {.max_new_tokens = n}, 0).tokens.size(), size_t(n));
+TEST_F(Oracle, MaxNewTokensIsExactWithOnePassPerToken) {
+  for (int64_t n : {1, 2, 7}) {
+    const SequenceResult out = oracle_generate(model_, prompt_, {.max_new_tokens = n}, 3);
+    EXPECT_EQ(out.tokens.size(), size_t(n));
+    EXPECT_EQ(out.rounds, n - 1) << "passes after the prompt pass";
+    EXPECT_EQ(out.decoding_steps(), n);
+    EXPECT_EQ(out.sequence_index, 3);
+  }
 }
 
 TEST_F(Oracle, RecordsTheModelsTopLogprobs) {
-  const OracleOutput out = oracle_generate(model_, prompt_, {.max_new_tokens = 3, .top_logprobs = 4}, 0);
+  const SequenceResult out = oracle_generate(model_, prompt_, {.max_new_tokens = 3, .top_logprobs = 4}, 0);
   ASSERT_EQ(out.top_logprobs.size(), 3u);
   const at::Tensor expected = next_logits(prompt_).log_softmax(-1);
   const auto& first = out.top_logprobs[0];
@@ -73,7 +79,7 @@ TEST_F(Oracle, RecordsTheModelsTopLogprobs) {
 }
 
 TEST_F(Oracle, OneTeacherForcedPassGivesTheLogprobsItRecordsAsItDecodes) {
-  const OracleOutput out = oracle_generate(
+  const SequenceResult out = oracle_generate(
       model_, prompt_, {.max_new_tokens = 9, .sampling = {.temperature = 1.0, .seed = 3}, .top_logprobs = 4}, 2);
   const std::vector<std::vector<TokenLogprob>> forced = oracle_top_logprobs(model_, prompt_, out.tokens, 4);
   ASSERT_EQ(forced.size(), out.top_logprobs.size());
@@ -106,7 +112,7 @@ TEST_F(Oracle, PromptLogprobsGiveEachPromptTokenItselfThenTheMostLikely) {
 
 TEST_F(Oracle, SeededSamplingIsReproduciblePerSequence) {
   const OracleOptions options{.max_new_tokens = 16, .sampling = {.temperature = 1.0, .top_k = 50, .seed = 3}};
-  const OracleOutput a = oracle_generate(model_, prompt_, options, 4);
+  const SequenceResult a = oracle_generate(model_, prompt_, options, 4);
   EXPECT_EQ(a.tokens, oracle_generate(model_, prompt_, options, 4).tokens);
   EXPECT_NE(a.tokens, oracle_generate(model_, prompt_, options, 5).tokens);
   OracleOptions reseeded = options;
@@ -116,8 +122,8 @@ TEST_F(Oracle, SeededSamplingIsReproduciblePerSequence) {
 }
 
 TEST_F(Oracle, TopKOneSamplingIsGreedy) {
-  const OracleOutput greedy = oracle_generate(model_, prompt_, {.max_new_tokens = 8}, 0);
-  const OracleOutput top1 = oracle_generate(model_, prompt_, {.max_new_tokens = 8, .sampling = {.temperature = 0.8, .top_k = 1, .seed = 9}}, 0);
+  const SequenceResult greedy = oracle_generate(model_, prompt_, {.max_new_tokens = 8}, 0);
+  const SequenceResult top1 = oracle_generate(model_, prompt_, {.max_new_tokens = 8, .sampling = {.temperature = 0.8, .top_k = 1, .seed = 9}}, 0);
   EXPECT_EQ(greedy.tokens, top1.tokens);
 }
 
