@@ -12,7 +12,7 @@
 #include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
-#include "conformance/commands/warper_flags.h"
+#include "conformance/commands/sampling_flags.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
 #include "impl/reports/acceptance_report.h"
@@ -28,7 +28,7 @@ struct AcceptanceOptions {
   std::filesystem::path json, junit, markdown;
   double alpha = 0.05;
   int64_t draft_tokens = 0;
-  WarperFlags warpers;
+  SamplingParams warpers;
   ModelFlags loading{.dtype = "float64"};
 };
 
@@ -75,7 +75,7 @@ void add_acceptance_command(CLI::App& app) {
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder, the engine's drafter")->required();
   add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens");
-  add_warper_flags(*c, o->warpers);
+  add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();
   add_model_flags(*c, o->loading, "dtype of both models");
   c->add_option("--json", o->json, "Write the JSON report here");

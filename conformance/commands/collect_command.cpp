@@ -8,6 +8,7 @@
 #include "conformance/collect/collector.h"
 #include "conformance/commands/commands.h"
 #include "conformance/commands/interrupted.h"
+#include "conformance/commands/sampling_flags.h"
 #include "conformance/commands/server_flags.h"
 #include "impl/common/error.h"
 
@@ -17,11 +18,7 @@ namespace {
 struct CollectOptions {
   ServerFlags server;
   std::filesystem::path out;
-  double temperature = 0.0;
-  int64_t top_k = 0;
-  double top_p = 1.0;
-  double min_p = 0.0;
-  uint64_t seed = 0;
+  SamplingParams sampling;
   int64_t concurrency = 1;
   bool resume = false;
   int64_t samples = 1;
@@ -32,21 +29,22 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   std::unique_ptr<Tokenizer> tokenizer;
   CollectJob job = server_job(o.server, command, dialect, tokenizer);
   const std::string& api = o.server.api;
-  job.defaults.temperature = o.temperature;
-  if (!(o.temperature >= 0.0)) throw InputError("--temperature: must be >= 0 (0 is greedy)");
-  if (command.count("--top-k") > 0) job.defaults.top_k = o.top_k;
-  if (command.count("--top-p") > 0) job.defaults.top_p = o.top_p;
+  const SamplingParams& sent = o.sampling;
+  validate(sent);
+  job.defaults.temperature = sent.temperature;
+  if (command.count("--top-k") > 0) job.defaults.top_k = sent.top_k;
+  if (command.count("--top-p") > 0) job.defaults.top_p = sent.top_p;
   if (command.count("--min-p") > 0) {
     if (!dialect->takes_min_p()) throw InputError("--min-p: the " + api + " API has no min_p");
-    job.defaults.min_p = o.min_p;
+    job.defaults.min_p = sent.min_p;
   }
-  if (command.count("--seed") > 0) job.defaults.seed = o.seed;
+  if (command.count("--seed") > 0) job.defaults.seed = sent.seed;
   job.concurrency = o.concurrency;
   job.out = o.out;
   job.resume = o.resume;
   if (o.samples > 1 && !job.defaults.seed)
     throw InputError("--samples: give --seed; each sample is sent, and records, a seed of its own");
-  if (o.samples > 1 && o.temperature == 0.0) throw InputError("--samples: greedy decoding (--temperature 0) has one answer");
+  if (o.samples > 1 && o.sampling.temperature == 0.0) throw InputError("--samples: greedy decoding (--temperature 0) has one answer");
   job.samples = o.samples;
 
   const CollectResult result = collect_answers(job);
@@ -69,11 +67,7 @@ void add_collect_command(CLI::App& app) {
                  "or the endpoint is unusable");
   add_server_flags(*c, o->server);
   c->add_option("--out", o->out, "Answer JSONL to write")->required();
-  c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
-  c->add_option("--top-k", o->top_k, "Sent only when given")->check(CLI::NonNegativeNumber);
-  c->add_option("--top-p", o->top_p, "Sent only when given")->check(CLI::Range(0.0, 1.0));
-  c->add_option("--min-p", o->min_p, "Sent only when given")->check(CLI::Range(0.0, 1.0));
-  c->add_option("--seed", o->seed, "Sent only when given");
+  add_sampling_flags(*c, o->sampling, SamplingUse::kSend);
   c->add_option("--concurrency", o->concurrency, "Requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
   c->add_flag("--resume", o->resume, "Skip the questions --out already answers, and append");
   c->add_option("--samples", o->samples,

@@ -9,6 +9,7 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/sampling_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
@@ -28,11 +29,7 @@ struct GenerateOptions {
   bool sort_by_length = false;
   std::string turns = "first";
   int64_t max_new_tokens = 128;
-  double temperature = 0.0;
-  int64_t top_k = 0;
-  double top_p = 1.0;
-  double min_p = 0.0;
-  uint64_t seed = 0;
+  SamplingParams sampling;
   ModelFlags loading{.dtype = "float32"};
   int64_t limit = 0;
   std::vector<int64_t> question_ids;
@@ -145,8 +142,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   DecodeOptions decode;
   decode.draft_tokens = options.decoder.draft_tokens;
   decode.max_new_tokens = options.max_new_tokens;
-  decode.sampling = {.temperature = options.temperature, .top_k = options.top_k, .top_p = options.top_p, .min_p = options.min_p,
-                     .seed = options.seed};
+  decode.sampling = options.sampling;
   validate(decode.sampling);
   decode.check_invariants = options.check_invariants;
   for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
@@ -216,12 +212,7 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"first", "all"}));
   c->add_option("--max-new-tokens", o->max_new_tokens, "Tokens per answer")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  c->add_option("--temperature", o->temperature, "0 means greedy")->capture_default_str();
-  c->add_option("--top-k", o->top_k, "0 means off")->capture_default_str();
-  c->add_option("--top-p", o->top_p, "1 means off")->capture_default_str();
-  c->add_option("--min-p", o->min_p, "0 means off")->capture_default_str();
-  c->add_option("--seed", o->seed, "Seed of every sequence's random stream")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_sampling_flags(*c, o->sampling, SamplingUse::kDecode);
   add_model_flags(*c, o->loading, "dtype of target and draft");
   c->add_option("--limit", o->limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
   c->add_option("--question-ids", o->question_ids, "Only these questions, in this order")->delimiter(',');

@@ -12,7 +12,7 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
-#include "conformance/commands/warper_flags.h"
+#include "conformance/commands/sampling_flags.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/error.h"
@@ -29,7 +29,7 @@ struct SamplingOptions {
   std::filesystem::path json, junit, markdown, html;
   double alpha = 0.05;
   uint64_t pit_seed = 0;
-  WarperFlags warpers;
+  SamplingParams warpers;
   std::string turns = "all";
   ModelFlags loading{.dtype = "float64"};
 };
@@ -80,7 +80,7 @@ void add_sampling_command(CLI::App& app) {
   c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token")->required();
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
   c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms")->capture_default_str();
-  add_warper_flags(*c, o->warpers);
+  add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first")->capture_default_str();
   add_model_flags(*c, o->loading, "dtype of the re-scoring model");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/sampling_report.schema.json)");

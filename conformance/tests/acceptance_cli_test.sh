@@ -110,6 +110,7 @@ expect_usage_error "long_round.jsonl:2: field 'choices[0].accept_lengths': entry
 expect_usage_error "no_k.jsonl:2: field 'run.draft_tokens': missing" acceptance "${pair[@]}" --answers "$work/no_k.jsonl"
 expect_usage_error "--top-k, --top-p, --min-p: give --temperature with them" \
   acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --top-k 5
+expect_usage_error "--top-p: must be in (0, 1]" acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --temperature 1 --top-p 2
 expect_input_error "$work/x.json" "field 'run.sampling':" acceptance "${pair[@]}" --json "$work/x.json" \
   --answers "$work/eqspec.jsonl" --answers "$work/sampled.jsonl"
 

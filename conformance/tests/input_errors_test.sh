@@ -147,6 +147,13 @@ expect_usage_error "--min-p: the tgi API has no min_p" collect --endpoint http:/
 [ ! -e "$work/tgi.jsonl" ] || fail "collect --api tgi --min-p left an answer file"
 expect_usage_error "--min-p: must be in [0, 1]" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
   --limit 1 --temperature 1 --min-p 1.5 --out "$work/min-p.jsonl"
+# The sampling flags are checked alike wherever they are declared (conformance/commands/sampling_flags.h).
+expect_usage_error "--top-p: must be in (0, 1]" collect --endpoint http://127.0.0.1:9 --api vllm --model m \
+  --bench "$bench" --out "$work/top-p.jsonl" --temperature 0.8 --top-p 0 --retries 0
+expect_usage_error "--top-k: must be >= 0" collect --endpoint http://127.0.0.1:9 --api vllm --model m \
+  --bench "$bench" --out "$work/top-k.jsonl" --temperature 0.8 --top-k -2 --retries 0
+expect_usage_error "--temperature: must be a finite number >= 0" collect --endpoint http://127.0.0.1:9 --api vllm \
+  --model m --bench "$bench" --out "$work/temperature.jsonl" --temperature -1 --retries 0
 # A run that fails leaves an existing --out as it was, and leaves no file of its own.
 printf 'kept\n' >"$work/existing.jsonl"
 expect_usage_error "positions" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 1 \

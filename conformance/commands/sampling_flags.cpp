@@ -1,0 +1,43 @@
+#include "conformance/commands/sampling_flags.h"
+
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+
+void add_sampling_flags(CLI::App& command, SamplingParams& flags, SamplingUse use) {
+  const bool decode = use == SamplingUse::kDecode, send = use == SamplingUse::kSend;
+  const auto help = [&](const char* decoding, const char* sent, const char* warpers) {
+    return decode ? decoding : send ? sent : warpers;
+  };
+  CLI::Option* temperature = command.add_option(
+      "--temperature", flags.temperature,
+      help("0 means greedy", "Always sent; 0 means greedy",
+           "The engine's temperature; with --top-k, --top-p and --min-p it replaces every answer's run.sampling"));
+  CLI::Option* top_k =
+      command.add_option("--top-k", flags.top_k, help("0 means off", "Sent only when given", "The engine's top-k (0: off)"));
+  CLI::Option* top_p =
+      command.add_option("--top-p", flags.top_p, help("1 means off", "Sent only when given", "The engine's top-p (1: off)"));
+  CLI::Option* min_p =
+      command.add_option("--min-p", flags.min_p, help("0 means off", "Sent only when given", "The engine's min-p (0: off)"));
+  if (decode) {
+    for (CLI::Option* option : {top_k, top_p, min_p}) option->capture_default_str();
+  }
+  if (decode || send) temperature->capture_default_str();
+  if (use == SamplingUse::kWarpers) return;
+  CLI::Option* seed = command.add_option(
+      "--seed", flags.seed, decode ? "Seed of every sequence's random stream" : "Sent only when given");
+  seed->check(CLI::NonNegativeNumber);
+  if (decode) seed->capture_default_str();
+}
+
+std::optional<SamplingParams> given_warpers(const SamplingParams& flags, const CLI::App& command) {
+  const bool given = command.count("--temperature") + command.count("--top-k") + command.count("--top-p") +
+                         command.count("--min-p") > 0;
+  if (!given) return std::nullopt;
+  if (command.count("--temperature") == 0)
+    throw InputError("--top-k, --top-p, --min-p: give --temperature with them (the flags replace the answers' run.sampling)");
+  validate(flags);
+  return flags;
+}
+
+}  // namespace specgate::cli
