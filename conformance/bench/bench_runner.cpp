@@ -23,9 +23,9 @@ double quantile(std::vector<double> values, double q) {
 EngineTally run_once(const BenchSetup& setup, Engine engine, int64_t batch_size, const ExspecOptions& exspec,
                      bool DecodeOptions::*flag = nullptr) {
   EngineSpec spec{.engine = engine, .target = setup.target, .draft = setup.draft,
-                  .script = setup.script ? &*setup.script : nullptr, .decode = setup.decode,
-                  .batch_size = batch_size, .exspec = exspec};
-  if (flag != nullptr) spec.decode.*flag = true;
+                  .script = setup.script ? &*setup.script : nullptr,
+                  .decoder = {.decode = setup.decode, .batch_size = batch_size, .exspec = exspec}};
+  if (flag != nullptr) spec.decoder.decode.*flag = true;
   EngineTally tally;
   decode_requests(spec, setup.requests, tally, [](SequenceResult) {});
   return tally;
@@ -103,8 +103,9 @@ std::map<int64_t, std::vector<int64_t>> greedy_continuations(const Transformer& 
                                                              const std::vector<SequenceRequest>& requests,
                                                              const DecodeOptions& decode, int64_t length,
                                                              int64_t batch_size) {
-  EngineSpec spec{.engine = Engine::kNonspecBatch, .target = &target, .decode = decode, .batch_size = batch_size};
-  spec.decode.max_new_tokens = length;
+  EngineSpec spec{.engine = Engine::kNonspecBatch, .target = &target,
+                  .decoder = {.decode = decode, .batch_size = batch_size}};
+  spec.decoder.decode.max_new_tokens = length;
   std::map<int64_t, std::vector<int64_t>> continuations;
   EngineTally tally;
   decode_requests(spec, requests, tally, [&](SequenceResult result) {

@@ -49,9 +49,12 @@ struct Setup {
     for (const Question& question : read_questions(bench_file)) prompts.push_back(models.tokenizer->encode_prompt(question.turns[0]));
     loop.emplace(
         [this] {
+          DecodeOptions decode;
+          decode.draft_tokens = kDraftTokens;
+          decode.eos_ids = models.target.config().eos_token_ids;
           return make_serve_engine({.engine = Engine::kExspec, .target = &models.target, .draft = models.draft_or_null(),
-                                    .batch_size = kBatchSize, .window = kWindow, .draft_tokens = kDraftTokens,
-                                    .eos_ids = models.target.config().eos_token_ids, .max_model_len = kMaxModelLen});
+                                    .decoder = {.decode = decode, .batch_size = kBatchSize, .exspec = {.window = kWindow},
+                                                .sequence_capacity = cache_capacity(kMaxModelLen, kDraftTokens)}});
         },
         1024);
     const ServeLimits limits{.model = "fixture", .vocab_size = models.target.config().vocab_size, .context = kMaxModelLen};

@@ -168,10 +168,10 @@ void run_demo(const DemoOptions& options) {
       progress.update(static_cast<int64_t>(rows.size()), demo.label);
       EngineRun run{.tokenizer = models.tokenizer.get(), .model_id = "specgate-fixture-target"};
       run.spec = {.engine = demo.engine, .target = &models.target,
-                  .draft = needs_draft(demo.engine) ? models.draft_or_null() : nullptr, .decode = decode,
-                  .batch_size = options.decoder.batch_size, .exspec = {.window = window},
+                  .draft = needs_draft(demo.engine) ? models.draft_or_null() : nullptr,
+                  .decoder = {.decode = decode, .batch_size = options.decoder.batch_size, .exspec = {.window = window}},
                   .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0};
-      if (!demo.fault.empty()) run.spec.decode.faults.add(fault_from_name(demo.fault));
+      if (!demo.fault.empty()) run.spec.decoder.decode.faults.add(fault_from_name(demo.fault));
       DemoRow row{.label = demo.label, .expected_exact = demo.fault.empty(), .output = run_engine(run, questions)};
       const std::string stem = demo.fault.empty() ? demo.label : engine_name(demo.engine) + "-" + demo.fault;
       const std::filesystem::path answers = options.out / "answers" / (stem + ".jsonl");

@@ -164,10 +164,11 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
 
   EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",
                 .model_id = options.target.filename().string()};
-  run.spec = {.engine = engine, .target = &target, .draft = models.draft_or_null(), .decode = decode,
-              .batch_size = options.decoder.batch_size,
-              .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
-                         .max_wait_steps = options.max_wait},
+  run.spec = {.engine = engine, .target = &target, .draft = models.draft_or_null(),
+              .decoder = {.decode = decode,
+                          .batch_size = options.decoder.batch_size,
+                          .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
+                                     .max_wait_steps = options.max_wait}},
               .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0};
 
   // Each answer is written, whole, as soon as it is complete: a run stopped by a verdict leaves

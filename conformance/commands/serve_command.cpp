@@ -76,10 +76,15 @@ void run_serve(const ServeOptions& o) {
                            .context = std::min(o.max_model_len, config.max_position_embeddings),
                            .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
-  const ServeEngineSettings settings{.engine = engine, .target = &models.target, .draft = models.draft_or_null(),
-                                     .batch_size = o.decoder.batch_size, .window = window, .draft_tokens = o.decoder.draft_tokens,
-                                     .eos_ids = config.eos_token_ids, .max_model_len = limits.context,
-                                     .faults = faults, .response_faults = response_faults};
+  DecodeOptions decode;
+  decode.draft_tokens = o.decoder.draft_tokens;
+  decode.eos_ids = config.eos_token_ids;
+  decode.faults = faults;
+  const ServeEngineSettings settings{
+      .engine = engine, .target = &models.target, .draft = models.draft_or_null(),
+      .decoder = {.decode = decode, .batch_size = o.decoder.batch_size, .exspec = {.window = window},
+                  .sequence_capacity = cache_capacity(limits.context, o.decoder.draft_tokens)},
+      .response_faults = response_faults};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
 
   struct sigaction action {};

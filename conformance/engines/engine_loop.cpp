@@ -35,8 +35,9 @@ LocatedViolation located(const InvariantViolation& violation, const std::map<int
 
 void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
                        const std::function<void(SequenceResult)>& finished) {
-  const OracleOptions options{.max_new_tokens = spec.decode.max_new_tokens, .sampling = spec.decode.sampling,
-                              .eos_ids = spec.decode.eos_ids, .top_logprobs = spec.top_logprobs};
+  const DecodeOptions& decode = spec.decoder.decode;
+  const OracleOptions options{.max_new_tokens = decode.max_new_tokens, .sampling = decode.sampling,
+                              .eos_ids = decode.eos_ids, .top_logprobs = spec.top_logprobs};
   for (const SequenceRequest& request : requests) {
     const auto start = Clock::now();
     SequenceResult result = oracle_generate(*spec.target, request.prompt, options, request.sequence_index);
@@ -56,8 +57,8 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
   const DecoderKind kind = decoder_kind(spec.engine);
   std::optional<ModelDrafter> drafter;
   if (needs_draft(spec.engine)) drafter.emplace(*spec.draft, spec.script);
-  const DecoderSettings settings{.decode = spec.decode, .batch_size = spec.batch_size, .exspec = spec.exspec,
-                                 .sequence_capacity = cache_capacity(requests, spec.decode)};
+  DecoderSettings settings = spec.decoder;
+  settings.sequence_capacity = cache_capacity(requests, settings.decode);
   const std::vector<SequenceRequest> order = admits_shortest_first(kind, settings)
                                                  ? shortest_prompt_first(requests)
                                                  : std::vector<SequenceRequest>(requests.begin(), requests.end());

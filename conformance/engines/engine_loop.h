@@ -10,6 +10,7 @@
 #include "conformance/engines/engine.h"
 #include "impl/common/token_logprob.h"
 #include "impl/decoding/decode_types.h"
+#include "impl/decoding/decoders.h"
 #include "impl/decoding/exspec.h"
 #include "impl/decoding/scripted_drafter.h"
 #include "impl/model/transformer.h"
@@ -22,9 +23,8 @@ struct EngineSpec {
   const Transformer* target = nullptr;
   const Transformer* draft = nullptr;      // engines that need_draft()
   const ScriptedDrafts* script = nullptr;  // scripted acceptance (bench)
-  DecodeOptions decode;                    // its rollback and naive_realign follow `engine`
-  int64_t batch_size = 8;
-  ExspecOptions exspec;                    // exspec engines: window, ordering, aging (batch_size is batch_size)
+  DecoderSettings decoder;                 // the oracle takes decode's length, sampling and EOS ids;
+                                           // sequence_capacity is set for each run's requests
   int64_t top_logprobs = 0;                // oracle
 };
 

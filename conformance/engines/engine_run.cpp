@@ -19,14 +19,15 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
                         const std::function<void(const Answer&)>& answered) {
   EngineOutput output;
   const PromptFormat format{run.tokenizer, run.chat_template};
-  const SamplingParams& sampling = run.spec.decode.sampling;
+  const DecoderSettings& decoder = run.spec.decoder;
+  const SamplingParams& sampling = decoder.decode.sampling;
   const RunInfo run_info{
       .engine = engine_name(run.spec.engine),
-      .batch_size = run.spec.engine == Engine::kOracle ? 1 : run.spec.batch_size,
+      .batch_size = run.spec.engine == Engine::kOracle ? 1 : decoder.batch_size,
       .started_at = unix_seconds(),
-      .max_new_tokens = run.spec.decode.max_new_tokens,
-      .draft_tokens = draft_count(run.spec, run.spec.decode.draft_tokens),
-      .window = is_exspec(run.spec.engine) ? std::optional(run.spec.exspec.window) : std::nullopt,
+      .max_new_tokens = decoder.decode.max_new_tokens,
+      .draft_tokens = draft_count(run.spec, decoder.decode.draft_tokens),
+      .window = is_exspec(run.spec.engine) ? std::optional(decoder.exspec.window) : std::nullopt,
       .sampling = {.temperature = sampling.temperature, .top_k = sampling.top_k, .top_p = sampling.top_p,
                    .min_p = sampling.min_p > 0.0 ? std::optional(sampling.min_p) : std::nullopt, .seed = sampling.seed}};
   size_t turn_count = 1;

@@ -13,16 +13,6 @@
 namespace specgate::cli {
 namespace {
 
-// A decoder's options: each sequence brings its own sampling and length. A seeded fault of
-// sampling touches only the sampled sequences.
-DecodeOptions decode_options(const ServeEngineSettings& settings) {
-  DecodeOptions decode;
-  decode.draft_tokens = settings.draft_tokens;
-  decode.eos_ids = settings.eos_ids;
-  decode.faults = settings.faults;
-  return decode;
-}
-
 // The random stream a request samples from under the server's seed: the one its seed names,
 // whatever else arrives with it, or a fresh one when it has no seed.
 uint64_t random_stream(const ServeRequest& request) {
@@ -67,7 +57,7 @@ class BatchServeEngine : public ServeEngine {
     if (waiting_.empty()) return {};
     if (settings_.engine == Engine::kOracle) return {oracle_step()};
     std::vector<std::pair<int64_t, ServeRequest>> batch;
-    while (!waiting_.empty() && static_cast<int64_t>(batch.size()) < settings_.batch_size) {
+    while (!waiting_.empty() && static_cast<int64_t>(batch.size()) < settings_.decoder.batch_size) {
       batch.push_back(std::move(waiting_.front()));
       waiting_.pop_front();
     }
@@ -75,7 +65,7 @@ class BatchServeEngine : public ServeEngine {
     for (const auto& [id, request] : batch) sequences.push_back(sequence(id, request));
     std::optional<ModelDrafter> drafter;
     if (needs_draft(settings_.engine)) drafter.emplace(*settings_.draft);
-    const DecoderSettings decoder{.decode = decode_options(settings_), .batch_size = static_cast<int64_t>(sequences.size())};
+    const DecoderSettings decoder{.decode = settings_.decoder.decode, .batch_size = static_cast<int64_t>(sequences.size())};
     std::vector<SequenceResult> results = decode_all(
         *make_decoder(decoder_kind(settings_.engine), *settings_.target, drafter ? &*drafter : nullptr, decoder), sequences);
     std::vector<std::pair<int64_t, Generated>> finished;
@@ -90,7 +80,7 @@ class BatchServeEngine : public ServeEngine {
     auto [id, request] = std::move(waiting_.front());
     waiting_.pop_front();
     const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
-                                .eos_ids = settings_.eos_ids, .top_logprobs = request.top_logprobs};
+                                .eos_ids = settings_.decoder.decode.eos_ids, .top_logprobs = request.top_logprobs};
     Generated generated{.sequence = oracle_generate(*settings_.target, request.prompt, options, random_stream(request))};
     generated.completion_tokens = static_cast<int64_t>(generated.sequence.tokens.size());
     if (request.prompt_logprobs > 0)
@@ -135,17 +125,12 @@ class ExspecServeEngine : public ServeEngine {
   }
 
  private:
-  // An EXSPEC decoder and its drafter; a slot holds any request max_model_len allows.
+  // An EXSPEC decoder and its drafter.
   struct Pool {
     ModelDrafter drafter;
     std::unique_ptr<Decoder> decoder;
     explicit Pool(const ServeEngineSettings& s)
-        : drafter(*s.draft),
-          decoder(make_decoder(DecoderKind::kExspec, *s.target, &drafter,
-                               {.decode = decode_options(s),
-                                .batch_size = s.batch_size,
-                                .exspec = {.window = s.window},
-                                .sequence_capacity = cache_capacity(s.max_model_len, s.draft_tokens)})) {}
+        : drafter(*s.draft), decoder(make_decoder(DecoderKind::kExspec, *s.target, &drafter, s.decoder)) {}
   };
 
   ServeEngineSettings settings_;

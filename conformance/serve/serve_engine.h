@@ -27,12 +27,10 @@ struct ServeEngineSettings {
   Engine engine = Engine::kExspec;
   const Transformer* target = nullptr;
   const Transformer* draft = nullptr;  // eqspec and exspec
-  int64_t batch_size = 8;
-  int64_t window = 16;       // exspec
-  int64_t draft_tokens = 4;  // K
-  std::vector<int64_t> eos_ids;
-  int64_t max_model_len = 4096;  // positions a request may take: prompt plus max_tokens
-  FaultSet faults;               // seeded faults; a sampling fault acts on sampled requests only
+  // Each request brings its own sampling and length: decode holds K, the EOS ids and the seeded
+  // faults (a sampling fault acts on sampled requests only). exspec: the window, and pool slots
+  // of sequence_capacity slots, which every request the server admits fits.
+  DecoderSettings decoder;
   ResponseFaults response_faults;  // seeded faults of what eqspec and exspec report besides tokens
 };
 

@@ -33,12 +33,20 @@ std::optional<std::future<Generated>> submit(DecodeLoop& loop, ServeRequest requ
 
 class ServeEngineTest : public testing::TestWithParam<Engine> {};
 
+// The engine over the tiny target with a near copy as its draft: batches of 3, a window of 5,
+// K = 3, no EOS, pool slots for any request of up to 4096 tokens.
+ServeEngineSettings settings_for(Engine engine) {
+  DecodeOptions decode;
+  decode.draft_tokens = 3;
+  return {.engine = engine, .target = &test_support::models().target, .draft = &test_support::models().near_target,
+          .decoder = {.decode = decode, .batch_size = 3, .exspec = {.window = 5}, .sequence_capacity = cache_capacity(4096, 3)}};
+}
+
 TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
   const test_support::Models& models = test_support::models();
   DecodeLoop loop(
       [&] {
-        return make_serve_engine({.engine = GetParam(), .target = &models.target, .draft = &models.near_target,
-                                  .batch_size = 3, .window = 5, .draft_tokens = 3, .eos_ids = {}});
+        return make_serve_engine(settings_for(GetParam()));
       },
       64);
   const std::vector<SequenceRequest> sequences = test_support::mixed_requests(14, 5);
@@ -61,8 +69,7 @@ TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
 TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWithIt) {
   const test_support::Models& models = test_support::models();
   const auto engine = [&] {
-    return make_serve_engine({.engine = GetParam(), .target = &models.target, .draft = &models.near_target,
-                              .batch_size = 3, .window = 5, .draft_tokens = 3, .eos_ids = {}});
+    return make_serve_engine(settings_for(GetParam()));
   };
   const std::vector<SequenceRequest> sequences = test_support::mixed_requests(9, 3);
   const auto sampled = [&](size_t i, std::optional<uint64_t> seed) {
@@ -128,8 +135,7 @@ TEST_P(ServeEngineTest, AFailedStepFailsItsRequestsAndTheLoopServesOn) {
   const test_support::Models& models = test_support::models();
   DecodeLoop loop(
       [&] {
-        return make_serve_engine({.engine = GetParam(), .target = &models.target, .draft = &models.near_target,
-                                  .batch_size = 3, .window = 5, .draft_tokens = 3, .eos_ids = {}});
+        return make_serve_engine(settings_for(GetParam()));
       },
       8);
   const int64_t beyond_vocabulary = models.target.config().vocab_size + 5;
