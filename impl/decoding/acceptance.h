@@ -10,14 +10,6 @@
 
 namespace specgate {
 
-// What verification decided for one row.
-struct RowDecision {
-  int64_t accepted = 0;                // drafts kept
-  std::vector<int64_t> drafted;        // the K drafts
-  std::vector<int64_t> new_tokens;     // the kept drafts, then the bonus
-  std::vector<int64_t> target_choice;  // greedy: the target's argmax at each of the K+1 positions
-};
-
 // Decides every row from the target's logits [B, K+1, V] over [pending, d_1 .. d_K] (the
 // proposal's tokens on the logits' device), as
 // batched tensor ops on the logits' device, and brings the decisions to the host in one copy.

@@ -23,6 +23,14 @@ struct SequenceRequest {
   std::optional<SamplingParams> sampling;  // the options' when unset
 };
 
+// What verification decided for one row.
+struct RowDecision {
+  int64_t accepted = 0;                // drafts kept
+  std::vector<int64_t> drafted;        // the K drafts
+  std::vector<int64_t> new_tokens;     // the kept drafts, then the bonus
+  std::vector<int64_t> target_choice;  // greedy: the target's argmax at each of the K+1 positions
+};
+
 struct DecodeOptions {
   int64_t draft_tokens = 4;  // K
   int64_t max_new_tokens = 128;

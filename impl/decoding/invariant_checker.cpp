@@ -101,23 +101,25 @@ void InvariantChecker::check_cache(const char* which, const Transformer& model, 
 void InvariantChecker::check_round(const std::vector<RoundRecord>& records) const {
   const auto& eos = options_.eos_ids;
   for (const RoundRecord& r : records) {
+    const RowDecision& decision = r.decision;
     const std::string where = "I4: sequence " + std::to_string(r.sequence_index) + ": ";
-    const int64_t k = static_cast<int64_t>(r.drafted.size());
-    std::vector<int64_t> proposed(r.drafted.begin(), r.drafted.begin() + std::min<int64_t>(r.accepted, k));
+    const int64_t k = static_cast<int64_t>(decision.drafted.size());
+    std::vector<int64_t> proposed(decision.drafted.begin(),
+                                  decision.drafted.begin() + std::min<int64_t>(decision.accepted, k));
     if (r.greedy && !options_.rollback) {
       int64_t agreeing = 0;
-      while (agreeing < k && r.drafted[agreeing] == r.target_choice[agreeing]) ++agreeing;
-      if (r.accepted != agreeing)
-        violated(where + "kept " + std::to_string(r.accepted) + " drafts, but the agreeing prefix is " +
+      while (agreeing < k && decision.drafted[agreeing] == decision.target_choice[agreeing]) ++agreeing;
+      if (decision.accepted != agreeing)
+        violated(where + "kept " + std::to_string(decision.accepted) + " drafts, but the agreeing prefix is " +
                  std::to_string(agreeing),
                  r.sequence_index);
     }
     // Greedy: the bonus is the target's choice. Sampling: it has no reference here, so the
     // row's own bonus stands in for it and only the count and the kept drafts are checked.
     if (r.greedy) {
-      proposed.push_back(r.target_choice.at(std::min<int64_t>(r.accepted, k)));
-    } else if (static_cast<int64_t>(r.appended.size()) > r.accepted) {
-      proposed.push_back(r.appended[r.accepted]);
+      proposed.push_back(decision.target_choice.at(std::min<int64_t>(decision.accepted, k)));
+    } else if (static_cast<int64_t>(r.appended.size()) > decision.accepted) {
+      proposed.push_back(r.appended[decision.accepted]);
     }
     // The round's tokens end at the first EOS and at max_new_tokens, exactly there.
     std::vector<int64_t> expected;

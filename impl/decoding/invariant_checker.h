@@ -22,16 +22,15 @@ class InvariantViolation : public std::runtime_error {
   std::optional<int64_t> sequence_index;
 };
 
-// What one round did to one row, for the accounting check (I4).
+// What one round did to one row, for the accounting check (I4): what verification decided, and
+// the tokens the row gained (the decision's new tokens, cut at EOS or max_new_tokens).
 struct RoundRecord {
   int64_t sequence_index = 0;
   int64_t generated_before = 0;
   int64_t max_new_tokens = 0;
-  std::vector<int64_t> drafted;
-  std::vector<int64_t> target_choice;  // greedy only
-  int64_t accepted = 0;
-  std::vector<int64_t> appended;
   bool greedy = true;  // the row chose its tokens greedily
+  RowDecision decision;
+  std::vector<int64_t> appended;
 };
 
 // Checks DESIGN.md's invariants on a batch after realignment:

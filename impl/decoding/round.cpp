@@ -127,9 +127,8 @@ std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
     Row& row = state.rows[i];
     const RowDecision& decision = decisions[i];
     const int64_t a = decision.accepted;
-    RoundRecord& record = records.emplace_back(RoundRecord{row.sequence_index, row.generated(), row.max_new_tokens,
-                                                           decision.drafted, decision.target_choice, a, {},
-                                                           row.sampling.greedy()});
+    RoundRecord& record = records.emplace_back(
+        RoundRecord{row.sequence_index, row.generated(), row.max_new_tokens, row.sampling.greedy(), decision, {}});
     batch_layout.keep(i, a);
     record.appended = append_tokens(row, decision.new_tokens, options_);
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));

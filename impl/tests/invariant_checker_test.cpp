@@ -40,8 +40,9 @@ std::pair<std::string, std::optional<int64_t>> violation(const Check& check) {
 
 // Sequence 5 drafted 7 8 9; the target would have said 7 8 4 3.
 RoundRecord round(int64_t accepted, std::vector<int64_t> appended, bool greedy = true) {
-  return {.sequence_index = 5, .generated_before = 3, .max_new_tokens = 100, .drafted = {7, 8, 9},
-          .target_choice = {7, 8, 4, 3}, .accepted = accepted, .appended = std::move(appended), .greedy = greedy};
+  return {.sequence_index = 5, .generated_before = 3, .max_new_tokens = 100, .greedy = greedy,
+          .decision = {.accepted = accepted, .drafted = {7, 8, 9}, .target_choice = {7, 8, 4, 3}},
+          .appended = std::move(appended)};
 }
 
 TEST(InvariantChecker, GreedyRoundsKeepTheAgreeingPrefixAndTheTargetsNextToken) {
@@ -64,8 +65,8 @@ TEST(InvariantChecker, ARoundEndsAtItsFirstEosAndAtMaxNewTokensExactly) {
   const InvariantChecker checker(models().target, o);
   // Every draft agrees; the round's tokens stop at the EOS among them.
   RoundRecord eos = round(3, {7, kEos});
-  eos.drafted = {7, kEos, 9};
-  eos.target_choice = {7, kEos, 9, 3};
+  eos.decision.drafted = {7, kEos, 9};
+  eos.decision.target_choice = {7, kEos, 9, 3};
   EXPECT_NO_THROW(checker.check_round({eos}));
   eos.appended = {7, kEos, 9};
   EXPECT_THAT(violation([&] { checker.check_round({eos}); }).first,

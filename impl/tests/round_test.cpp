@@ -65,7 +65,7 @@ TEST(Round, AFullyAcceptedRoundKeepsEveryDraftAndTheBonus) {
 
   const std::vector<int64_t> oracle = batch.oracle(1);
   EXPECT_EQ(batch.generated(1), std::vector<int64_t>(oracle.begin(), oracle.begin() + 1 + kDrafts + 1));
-  EXPECT_EQ(records[1].accepted, kDrafts);
+  EXPECT_EQ(records[1].decision.accepted, kDrafts);
   EXPECT_EQ(records[1].appended.size(), static_cast<size_t>(kDrafts + 1));
   EXPECT_EQ(batch.state.rows[1].accept_lengths, (std::vector<int64_t>{kDrafts + 1}));
   // The target cache keeps the old content and every draft; the bonus is pending.
@@ -83,9 +83,9 @@ TEST(Round, ARejectedRoundKeepsOnlyTheTargetsChoice) {
 
   const std::vector<int64_t> oracle = batch.oracle(0);
   EXPECT_EQ(batch.generated(0), std::vector<int64_t>(oracle.begin(), oracle.begin() + 2));
-  EXPECT_EQ(records[0].accepted, 0);
-  EXPECT_NE(records[0].drafted[0], oracle[1]) << "the script's wrong first draft";
-  EXPECT_EQ(records[0].target_choice[0], oracle[1]);
+  EXPECT_EQ(records[0].decision.accepted, 0);
+  EXPECT_NE(records[0].decision.drafted[0], oracle[1]) << "the script's wrong first draft";
+  EXPECT_EQ(records[0].decision.target_choice[0], oracle[1]);
   EXPECT_EQ(batch.state.rows[0].target_slots.first, padding);
   EXPECT_EQ(batch.state.rows[0].target_slots.count, content) << "the rejected drafts' slots are dropped";
   EXPECT_EQ(batch.stats.accepted, 0);
@@ -114,7 +114,7 @@ TEST(Round, ARowEndsAtMaxNewTokensExactlyThere) {
     EXPECT_EQ(batch.generated(row), std::vector<int64_t>(oracle.begin(), oracle.begin() + 3));
     EXPECT_TRUE(batch.state.rows[row].finished);
     EXPECT_EQ(batch.state.rows[row].finish_reason, FinishReason::kLength);
-    EXPECT_EQ(records[row].accepted, kDrafts) << "accepted, though only two tokens fit";
+    EXPECT_EQ(records[row].decision.accepted, kDrafts) << "accepted, though only two tokens fit";
     EXPECT_EQ(records[row].appended.size(), 2u);
   }
 }
