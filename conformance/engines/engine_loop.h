@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "conformance/engines/engine.h"
-#include "impl/common/token_logprob.h"
 #include "impl/decoding/decode_types.h"
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/exspec.h"

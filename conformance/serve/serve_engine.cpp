@@ -82,6 +82,7 @@ class BatchServeEngine : public ServeEngine {
     const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
                                 .eos_ids = settings_.decoder.decode.eos_ids, .top_logprobs = request.top_logprobs};
     Generated generated{.sequence = oracle_generate(*settings_.target, request.prompt, options, random_stream(request))};
+    generated.sequence.sequence_index = id;
     generated.completion_tokens = static_cast<int64_t>(generated.sequence.tokens.size());
     if (request.prompt_logprobs > 0)
       generated.prompt_logprobs = oracle_prompt_logprobs(*settings_.target, request.prompt, request.prompt_logprobs);

@@ -8,7 +8,7 @@
 #include "conformance/engines/engine_run.h"
 #include "conformance/serve/completion_request.h"
 #include "conformance/serve/response_faults.h"
-#include "impl/decoding/faults.h"
+#include "impl/decoding/decoders.h"
 #include "impl/model/transformer.h"
 
 namespace specgate::cli {

@@ -66,7 +66,8 @@ void BatchLayout::realign(std::span<const int64_t> going_on) {
 void BatchLayout::compose(std::vector<Row> rows, std::span<const int64_t> held, const KVPool* pool,
                           std::span<const int64_t> pooled, int64_t width, std::span<const int64_t> paddings) {
   const size_t stay = held.size();
-  TORCH_CHECK(rows.size() == stay + pooled.size() && paddings.size() == rows.size() && (pooled.empty() || pool),
+  TORCH_CHECK(rows.size() == stay + pooled.size() && paddings.size() == rows.size() &&
+                  (pooled.empty() || (pool && pool->draft.has_value() == draft_.has_value())),
               "BatchLayout::compose: every row needs its padding and one source");
   const int64_t length = cached_slots(width);
   const std::vector<int64_t> stay_padding(paddings.begin(), paddings.begin() + stay);
@@ -109,6 +110,7 @@ std::vector<Row> BatchLayout::take_rows() {
 void BatchLayout::store(std::span<Row* const> rows, std::span<const int64_t> held, KVPool& pool,
                         std::span<const int64_t> slots) const {
   if (rows.empty()) return;
+  TORCH_CHECK(pool.draft.has_value() == draft_.has_value(), "BatchLayout::store: the pool holds other caches");
   const std::vector<int64_t> to = pool_slots_under_faults({slots.begin(), slots.end()}, options_.faults);
   const auto write = [&](KVCache& into, const KVCache& cache, RowSlots Row::*row_slots) {
     std::vector<SlotRun> runs;

@@ -51,8 +51,8 @@ class BatchLayout {
   // options.naive_realign, as published decoders do).
   void realign(std::span<const int64_t> going_on);
   // EXSPEC: lays out `rows` as the batch, `width` slots wide, row i's K/V from slot
-  // `paddings[i]`: the first held.size() from this batch's rows `held` (ascending; not moved at
-  // all when none changes place), the others from `pool`, row i from its slot `pooled[i]`.
+  // `paddings[i]`: the first held.size() from this batch's rows `held` (not moved at all when
+  // each keeps its row and slots), the others from `pool`, row i from its slot `pooled[i]`.
   void compose(std::vector<Row> rows, std::span<const int64_t> held, const KVPool* pool,
                std::span<const int64_t> pooled, int64_t width, std::span<const int64_t> paddings);
   // Takes the rows out of the batch; their K/V stay in the caches for compose() or store().

@@ -6,7 +6,6 @@
 #include <span>
 #include <vector>
 
-#include "impl/common/finish_reason.h"
 #include "impl/common/sequence_result.h"
 #include "impl/decoding/faults.h"
 #include "impl/sampling/sampling.h"
@@ -39,7 +38,7 @@ struct DecodeOptions {
   bool rollback = false;           // truncate every row to the batch's minimum acceptance
   bool check_invariants = false;   // run the InvariantChecker after every round (slow)
   bool time_phases = false;        // synchronise the device around phases to time them
-  bool naive_realign = false;      // EQSPEC re-lays out its caches as published decoders do (bench)
+  bool naive_realign = false;      // re-lay out the caches as published decoders do (the naive-realign baseline)
   bool count_dispatches = false;   // count ATen operators and host syncs per round (slower; invariant checks count too)
   FaultSet faults;
 };

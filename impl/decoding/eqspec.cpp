@@ -1,17 +1,13 @@
 #include "impl/decoding/eqspec.h"
 
-#include <algorithm>
-#include <optional>
 #include <string>
 
-#include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
 #include "impl/common/error.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/round.h"
-#include "impl/model/kv_cache.h"
 
 namespace specgate {
 namespace {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
 #include "impl/common/error.h"

@@ -76,8 +76,6 @@ class ExspecDecoder final : public Decoder {
   std::unique_ptr<Impl> impl_;
 };
 
-
-
 // Every request through one ExspecDecoder, admitted in order (shortest prompt first with
 // exspec.sort_by_prompt_length) as places free up. Results come back in the order of
 // `requests`; stats.latencies has one entry per sequence.

@@ -118,17 +118,17 @@ std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
   const at::Tensor positions = verified_positions_under_faults(positions_at(state, pending, k + 1, device), faults);
   const at::Tensor valid = mask_under_faults(key_valid(state, width + k, device), faults, /*fed_slot=*/pending);
   const at::Tensor logits = target_.logits(target_.forward(input, positions, valid, &target_cache));
-  const std::vector<RowDecision> decisions = verify_drafts(logits, proposal, state, options_);
+  std::vector<RowDecision> decisions = verify_drafts(logits, proposal, state, options_);
   timer_.charge(stats_.verify_seconds);
 
   // 3. Accept.
   std::vector<RoundRecord> records;
   for (int64_t i = 0; i < batch; ++i) {
     Row& row = state.rows[i];
-    const RowDecision& decision = decisions[i];
+    RoundRecord& record = records.emplace_back(RoundRecord{row.sequence_index, row.generated(), row.max_new_tokens,
+                                                           row.sampling.greedy(), std::move(decisions[i]), {}});
+    const RowDecision& decision = record.decision;
     const int64_t a = decision.accepted;
-    RoundRecord& record = records.emplace_back(
-        RoundRecord{row.sequence_index, row.generated(), row.max_new_tokens, row.sampling.greedy(), decision, {}});
     batch_layout.keep(i, a);
     record.appended = append_tokens(row, decision.new_tokens, options_);
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));

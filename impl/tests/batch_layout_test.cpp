@@ -182,5 +182,18 @@ TEST(BatchLayout, EveryRowNeedsItsPaddingAndASource) {
   EXPECT_THROW(filled.layout.compose(std::move(rows), held, nullptr, {}, 5, paddings), c10::Error);
 }
 
+TEST(BatchLayout, APoolMustHoldTheCachesTheBatchHolds) {
+  Filled filled;
+  KVPool target_only{models().target.make_cache(3, 16), std::nullopt};
+  std::vector<Row> rows = filled.layout.take_rows();
+  const std::vector<Row*> stored = {&rows[0]};
+  const std::vector<int64_t> held = {0}, slots = {1};
+  EXPECT_THROW(filled.layout.store(stored, held, target_only, slots), c10::Error);
+  std::vector<Row> one;
+  one.push_back(rows[0]);
+  const std::vector<int64_t> pooled = {1}, paddings = {0};
+  EXPECT_THROW(filled.layout.compose(std::move(one), {}, &target_only, pooled, 3, paddings), c10::Error);
+}
+
 }  // namespace
 }  // namespace specgate

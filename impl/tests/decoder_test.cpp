@@ -116,7 +116,9 @@ TEST(MakeDecoder, BuildsEveryKindAndEachGivesTheOraclesTokens) {
     const std::unique_ptr<Decoder> decoder = make_decoder(kind, models().target, &drafter, settings);
     EXPECT_EQ(dynamic_cast<ExspecDecoder*>(decoder.get()) != nullptr, is_exspec(kind));
     EXPECT_EQ(decoder->free_places(), is_exspec(kind) ? 6 : 3) << "EXSPEC takes a window, the others a batch";
-    for (const SequenceResult& result : decode_all(*decoder, requests)) {
+    const std::vector<SequenceResult> results = decode_all(*decoder, requests);
+    ASSERT_EQ(results.size(), requests.size()) << "kind " << static_cast<int>(kind);
+    for (const SequenceResult& result : results) {
       EXPECT_EQ(result.tokens, oracle.at(result.sequence_index)) << "kind " << static_cast<int>(kind);
     }
     const ExspecStats exspec = exspec_stats_of(*decoder);
