@@ -66,9 +66,10 @@ void BatchLayout::realign(std::span<const int64_t> going_on) {
 void BatchLayout::compose(std::vector<Row> rows, std::span<const int64_t> held, const KVPool* pool,
                           std::span<const int64_t> pooled, int64_t width, std::span<const int64_t> paddings) {
   const size_t stay = held.size();
-  TORCH_CHECK(rows.size() == stay + pooled.size() && paddings.size() == rows.size() &&
-                  (pooled.empty() || (pool && pool->draft.has_value() == draft_.has_value())),
+  TORCH_CHECK(rows.size() == stay + pooled.size() && paddings.size() == rows.size() && (pooled.empty() || pool),
               "BatchLayout::compose: every row needs its padding and one source");
+  TORCH_CHECK(pooled.empty() || pool->draft.has_value() == draft_.has_value(),
+              "BatchLayout::compose: the pool holds other caches");
   const int64_t length = cached_slots(width);
   const std::vector<int64_t> stay_padding(paddings.begin(), paddings.begin() + stay);
   const std::vector<int64_t> in_padding(paddings.begin() + stay, paddings.end());

@@ -40,14 +40,14 @@ class EqspecDecoder::Batch {
         round_(target, drafter, options, stats, timer_),
         checker_(target, options),
         layout_(target, drafter.model(), static_cast<int64_t>(requests.size()), cache_capacity(requests, options),
-                options),
-        rows_(rows_of(requests, options)) {}
+                options) {
+    layout_.start(rows_of(requests, options));
+  }
 
   // The prompt pass; returns the rows that finished in it.
   std::vector<SequenceResult> start() {
     const auto now = std::chrono::steady_clock::now();
-    for (Row& row : rows_) row.admitted_at = now;
-    layout_.start(std::move(rows_));
+    for (Row& row : layout_.state().rows) row.admitted_at = now;
     round_.prefill(layout_);
     std::vector<SequenceResult> finished = relayout();
     timer_.charge(stats_.realign_seconds);
@@ -106,7 +106,6 @@ class EqspecDecoder::Batch {
   SpeculativeRound round_;
   InvariantChecker checker_;
   BatchLayout layout_;
-  std::vector<Row> rows_;  // the requests' rows until their prompt pass
   int64_t steps_ = 0;
 };
 
