@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/chi_squared.hpp>
 
 #include "impl/statistics/kolmogorov.h"
@@ -55,7 +56,7 @@ DistributionTest decide(int64_t n, int64_t m, double effective_n, double distanc
   test.m = m;
   test.effective_n = effective_n;
   test.distance = distance;
-  test.p_value = ks_p_value(distance, effective_n);
+  test.p_value = m == 0 ? ks_p_value(distance, effective_n) : ks_two_sample_p_value(distance, n, m);
   const double deviation = std::sqrt(std::log(2.0 / alpha) / (2.0 * effective_n));
   test.distance_low = std::max(0.0, distance - deviation);
   test.distance_high = std::min(1.0, distance + deviation);
@@ -63,6 +64,30 @@ DistributionTest decide(int64_t n, int64_t m, double effective_n, double distanc
   test.alpha = alpha;
   test.rejected = test.p_value <= alpha;
   return test;
+}
+
+// The probability that the hypergeometric walk from (0, 0) to (n, m), a step right for a value
+// of the first sample and up for one of the second, ever reaches |i m - j n| >= reach: the mass
+// that leaves the band, summed as it leaves, so that small p-values keep their digits.
+double two_sample_exit_probability(int64_t n, int64_t m, int64_t reach) {
+  const auto outside = [&](int64_t i, int64_t j) { return std::abs(i * m - j * n) >= reach; };
+  std::vector<double> row(static_cast<size_t>(m) + 1, 0.0), next(row.size(), 0.0);
+  row[0] = 1.0;
+  double exited = 0.0;
+  for (int64_t i = 0; i <= n; ++i) {
+    std::ranges::fill(next, 0.0);
+    for (int64_t j = 0; j <= m; ++j) {
+      const double mass = row[j];
+      const int64_t left = (n - i) + (m - j);
+      if (mass == 0.0 || left == 0) continue;
+      const double right = mass * static_cast<double>(n - i) / static_cast<double>(left);
+      const double up = mass - right;
+      if (i < n) (outside(i + 1, j) ? exited : next[j]) += right;
+      if (j < m) (outside(i, j + 1) ? exited : row[j + 1]) += up;
+    }
+    std::swap(row, next);
+  }
+  return std::min(1.0, exited);
 }
 
 }  // namespace
@@ -106,10 +131,33 @@ double ks_p_value(double distance, double effective_n) {
   return kolmogorov_survival(stephens_scale(effective_n) * distance);
 }
 
+double ks_two_sample_p_value(double distance, int64_t n, int64_t m) {
+  if (n < 1 || m < 1) throw std::invalid_argument("a two-sample p-value needs two non-empty samples");
+  const auto reach = static_cast<int64_t>(std::llround(distance * static_cast<double>(n) * static_cast<double>(m)));
+  if (reach <= 0) return 1.0;
+  if (n * m <= kExactTwoSampleCells) return two_sample_exit_probability(n, m, reach);
+  const double effective_n = static_cast<double>(n) * static_cast<double>(m) / static_cast<double>(n + m);
+  return kolmogorov_survival(std::sqrt(effective_n) * distance);
+}
+
+double hoeffding_margin(double effective_n) {
+  check_effective_n(effective_n);
+  return std::sqrt(std::numbers::ln10 / (2.0 * effective_n));
+}
+
+HistogramBand uniform_histogram_band(int64_t n, double alpha) {
+  check_alpha(alpha);
+  if (n < 1) throw std::invalid_argument("a histogram band needs a non-empty sample");
+  const boost::math::binomial law(static_cast<double>(n), 1.0 / kUniformityBins);
+  const double tail = alpha / (2.0 * kUniformityBins);
+  // Boost's quantiles of a discrete law round outwards by default: the band holds at least 1 - tail.
+  return {boost::math::quantile(law, tail), boost::math::quantile(boost::math::complement(law, tail))};
+}
+
 double ks_detectable_distance(double effective_n, double alpha) {
   check_alpha(alpha);
   const double critical_distance = kolmogorov_upper_quantile(alpha) / stephens_scale(effective_n);
-  return critical_distance + std::sqrt(std::numbers::ln10 / (2.0 * effective_n));
+  return critical_distance + hoeffding_margin(effective_n);
 }
 
 UniformityHistogram uniformity_histogram(std::span<const double> values) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,6 +13,8 @@
 #include "impl/statistics/bernoulli_sum.h"
 #include "impl/statistics/kolmogorov.h"
 #include "impl/statistics/multiple_testing.h"
+#include "impl/statistics/permutation_ks.h"
+#include "impl/statistics/rate_comparison.h"
 #include "impl/statistics/randomized_pit.h"
 #include "impl/statistics/uniformity.h"
 
@@ -170,10 +173,34 @@ TEST(KsTwoSampleTest, MatchesScipyOnFixedSamples) {
     EXPECT_NEAR(test.distance, c.distance, 1e-12);
     EXPECT_LE(relative_error(kolmogorov_survival(std::sqrt(effective_n) * test.distance), c.asymptotic_p),
               kSameFormula);
-    EXPECT_LE(relative_error(test.p_value, c.stephens_p), kSameFormula);
-    EXPECT_LE(relative_error(test.p_value, c.exact_p), kStephensAccuracy);
+    EXPECT_LE(relative_error(ks_p_value(test.distance, effective_n), c.stephens_p), kSameFormula);
+    EXPECT_LE(relative_error(ks_p_value(test.distance, effective_n), c.exact_p), kStephensAccuracy);
+    EXPECT_LE(relative_error(test.p_value, c.exact_p), 1e-9);
     EXPECT_EQ(ks_two_sample_test(second, first, 0.05).distance, test.distance);
   }
+}
+
+// With equal sizes D takes the values k / n, and Stephens' one-sample correction puts the
+// rejection at nominal 0.05 at a lattice value whose true probability is 0.059 at n = 64. The
+// exact law's rejections are at most alpha: here 20,000 pairs of 64 uniforms each, where a size
+// of 0.059 would reject about 1,180 (0.0500 + 3 standard deviations is 1,092).
+TEST(KsTwoSampleTest, EqualSizesRejectAtMostAlphaWithTheExactLaw) {
+  std::mt19937_64 rng(7);
+  int rejections = 0;
+  constexpr int kPairs = 20000;
+  for (int i = 0; i < kPairs; ++i) rejections += ks_two_sample_test(uniforms(rng, 64), uniforms(rng, 64), 0.05).rejected;
+  RecordProperty("rejections", rejections);
+  EXPECT_LE(rejections, 1092);
+  EXPECT_GE(rejections, 600);
+}
+
+// scipy.stats.ks_2samp(a, b, method='exact') for two samples of 64 with D = k / 64.
+TEST(KsTwoSampleTest, ExactPValueMatchesScipyOnEqualSizes) {
+  EXPECT_NEAR(ks_two_sample_p_value(10.0 / 64, 64, 64), 0.41803800878931696, 1e-9);
+  EXPECT_NEAR(ks_two_sample_p_value(15.0 / 64, 64, 64), 0.05917166976306816, 1e-9);
+  EXPECT_NEAR(ks_two_sample_p_value(16.0 / 64, 64, 64), 0.03624313869735272, 1e-9);
+  EXPECT_NEAR(ks_two_sample_p_value(20.0 / 64, 64, 64), 0.0036549418370471773, 1e-9);
+  EXPECT_EQ(ks_two_sample_p_value(0.0, 64, 64), 1.0);
 }
 
 TEST(KsUniformityTest, ConfidenceIntervalIsTheDkwBandAroundD) {
@@ -589,6 +616,121 @@ TEST(BernoulliSumTest, FalseAlarmRateIsAlphaAndPowerAtTheDetectableChangeIsNinet
   // Binomial(2000, 0.9) lies within [1746, 1854] with probability 1 - 1e-5.
   EXPECT_GE(detections, 1746);
   EXPECT_LE(detections, 1854);
+}
+
+namespace {
+
+// Units whose values share a unit-level shift: dependent within a unit, independent across.
+std::vector<SampleUnit> dependent_units(std::mt19937_64& rng, int units, int length, double bend) {
+  std::vector<SampleUnit> out;
+  for (int u = 0; u < units; ++u) {
+    const double shift = uniform(rng) * 0.3;
+    SampleUnit unit{.values = {}, .stratum = u};
+    for (int i = 0; i < length; ++i) {
+      const double x = std::fmod(uniform(rng) * 0.7 + shift, 1.0);
+      unit.values.push_back(x + bend * x * (1.0 - x));
+    }
+    out.push_back(std::move(unit));
+  }
+  return out;
+}
+
+std::vector<double> pooled(const std::vector<SampleUnit>& units) {
+  std::vector<double> values;
+  for (const SampleUnit& u : units) values.insert(values.end(), u.values.begin(), u.values.end());
+  return values;
+}
+
+}  // namespace
+
+// The same law on both sides, tokens of a unit dependent: the permutation test over units holds
+// its level, the token-level test does not, which is why the two-sample verdict takes answers as
+// units.
+TEST(PermutationKsTest, HoldsItsLevelWhereTokensOfAnAnswerAreDependent) {
+  std::mt19937_64 rng(11);
+  int permutation_rejections = 0, token_rejections = 0;
+  constexpr int kTrials = 400;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const std::vector<SampleUnit> first = dependent_units(rng, 20, 30, 0.0), second = dependent_units(rng, 20, 30, 0.0);
+    permutation_rejections += permutation_ks_test(first, second, 199, rng(), 0.05).p_value <= 0.05;
+    token_rejections += ks_two_sample_test(pooled(first), pooled(second), 0.05).rejected;
+  }
+  RecordProperty("permutation_rejections", permutation_rejections);
+  RecordProperty("token_rejections", token_rejections);
+  // Binomial(400, 0.05): 34 is 3.2 standard deviations above its mean of 20.
+  EXPECT_LE(permutation_rejections, 34);
+  EXPECT_GE(token_rejections, 100);
+}
+
+TEST(PermutationKsTest, RejectsAnotherLawAndStatesWhatItCanDetect) {
+  std::mt19937_64 rng(12);
+  int rejections = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    const PermutationKsTest test =
+        permutation_ks_test(dependent_units(rng, 40, 30, 0.0), dependent_units(rng, 40, 30, 0.6), 199, rng(), 0.05);
+    rejections += test.p_value <= 0.05;
+    EXPECT_EQ(test.first_units, 40);
+    EXPECT_EQ(test.exchangeable_units, 80);
+    EXPECT_DOUBLE_EQ(test.first_effective_units, 40.0);
+    EXPECT_GT(test.detectable_distance, hoeffding_margin(20.0));
+  }
+  EXPECT_GE(rejections, 45);
+}
+
+TEST(PermutationKsTest, ExchangesUnitsOnlyWithinTheirStratumAndIsDeterministic) {
+  // Stratum 0 holds a unit of each side; stratum 1 only a first-side unit, which never moves.
+  const std::vector<SampleUnit> first = {{{0.1, 0.2}, 0}, {{0.9}, 1}};
+  const std::vector<SampleUnit> second = {{{0.5, 0.6}, 0}};
+  const PermutationKsTest test = permutation_ks_test(first, second, 999, 3, 0.05);
+  EXPECT_EQ(test.exchangeable_units, 2);
+  EXPECT_EQ(test.first_values, 3);
+  EXPECT_EQ(test.second_values, 2);
+  // Observed: {0.1, 0.2, 0.9} against {0.5, 0.6}, D = 2/3. Swapped: {0.5, 0.6, 0.9} against
+  // {0.1, 0.2}, D = 1. Each labelling comes up about half the time: p about 1.
+  EXPECT_NEAR(test.distance, 2.0 / 3.0, 1e-12);
+  EXPECT_GT(test.p_value, 0.9);
+  EXPECT_EQ(permutation_ks_test(first, second, 999, 3, 0.05).p_value, test.p_value);
+  EXPECT_THROW(permutation_ks_test(first, {}, 99, 0, 0.05), std::invalid_argument);
+  EXPECT_THROW(permutation_ks_test(first, second, 0, 0, 0.05), std::invalid_argument);
+  EXPECT_THROW(permutation_ks_test(first, std::vector<SampleUnit>{{{1.5}, 0}}, 99, 0, 0.05), std::invalid_argument);
+}
+
+// scipy.stats.binomtest(first, first + second, first_trials / (first_trials + second_trials)).
+TEST(CompareRates, MatchesScipyBinomtest) {
+  const struct {
+    int64_t a, n, b, m;
+    double p;
+  } cases[] = {{3, 1000, 0, 1000, 0.25}, {5, 2000, 1, 3000, 0.04096000000000001}, {0, 100, 4, 100, 0.125},
+               {10, 500, 12, 400, 0.3936698898434034}, {7, 10000, 7, 10000, 1.0}};
+  for (const auto& c : cases) EXPECT_NEAR(compare_rates(c.a, c.n, c.b, c.m).p_value, c.p, 1e-12) << c.a << " " << c.b;
+  EXPECT_EQ(compare_rates(0, 10, 0, 20).p_value, 1.0);
+  EXPECT_THROW(compare_rates(3, 2, 0, 1), std::invalid_argument);
+  EXPECT_THROW(compare_rates(0, 0, 0, 1), std::invalid_argument);
+}
+
+// A correct sample leaves the simultaneous band in some bin at most alpha of the time; a band of
+// two standard deviations per bin, as the report drew before, is left by most correct samples.
+TEST(UniformHistogramBand, HoldsAllTwentyBinsOfAUniformSample) {
+  std::mt19937_64 rng(13);
+  constexpr int kSamples = 2000, kValues = 2000;
+  const HistogramBand band = uniform_histogram_band(kValues, 0.05);
+  const double expected = kValues / 20.0, two_sigma = 2.0 * std::sqrt(expected * 0.95);
+  int outside = 0, outside_two_sigma = 0;
+  for (int s = 0; s < kSamples; ++s) {
+    const UniformityHistogram counts = uniformity_histogram(uniforms(rng, kValues));
+    outside += std::ranges::any_of(counts, [&](int64_t c) { return c < band.low || c > band.high; });
+    outside_two_sigma += std::ranges::any_of(counts, [&](int64_t c) { return std::abs(c - expected) > two_sigma; });
+  }
+  RecordProperty("outside", outside);
+  EXPECT_LE(outside, 129);  // 5% of 2,000 is 100; 3 standard deviations above it is 129
+  EXPECT_GE(outside_two_sigma, 1000);
+  EXPECT_LT(band.low, expected);
+  EXPECT_GT(band.high, expected);
+}
+
+TEST(DetectableDistance, StatedAtHolmsStrictestLevelIsLarger) {
+  EXPECT_GT(ks_detectable_distance(1000.0, 0.05 / 7), ks_detectable_distance(1000.0, 0.05));
+  EXPECT_NEAR(hoeffding_margin(500.0), std::sqrt(std::log(10.0) / 1000.0), 1e-15);
 }
 
 }  // namespace specgate
