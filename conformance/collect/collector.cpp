@@ -133,7 +133,8 @@ class Collector {
       for (uint64_t q = 0; q < questions; ++q) {
         const Ask ask{&job_.questions[q], job_.defaults.seed, sample};
         Ask& pending = pending_.emplace_back(ask);
-        if (job_.samples > 1) pending.seed = *job_.defaults.seed + q * static_cast<uint64_t>(job_.samples) + sample;
+        // One seed for every question would make many servers draw every answer from one stream.
+        if (job_.defaults.seed) pending.seed = *job_.defaults.seed + q * static_cast<uint64_t>(job_.samples) + sample;
         if (done.count({pending.question->question_id, job_.samples > 1 ? pending.seed : std::nullopt}) > 0) {
           ++result_.skipped;
           pending_.pop_back();

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "impl/bench/conversation.h"
+#include "impl/common/dtype.h"
 
 namespace specgate::cli {
 namespace {
@@ -28,6 +29,7 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
       .max_new_tokens = decoder.decode.max_new_tokens,
       .draft_tokens = draft_count(run.spec, decoder.decode.draft_tokens),
       .window = is_exspec(run.spec.engine) ? std::optional(decoder.exspec.window) : std::nullopt,
+      .dtype = dtype_name(run.spec.target->options().dtype().toScalarType()),
       .sampling = {.temperature = sampling.temperature, .top_k = sampling.top_k, .top_p = sampling.top_p,
                    .min_p = sampling.min_p > 0.0 ? std::optional(sampling.min_p) : std::nullopt, .seed = sampling.seed}};
   size_t turn_count = 1;
@@ -35,6 +37,8 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
     output.answers.push_back({.question_id = question.question_id, .category = question.category,
                               .answer_id = engine_name(run.spec.engine) + "-" + std::to_string(question.question_id),
                               .model_id = run.model_id, .run = run_info});
+    // Sequence q draws from SequenceRng(seed, q), whichever turn it answers.
+    output.answers.back().run->sampling.stream = output.answers.size() - 1;
     if (run.all_turns) turn_count = std::max(turn_count, question.turns.size());
     if (question.prompt_token_ids.empty()) output.answers.back().chat_template = chat_template_name(run.chat_template);
   }

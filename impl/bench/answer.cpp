@@ -27,10 +27,12 @@ json run_json(const RunInfo& run) {
   if (run.sampling.top_p) sampling["top_p"] = *run.sampling.top_p;
   if (run.sampling.min_p) sampling["min_p"] = *run.sampling.min_p;
   if (run.sampling.seed) sampling["seed"] = *run.sampling.seed;
+  if (run.sampling.stream) sampling["stream"] = *run.sampling.stream;
   json object = {{"engine", run.engine}, {"batch_size", run.batch_size}, {"started_at", run.started_at},
                  {"max_new_tokens", run.max_new_tokens}};
   if (run.draft_tokens) object["draft_tokens"] = *run.draft_tokens;
   if (run.window) object["window"] = *run.window;
+  if (run.dtype) object["dtype"] = *run.dtype;
   object["sampling"] = std::move(sampling);
   return object;
 }

@@ -31,6 +31,9 @@ struct SamplingSettings {
   std::optional<double> top_p;
   std::optional<double> min_p;
   std::optional<uint64_t> seed;
+  // The sequence's own random stream of that seed, where one seed serves several sequences
+  // (specgate's decoders: SequenceRng(seed, stream)); absent where the seed is the request's own.
+  std::optional<uint64_t> stream;
 };
 
 // The run an answer came from; every answer of one run carries the same, so that score can
@@ -42,6 +45,7 @@ struct RunInfo {
   int64_t max_new_tokens = 0;
   std::optional<int64_t> draft_tokens;  // K, where the decoder drafts
   std::optional<int64_t> window;        // sequences active at once, EXSPEC's
+  std::optional<std::string> dtype;     // the decoder's floating-point type, where it is known
   SamplingSettings sampling;
 };
 

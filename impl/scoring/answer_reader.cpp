@@ -166,7 +166,7 @@ double parse_seconds(const json& value, const std::string& field, const LineCont
   return seconds;
 }
 
-// run.sampling: temperature (0: greedy) and, where they were set, top_k, top_p, min_p and seed.
+// run.sampling: temperature (0: greedy) and, where they were set, top_k, top_p, min_p, seed and stream.
 SamplingSettings parse_sampling(const json& sampling, const LineContext& context) {
   if (!sampling.is_object()) context.fail_type("run.sampling", "an object with temperature", sampling);
   const auto real = [&](const char* key, double low, double high, bool low_open) -> std::optional<double> {
@@ -192,6 +192,11 @@ SamplingSettings parse_sampling(const json& sampling, const LineContext& context
       context.fail_type("run.sampling.seed", "a non-negative integer", *seed);
     settings.seed = seed->get<uint64_t>();
   }
+  if (const json* stream = optional_member(sampling, "stream")) {
+    if (!stream->is_number_unsigned() && !(stream->is_number_integer() && stream->get<int64_t>() >= 0))
+      context.fail_type("run.sampling.stream", "a non-negative integer", *stream);
+    settings.stream = stream->get<uint64_t>();
+  }
   return settings;
 }
 
@@ -213,6 +218,10 @@ RunInfo parse_run(const json& run, const LineContext& context) {
   if (const json* k = optional_member(run, "draft_tokens")) info.draft_tokens = context.integer(*k, "run.draft_tokens", 1, kLargest);
   if (const json* window = optional_member(run, "window")) info.window = context.integer(*window, "run.window", 1, kLargest);
   if (const json* sampling = optional_member(run, "sampling")) info.sampling = parse_sampling(*sampling, context);
+  if (const json* dtype = optional_member(run, "dtype")) {
+    if (!dtype->is_string()) context.fail_type("run.dtype", "a string", *dtype);
+    info.dtype = dtype->get<std::string>();
+  }
   return info;
 }
 
