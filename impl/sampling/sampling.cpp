@@ -45,7 +45,7 @@ at::Tensor sampling_distribution(const at::Tensor& logits, const SamplingParams&
   if (params.top_p < 1.0) {
     // As Hugging Face's TopPLogitsWarper: ascending order, drop the tokens whose cumulative
     // mass stays within 1 - top_p, never the most likely one.
-    const auto [sorted, order] = scaled.sort(-1, /*descending=*/false);
+    const auto [sorted, order] = scaled.sort(/*stable=*/true, -1, /*descending=*/false);
     at::Tensor drop_sorted = sorted.softmax(-1).cumsum(-1).le(1.0 - params.top_p);
     drop_sorted.narrow(-1, vocab - 1, 1).fill_(false);
     scaled = scaled.masked_fill(at::empty_like(drop_sorted).scatter_(-1, order, drop_sorted), minus_inf);
@@ -104,7 +104,7 @@ at::Tensor sampling_distribution(const at::Tensor& logits, std::span<const Sampl
     scaled = scaled.masked_fill(scaled.lt(kth), minus_inf);
   }
   if (std::any_of(drop_mass.begin(), drop_mass.end(), [](double mass) { return mass > 0.0; })) {
-    const auto [sorted, order] = scaled.sort(-1, /*descending=*/false);
+    const auto [sorted, order] = scaled.sort(/*stable=*/true, -1, /*descending=*/false);
     at::Tensor drop_sorted = sorted.softmax(-1).cumsum(-1).le(per_row(drop_mass, sorted));
     drop_sorted.narrow(-1, vocab - 1, 1).fill_(false);
     scaled = scaled.masked_fill(at::empty_like(drop_sorted).scatter_(-1, order, drop_sorted), minus_inf);

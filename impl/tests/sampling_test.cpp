@@ -1,6 +1,9 @@
+#include <vector>
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/util/Exception.h>
+
 #include <gtest/gtest.h>
 
 #include "impl/common/error.h"
@@ -33,6 +36,24 @@ TEST(Sampling, TopPKeepsTheSmallestSetReachingTheMass) {
   EXPECT_TRUE(at::allclose(three, at::tensor({0.5, 0.3, 0.15, 0.0}, kDouble) / 0.95));
   const at::Tensor one = sampling_distribution(logits, {.temperature = 1.0, .top_p = 0.01});
   EXPECT_TRUE(at::allclose(one, at::tensor({1.0, 0.0, 0.0, 0.0}, kDouble)));
+}
+
+// Where the top-p cut falls among tokens of equal probability, which of them are dropped must not
+// depend on the sort: the sort is stable, so the lowest ids go first (they come first in the
+// ascending order), in every row and every run.
+TEST(Sampling, TopPDropsTiedTokensLowestIdFirst) {
+  // 0.4 and 300 tokens of 0.002 each: top_p 0.7 keeps 0.4 and the 150 highest ids among the ties.
+  std::vector<double> probabilities(301, 0.002);
+  probabilities[0] = 0.4;
+  const at::Tensor logits = at::tensor(probabilities, kDouble).log().unsqueeze(0).expand({4, 301}).contiguous();
+  const at::Tensor kept = sampling_distribution(logits, {.temperature = 1.0, .top_p = 0.7}).gt(0.0);
+  for (int64_t row = 0; row < 4; ++row) {
+    EXPECT_TRUE(kept[row][0].item<bool>());
+    const int64_t count = kept[row].sum().item<int64_t>() - 1;
+    EXPECT_NEAR(static_cast<double>(count), 150.0, 1.0) << "row " << row;
+    // Every kept tie has a higher id than every dropped one.
+    EXPECT_TRUE(kept[row].narrow(0, 301 - count, count).all().item<bool>()) << "row " << row;
+  }
 }
 
 TEST(Sampling, MinPKeepsTheTokensNearTheMostLikely) {
