@@ -139,9 +139,8 @@ void run_bench(const BenchOptions& options) {
   if (!options.svg.empty()) svg.emplace("--svg", options.svg, inputs);
 
   const std::vector<Question> questions = bench_questions(options);
-  const auto prompt_ids_given =
-      std::count_if(questions.begin(), questions.end(), [](const Question& q) { return !q.prompt_token_ids.empty(); });
-  const bool every_prompt_given = prompt_ids_given == static_cast<std::ptrdiff_t>(questions.size());
+  const int64_t prompt_ids_given = questions_with_prompt_ids(questions);
+  const bool every_prompt_given = prompt_ids_given == static_cast<int64_t>(questions.size());
   const ModelPair models = load_model_pair(options.target, speculative ? options.draft : "", dtype, device, !every_prompt_given);
   const PromptFormat format{models.tokenizer.get(), chat_template};
   if (format.tokenizer != nullptr) check_template_tokens(format, "--chat-template");

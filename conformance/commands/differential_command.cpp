@@ -84,17 +84,13 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   }
   const DifferentialReport report = run_differential(job, o.crowd);
   const std::vector<NamedInput> inputs = {{"--bench", o.server.bench}, {"--target", o.server.target}, {"--rescore-with", o.rescore_with}};
-  const auto write = [&](const char* flag, const std::filesystem::path& path, const std::function<void(std::ostream&)>& body) {
-    if (path.empty()) return;
-    write_output_file(flag, path, body, inputs);
-    std::printf("wrote %s\n", path.string().c_str());
-  };
   print_summary(report);
-  write("--json", o.json, [&](std::ostream& out) { out << differential_report_json(report).dump(2) << "\n"; });
-  write("--markdown", o.markdown, [&](std::ostream& out) { write_differential_markdown(report, out); });
-  write("--html", o.html, [&](std::ostream& out) { write_differential_html(report, out); });
-  write("--junit", o.junit, [&](std::ostream& out) { write_differential_junit(report, out); });
   std::fflush(stdout);
+  write_reports({{"--json", o.json, [&](std::ostream& out) { out << differential_report_json(report).dump(2) << "\n"; }},
+                 {"--markdown", o.markdown, [&](std::ostream& out) { write_differential_markdown(report, out); }},
+                 {"--html", o.html, [&](std::ostream& out) { write_differential_html(report, out); }},
+                 {"--junit", o.junit, [&](std::ostream& out) { write_differential_junit(report, out); }}},
+                inputs);
   if (!report.gate.passed) throw Verdict();
 }
 

@@ -153,8 +153,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   std::vector<Question> questions = select_questions(read_questions(options.bench), options);
   AnswerFile out("--out", options.out, {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}});
 
-  const bool every_prompt_given =
-      std::all_of(questions.begin(), questions.end(), [](const Question& q) { return !q.prompt_token_ids.empty(); });
+  const bool every_prompt_given = questions_with_prompt_ids(questions) == static_cast<int64_t>(questions.size());
   const ModelPair models = load_model_pair(options.target, options.draft, dtype, device, !every_prompt_given);
   const Transformer& target = models.target;
   decode.eos_ids = target.config().eos_token_ids;

@@ -95,15 +95,6 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   return settings;
 }
 
-// Writes one report when its flag was given; never over an input.
-void write_report(const char* flag, const std::filesystem::path& path, const ScoreOptions& o,
-                  const std::function<void(std::ostream&)>& write) {
-  if (path.empty()) return;
-  write_output_file(flag, path, write,
-                    {{"--reference", o.reference}, {"--candidate", o.candidate}, {"--bench", o.bench},
-                     {"--rescore-with", o.rescore_with}, {"--tokenizer", o.tokenizer}});
-}
-
 void print_summary(const ScoreReport& report, double seconds) {
   const GroupSummary& all = report.overall;
   const DivergenceCounts& d = all.divergences;
@@ -170,15 +161,14 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  write_report("--json", o.json, o, [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
-  write_report("--junit", o.junit, o, [&](std::ostream& out) { write_junit_report(report, out); });
-  write_report("--markdown", o.markdown, o, [&](std::ostream& out) { write_markdown_report(report, out); });
-  write_report("--html", o.html, o, [&](std::ostream& out) { write_html_report(report, out); });
   print_summary(report, seconds);
-  for (const auto* path : {&o.json, &o.junit, &o.markdown, &o.html}) {
-    if (!path->empty()) std::printf("wrote %s\n", path->string().c_str());
-  }
   std::fflush(stdout);
+  write_reports({{"--json", o.json, [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; }},
+                 {"--junit", o.junit, [&](std::ostream& out) { write_junit_report(report, out); }},
+                 {"--markdown", o.markdown, [&](std::ostream& out) { write_markdown_report(report, out); }},
+                 {"--html", o.html, [&](std::ostream& out) { write_html_report(report, out); }}},
+                {{"--reference", o.reference}, {"--candidate", o.candidate}, {"--bench", o.bench},
+                 {"--rescore-with", o.rescore_with}, {"--tokenizer", o.tokenizer}});
   if (!report.gate.passed) throw Verdict();
 }
 

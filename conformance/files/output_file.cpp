@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <system_error>
 
 #include <sys/stat.h>
@@ -95,6 +96,23 @@ void write_output_file(const std::string& flag, const fs::path& path, const std:
   OutputFile out(flag, path, inputs);
   write(out.stream());
   out.commit();
+}
+
+void write_reports(const std::vector<ReportFlag>& reports, const std::vector<NamedInput>& inputs) {
+  for (size_t i = 0; i < reports.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (!reports[i].path.empty() && reports[i].path.lexically_normal() == reports[j].path.lexically_normal())
+        throw InputError(std::string(reports[i].flag) + ": " + reports[i].path.string() + " is also " + reports[j].flag +
+                         "'s path; give each report a file of its own");
+    }
+  }
+  for (const ReportFlag& report : reports) {
+    if (!report.path.empty()) write_output_file(report.flag, report.path, report.write, inputs);
+  }
+  for (const ReportFlag& report : reports) {
+    if (!report.path.empty()) std::cout << "wrote " << report.path.string() << "\n";
+  }
+  std::cout.flush();
 }
 
 }  // namespace specgate::cli

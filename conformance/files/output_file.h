@@ -45,4 +45,15 @@ class OutputFile {
 void write_output_file(const std::string& flag, const std::filesystem::path& path,
                        const std::function<void(std::ostream&)>& write, const std::vector<NamedInput>& inputs = {});
 
+// A report a command writes when its flag was given (an empty path: it was not).
+struct ReportFlag {
+  const char* flag;
+  std::filesystem::path path;
+  std::function<void(std::ostream&)> write;
+};
+
+// Writes every report asked for, then says "wrote PATH" for each on standard output. Two
+// reports to one path are refused, naming both flags, before anything is written.
+void write_reports(const std::vector<ReportFlag>& reports, const std::vector<NamedInput>& inputs);
+
 }  // namespace specgate::cli

@@ -145,4 +145,8 @@ std::string subtask_of(std::string_view category) {
   return std::string(category);
 }
 
+int64_t questions_with_prompt_ids(std::span<const Question> questions) {
+  return std::ranges::count_if(questions, [](const Question& q) { return !q.prompt_token_ids.empty(); });
+}
+
 }  // namespace specgate

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,5 +38,8 @@ std::vector<Question> read_questions(std::istream& in, const std::string& source
 // reasoning, math, coding, extraction, stem, humanities) map to "mt_bench"; any other
 // category (translation, summarization, qa, math_reasoning, rag) is its own subtask.
 std::string subtask_of(std::string_view category);
+
+// How many of `questions` carry their own prompt_token_ids: when all do, no tokenizer is needed.
+int64_t questions_with_prompt_ids(std::span<const Question> questions);
 
 }  // namespace specgate
