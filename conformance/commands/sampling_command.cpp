@@ -31,6 +31,9 @@ struct SamplingOptions {
   uint64_t pit_seed = 0;
   SamplingParams warpers;
   std::string turns = "all";
+  std::string engine_dtype;
+  double support_margin = 0.0;
+  int64_t permutations = 1999;
   ModelFlags loading{.dtype = "float64"};
 };
 
@@ -45,22 +48,23 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
                                                      .sampling = given_warpers(o.warpers, command),
                                                      .alpha = o.alpha,
                                                      .pit_seed = o.pit_seed,
-                                                     .turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst});
+                                                     .turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst,
+                                                     .engine_dtype = command.count("--engine-dtype") > 0
+                                                                         ? std::optional(o.engine_dtype)
+                                                                         : std::nullopt,
+                                                     .support_margin = command.count("--support-margin") > 0
+                                                                           ? std::optional(o.support_margin)
+                                                                           : std::nullopt,
+                                                     .permutations = o.permutations});
   std::vector<NamedInput> inputs = {{"--target", o.target}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
   for (const auto& path : o.baseline) inputs.emplace_back("--baseline", path);
-  const auto write = [&](const char* flag, const std::filesystem::path& path, auto writer) {
-    if (!path.empty()) write_output_file(flag, path, writer, inputs);
-  };
-  write("--json", o.json, [&](std::ostream& out) { out << sampling_report_json(report).dump(2) << "\n"; });
-  write("--junit", o.junit, [&](std::ostream& out) { write_sampling_junit(report, out); });
-  write("--markdown", o.markdown, [&](std::ostream& out) { write_sampling_markdown(report, out); });
-  write("--html", o.html, [&](std::ostream& out) { write_sampling_html(report, out); });
   write_sampling_summary(report, std::cout);
-  for (const auto* path : {&o.json, &o.junit, &o.markdown, &o.html}) {
-    if (!path->empty()) std::cout << "wrote " << path->string() << "\n";
-  }
-  std::cout.flush();
+  write_reports({{"--json", o.json, [&](std::ostream& out) { out << sampling_report_json(report).dump(2) << "\n"; }},
+                 {"--junit", o.junit, [&](std::ostream& out) { write_sampling_junit(report, out); }},
+                 {"--markdown", o.markdown, [&](std::ostream& out) { write_sampling_markdown(report, out); }},
+                 {"--html", o.html, [&](std::ostream& out) { write_sampling_html(report, out); }}},
+                inputs);
   if (report.rejected) throw Verdict();
 }
 
@@ -79,7 +83,15 @@ void add_sampling_command(CLI::App& app) {
                 "The same engine's answers with speculation off (repeatable): the verdict becomes the two-sample test");
   c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token")->required();
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
-  c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms")->capture_default_str();
+  c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms and of the permutations")->capture_default_str();
+  c->add_option("--engine-dtype", o->engine_dtype,
+                "The engine's floating-point type (float64, float32, bfloat16, float16), which sizes the support margin; "
+                "default: the answers' run.dtype, else bfloat16");
+  c->add_option("--support-margin", o->support_margin,
+                "Logits a token outside the support may lie from it and count as on its boundary (replaces the "
+                "--engine-dtype margin)");
+  c->add_option("--permutations", o->permutations, "Permutations of the two-sample test (99 or more)")
+      ->capture_default_str();
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first")->capture_default_str();
   add_model_flags(*c, o->loading, "dtype of the re-scoring model");

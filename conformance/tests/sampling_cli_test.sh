@@ -2,8 +2,10 @@
 # End-to-end checks of `conformance sampling` on the fixture pair in float64: sampled answers of
 # the correct engines pass, every sampling fault of the catalogue is rejected at the sample size
 # the README recommends, the two-sample test against speculation off passes a correct engine and
-# rejects a faulty one, a token outside the support rejects on its own, the reports follow their
-# schema, and bad input exits 2 with one line naming the file, line and field.
+# rejects a faulty one, a token outside the support beyond the margin rejects on its own while
+# a bfloat16 engine's tokens on the support's boundary do not, answers that share a random stream
+# are refused, the reports follow their schema, and bad input exits 2 with one line naming the
+# file, line and field.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3 schema=$4
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -48,6 +50,10 @@ assert sum(report["answers"]["pit_histogram"]) == tokens
 assert report["sampling"] == {"temperature": 0.8, "top_k": 12, "top_p": 0.9, "min_p": 0.0, "source": "answers",
                               "warper_order": "temperature, top-k, top-p, min-p"}, report["sampling"]
 assert report["groups"][0]["name"] == "all" and len(report["groups"]) > 2, [g["name"] for g in report["groups"]]
+assert report["support_margin"] == {"logits": 1e-6, "engine_dtype": "float64", "source": "answers"}, report["support_margin"]
+assert report["family_size"] == len(report["groups"]) and report["support_rates"] == []
+low, high = report["answers"]["pit_histogram_band"]
+assert all(low <= count <= high for count in report["answers"]["pit_histogram"]), (low, high)
 PY
 grep -q "^# specgate sampling: passed" "$work/report.md" || fail "Markdown report"
 grep -q "<svg" "$work/report.html" || fail "HTML report has no histogram"
@@ -58,8 +64,21 @@ sample "$work/nonspec-1.jsonl" nonspec-batch 11
 sample "$work/nonspec-2.jsonl" nonspec-batch 12
 check --answers "$work/nonspec-1.jsonl" --answers "$work/nonspec-2.jsonl" >"$work/out" || fail "nonspec-batch rejected"
 check --answers "$work/eqspec-1.jsonl" --answers "$work/eqspec-2.jsonl" --baseline "$work/nonspec-1.jsonl" \
-  --baseline "$work/nonspec-2.jsonl" >"$work/two.out" || fail "two-sample rejected a correct engine: $(cat "$work/two.out")"
+  --baseline "$work/nonspec-2.jsonl" --json "$work/two.json" >"$work/two.out" ||
+  fail "two-sample rejected a correct engine: $(cat "$work/two.out")"
 grep -q "two-sample" "$work/two.out" || fail "two-sample test not named"
+"$python" - "$schema" "$work/two.json" <<'PY' || fail "two-sample JSON report"
+import json, sys
+import jsonschema
+schema, report = (json.load(open(p)) for p in sys.argv[1:3])
+jsonschema.Draft202012Validator(schema).validate(report)
+for group in report["groups"]:
+    permutation = group["permutation"]
+    assert group["p_value"] == permutation["p_value"] and permutation["permutations"] == 1999, group
+    # 2 answers a question on each side: every answer can be exchanged within its question.
+    assert permutation["exchangeable_units"] == sum(permutation["units"]), permutation
+assert report["groups"][0]["permutation"]["units"] == [60, 60], report["groups"][0]["permutation"]
+PY
 
 # The sampling faults that skew the distribution most are rejected at this size (2,880
 # tokens) by the one-sample test, and all but residual-not-normalised by the two-sample test
@@ -129,7 +148,30 @@ open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
 PY
 check --answers "$work/outside.jsonl" --top-k 1 --temperature 0.8 >"$work/out"
 [ $? -eq 1 ] || fail "a token outside the support passed"
-grep -q "outside the shaped target distribution's support (first: question" "$work/out" || fail "outside: $(cat "$work/out")"
+grep -q "outside the shaped target distribution's support beyond the float64 margin of 1e-06 logits (first: question" \
+  "$work/out" || fail "outside: $(cat "$work/out")"
+
+# A bfloat16 engine: over 11,520 tokens at top-k 50, top-p 0.95 some sit on the support's
+# boundary, outside it by a hair under float64 re-scoring. With the bfloat16 margin (the answers
+# record their dtype) they are reported and pass; held to float64's margin they reject.
+for seed in 1 2 3 4 5 6; do
+  "$conformance" generate --engine nonspec-batch --target "$fixtures/target" --bench "$bench" --dtype bfloat16 \
+    --max-new-tokens 64 --temperature 0.8 --top-k 50 --top-p 0.95 --seed $((seed * 1000)) \
+    --out "$work/bf16-$seed.jsonl" >/dev/null || fail "generate bfloat16"
+done
+bf16=()
+for seed in 1 2 3 4 5 6; do bf16+=(--answers "$work/bf16-$seed.jsonl"); done
+check "${bf16[@]}" --json "$work/bf16.json" >"$work/out" || fail "a correct bfloat16 engine rejected: $(cat "$work/out")"
+"$python" - "$work/bf16.json" <<'PY' || fail "bfloat16 boundary"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["support_margin"]["engine_dtype"] == "bfloat16" and report["support_margin"]["source"] == "answers"
+assert report["answers"]["boundary"] and not report["answers"]["outside_support"], report["answers"]["boundary"]
+PY
+check "${bf16[@]}" --engine-dtype float64 >"$work/out"
+[ $? -eq 1 ] || fail "bfloat16 boundary tokens held to float64's margin passed"
+grep -q "outside the shaped target distribution's support beyond the float64 margin" "$work/out" ||
+  fail "bfloat16 at float64's margin: $(cat "$work/out")"
 
 # min-p: answers sampled with it record it and pass; answers sampled without it hold tokens that
 # min-p 0.3 cuts, which reject on their own.
@@ -150,6 +192,29 @@ expect_input_error "$work/r.json" "no-prompt.jsonl:1: field 'prompt_token_ids'" 
   --answers "$work/no-prompt.jsonl" --json "$work/r.json"
 expect_input_error "$work/r.json" "field 'run.sampling.seed'" sampling --target "$fixtures/target" \
   --answers "$work/eqspec-1.jsonl" --answers "$work/eqspec-1.jsonl" --json "$work/r.json"
+# One seed on two questions, as a server sent one seed with every request: their draws share a stream.
+"$python" - "$work/eqspec-1.jsonl" "$work/one-seed.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+for line in lines: del line["run"]["sampling"]["stream"]
+open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
+PY
+expect_input_error "$work/r.json" "one-seed.jsonl:2: field 'run.sampling.seed': seed 1 also at" sampling \
+  --target "$fixtures/target" --answers "$work/one-seed.jsonl" --json "$work/r.json"
+# The same seeds on both sides: the baseline's draws would share the answers' streams.
+expect_input_error "$work/r.json" "field 'run.sampling.seed': seed 1 stream 0 also at" sampling \
+  --target "$fixtures/target" --answers "$work/eqspec-1.jsonl" --baseline "$work/eqspec-1.jsonl" --json "$work/r.json"
+# A baseline of other questions leaves nothing to exchange.
+head -5 "$work/nonspec-1.jsonl" >"$work/first-five.jsonl"
+tail -5 "$work/eqspec-2.jsonl" >"$work/last-five.jsonl"
+expect_input_error "$work/r.json" "--baseline: its answers are to none of the questions" sampling --target "$fixtures/target" \
+  --answers "$work/last-five.jsonl" --baseline "$work/first-five.jsonl" --json "$work/r.json"
+expect_usage_error "--engine-dtype: expected float64, float32, bfloat16 or float16, got 'int8'" sampling \
+  --target "$fixtures/target" --answers "$work/eqspec-1.jsonl" --engine-dtype int8
+expect_usage_error "--permutations: must be 99 or more" sampling --target "$fixtures/target" \
+  --answers "$work/eqspec-1.jsonl" --baseline "$work/nonspec-1.jsonl" --permutations 5
+expect_usage_error "--markdown: $work/same.out is also --json's path" sampling --target "$fixtures/target" \
+  --answers "$work/eqspec-1.jsonl" --json "$work/same.out" --markdown "$work/same.out"
 temperature=1.3 sample "$work/hot.jsonl" eqspec 3
 expect_input_error "$work/r.json" "hot.jsonl:1: field 'run.sampling': temperature 1.3" sampling --target "$fixtures/target" \
   --answers "$work/eqspec-1.jsonl" --answers "$work/hot.jsonl" --json "$work/r.json"

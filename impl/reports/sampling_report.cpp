@@ -29,18 +29,34 @@ json test_json(const DistributionTest& t) {
   return out;
 }
 
+json tokens_json(const std::vector<UnsupportedToken>& tokens) {
+  json out = json::array();
+  for (const UnsupportedToken& t : tokens)
+    out.push_back({{"file", t.file}, {"line", t.line}, {"question_id", t.question_id}, {"turn", t.turn},
+                   {"position", t.position}, {"token", t.token}});
+  return out;
+}
+
+json permutation_json(const PermutationKsTest& t) {
+  return {{"units", {t.first_units, t.second_units}},
+          {"values", {t.first_values, t.second_values}},
+          {"exchangeable_units", t.exchangeable_units},
+          {"effective_units", {t.first_effective_units, t.second_effective_units}},
+          {"distance", t.distance},
+          {"permutations", t.permutations},
+          {"p_value", t.p_value}};
+}
+
 json side_json(const SampledSide& side) {
-  json outside = json::array();
-  for (const TokenOutsideSupport& t : side.outside_support)
-    outside.push_back({{"file", t.file}, {"line", t.line}, {"question_id", t.question_id}, {"turn", t.turn},
-                       {"position", t.position}, {"token", t.token}});
   json files = json::array();
   for (const InputFile& f : side.files) files.push_back(input_file_json<nlohmann::json>(f, "answers"));
   return {{"files", files},
           {"answers", side.answers},
           {"tokens", side.tokens},
-          {"outside_support", outside},
+          {"outside_support", tokens_json(side.outside_support)},
+          {"boundary", tokens_json(side.boundary)},
           {"pit_histogram", side.histogram},
+          {"pit_histogram_band", {side.band.low, side.band.high}},
           {"uniformity", test_json(side.uniformity)},
           {"chi_square",
            {{"statistic", side.chi_square.statistic},
@@ -54,28 +70,48 @@ std::string warpers(const SamplingCheckReport& report) {
   return describe(report.sampling) + " (from the " + report.sampling_source + ")";
 }
 
-// "D = 0.012 [0.004, 0.020], p = 0.31 (Holm 0.62), detects d >= 0.031 at power 0.9"
+// "D = 0.012 [0.004, 0.020], p = 0.31 (Holm 0.62), guaranteed to detect d >= 0.031 at power 0.9"
 std::string test_line(const SampledGroup& group) {
   const DistributionTest& t = group.test;
   return "D = " + short_number(t.distance, 3) + " [" + short_number(t.distance_low, 3) + ", " +
-         short_number(t.distance_high, 3) + "], p = " + short_number(t.p_value, 3) + " (Holm " +
-         short_number(group.holm_p_value, 3) + "), detects d >= " + short_number(t.detectable_distance, 3) +
+         short_number(t.distance_high, 3) + "], p = " + short_number(group.p_value, 3) + " (Holm " +
+         short_number(group.holm_p_value, 3) + "), guaranteed to detect d >= " + short_number(group.detectable_distance, 3) +
          " at power 0.9";
 }
 
 std::string tokens_line(const SampledGroup& group) {
   const DistributionTest& t = group.test;
-  return std::to_string(t.n) + (t.m > 0 ? " vs " + std::to_string(t.m) : "") + " tokens";
+  if (group.permutation)
+    return std::to_string(group.permutation->first_units) + " vs " + std::to_string(group.permutation->second_units) +
+           " answers (" + std::to_string(t.n) + " vs " + std::to_string(t.m) + " tokens)";
+  return std::to_string(t.n) + " tokens";
 }
 
 std::string what_was_tested(const SamplingCheckReport& report) {
   if (report.test == "two-sample")
-    return "two-sample Kolmogorov-Smirnov test: the answers' randomised PIT values against the baseline's";
+    return "two-sample Kolmogorov-Smirnov test: the answers' randomised PIT values against the baseline's, answers as "
+           "units (a permutation test within each question), token-level p given as a description";
   return "one-sample Kolmogorov-Smirnov test: the answers' randomised PIT values against Uniform(0, 1)";
 }
 
+// "support margin 2 logits (bfloat16, assumed: the answers record no dtype; --engine-dtype)"
+std::string margin_line(const SamplingCheckReport& report) {
+  const SupportMargin& m = report.margin;
+  const std::string from = m.source == "assumed" ? "assumed: the answers record no dtype; --engine-dtype sets it"
+                           : m.source == "answers" ? "the answers' run.dtype"
+                                                   : "from the flags";
+  return "support margin " + short_number(m.logits) + " logits (engine " + m.engine_dtype + ", " + from + ")";
+}
+
+std::string rates_line(const SupportRateGroup& g) {
+  const RateComparison& r = g.rates;
+  return g.name + ": " + std::to_string(r.first_events) + " of " + std::to_string(r.first_trials) + " tokens vs " +
+         std::to_string(r.second_events) + " of " + std::to_string(r.second_trials) + ", exact p = " +
+         short_number(r.p_value, 3) + " (Holm " + short_number(g.holm_p_value, 3) + ")";
+}
+
 // The PIT histogram: 20 bars, the count every bar expects under a correct engine (dashed) and
-// its band of two binomial standard deviations.
+// the simultaneous band all 20 stay in 95 times in 100.
 std::string histogram_svg(const SampledSide& side) {
   int64_t total = 0, highest = 0;
   for (int64_t count : side.histogram) {
@@ -83,8 +119,7 @@ std::string histogram_svg(const SampledSide& side) {
     highest = std::max(highest, count);
   }
   const double expected = static_cast<double>(total) / kUniformityBins;
-  const double band = 2.0 * std::sqrt(expected * (1.0 - 1.0 / kUniformityBins));
-  const double top = std::max<double>(static_cast<double>(highest), expected + band) * 1.1;
+  const double top = std::max<double>(static_cast<double>(highest), side.band.high) * 1.1;
   constexpr double kWidth = 520, kHeight = 200, kLeft = 48, kBottom = 24, kTop = 8;
   const double plot_w = kWidth - kLeft - 8, plot_h = kHeight - kBottom - kTop, bar = plot_w / kUniformityBins;
   const auto y = [&](double count) { return kTop + plot_h * (1.0 - count / top); };
@@ -92,8 +127,8 @@ std::string histogram_svg(const SampledSide& side) {
   svg.precision(4);
   svg << std::fixed << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
       << "\" font-size=\"11\">";
-  svg << "<rect x=\"" << kLeft << "\" y=\"" << y(expected + band) << "\" width=\"" << plot_w << "\" height=\""
-      << y(std::max(0.0, expected - band)) - y(expected + band) << "\" fill=\"#ddf4ff\"/>";
+  svg << "<rect x=\"" << kLeft << "\" y=\"" << y(side.band.high) << "\" width=\"" << plot_w << "\" height=\""
+      << y(side.band.low) - y(side.band.high) << "\" fill=\"#ddf4ff\"/>";
   for (int i = 0; i < kUniformityBins; ++i) {
     const double count = static_cast<double>(side.histogram[i]);
     svg << "<rect x=\"" << kLeft + i * bar + 1 << "\" y=\"" << y(count) << "\" width=\"" << bar - 2 << "\" height=\""
@@ -114,7 +149,8 @@ std::string histogram_svg(const SampledSide& side) {
 void write_side_markdown(const char* title, const SampledSide& side, std::ostream& out) {
   out << "\n## " << title << "\n\n"
       << side.answers << " answers, " << side.tokens << " tokens from " << side.files.size() << " file(s); "
-      << side.outside_support.size() << " outside the support. Against Uniform(0, 1): D = "
+      << side.outside_support.size() << " outside the support beyond the margin, " << side.boundary.size()
+      << " on its boundary (left out of the PIT). Against Uniform(0, 1), token by token: D = "
       << short_number(side.uniformity.distance, 3) << ", p = " << short_number(side.uniformity.p_value, 3)
       << "; chi-square " << short_number(side.chi_square.statistic, 4) << " on " << side.chi_square.degrees_of_freedom
       << " degrees of freedom, p = " << short_number(side.chi_square.p_value, 3) << ".\n\n| PIT bin |";
@@ -124,10 +160,13 @@ void write_side_markdown(const char* title, const SampledSide& side, std::ostrea
   out << "\n| tokens |";
   for (int i = 0; i < kUniformityBins; i += 2) out << " " << side.histogram[i] + side.histogram[i + 1] << " |";
   out << "\n";
-  for (size_t i = 0; i < std::min<size_t>(side.outside_support.size(), 10); ++i) {
-    const TokenOutsideSupport& t = side.outside_support[i];
-    out << (i == 0 ? "\nOutside the support:\n\n" : "") << "- " << t.file << ":" << t.line << ", question "
-        << t.question_id << ", turn " << t.turn << ", position " << t.position << ": token " << t.token << "\n";
+  for (const auto& [title, tokens] : {std::pair{"Outside the support", &side.outside_support},
+                                       std::pair{"On the support's boundary", &side.boundary}}) {
+    for (size_t i = 0; i < std::min<size_t>(tokens->size(), 10); ++i) {
+      const UnsupportedToken& t = (*tokens)[i];
+      out << (i == 0 ? std::string("\n") + title + ":\n\n" : "") << "- " << t.file << ":" << t.line << ", question "
+          << t.question_id << ", turn " << t.turn << ", position " << t.position << ": token " << t.token << "\n";
+    }
   }
 }
 
@@ -135,9 +174,25 @@ void write_side_markdown(const char* title, const SampledSide& side, std::ostrea
 
 json sampling_report_json(const SamplingCheckReport& report) {
   json groups = json::array();
-  for (const SampledGroup& g : report.groups)
-    groups.push_back({{"name", g.name}, {"test", test_json(g.test)}, {"holm_p_value", g.holm_p_value}, {"rejected", g.rejected}});
-  json out = {{"schema_version", 1},
+  for (const SampledGroup& g : report.groups) {
+    json group = {{"name", g.name},
+                  {"test", test_json(g.test)},
+                  {"p_value", g.p_value},
+                  {"detectable_distance", g.detectable_distance},
+                  {"holm_p_value", g.holm_p_value},
+                  {"rejected", g.rejected}};
+    if (g.permutation) group["permutation"] = permutation_json(*g.permutation);
+    groups.push_back(std::move(group));
+  }
+  json rates = json::array();
+  for (const SupportRateGroup& g : report.support_rates)
+    rates.push_back({{"name", g.name},
+                     {"events", {g.rates.first_events, g.rates.second_events}},
+                     {"tokens", {g.rates.first_trials, g.rates.second_trials}},
+                     {"p_value", g.rates.p_value},
+                     {"holm_p_value", g.holm_p_value},
+                     {"rejected", g.rejected}});
+  json out = {{"schema_version", 2},
               {"tool", "specgate conformance sampling"},
               {"generated_at", report.generated_at},
               {"verdict", report.rejected ? "rejected" : "passed"},
@@ -152,7 +207,11 @@ json sampling_report_json(const SamplingCheckReport& report) {
                 {"min_p", report.sampling.min_p},
                 {"warper_order", kWarperOrder},
                 {"source", report.sampling_source}}},
+              {"support_margin",
+               {{"logits", report.margin.logits}, {"engine_dtype", report.margin.engine_dtype}, {"source", report.margin.source}}},
+              {"family_size", report.family_size},
               {"groups", groups},
+              {"support_rates", rates},
               {"answers", side_json(report.answers)}};
   if (report.baseline) out["baseline"] = side_json(*report.baseline);
   return out;
@@ -160,32 +219,40 @@ json sampling_report_json(const SamplingCheckReport& report) {
 
 void write_sampling_summary(const SamplingCheckReport& report, std::ostream& out) {
   out << "sampling: " << what_was_tested(report) << "; " << warpers(report) << ", alpha " << short_number(report.alpha)
-      << "\n";
+      << " (Holm over " << report.family_size << "); " << margin_line(report) << "\n";
   for (const SampledGroup& g : report.groups)
     out << "  " << g.name << ": " << tokens_line(g) << ", " << test_line(g) << (g.rejected ? "  REJECTED" : "") << "\n";
   out << "  outside the support: " << report.answers.outside_support.size() << " of " << report.answers.tokens
-      << " tokens";
-  if (report.baseline) out << " (baseline: " << report.baseline->outside_support.size() << " of " << report.baseline->tokens << ")";
-  out << "\nverdict " << verdict_word(report) << (report.rejected ? ":" : "") << "\n";
+      << " tokens, on its boundary: " << report.answers.boundary.size();
+  if (report.baseline)
+    out << " (baseline: " << report.baseline->outside_support.size() << " and " << report.baseline->boundary.size() << " of "
+        << report.baseline->tokens << ")";
+  out << "\n";
+  for (const SupportRateGroup& g : report.support_rates) out << "  " << rates_line(g) << (g.rejected ? "  REJECTED" : "") << "\n";
+  out << "verdict " << verdict_word(report) << (report.rejected ? ":" : "") << "\n";
   for (const std::string& reason : report.reasons) out << "  - " << reason << "\n";
 }
 
 void write_sampling_markdown(const SamplingCheckReport& report, std::ostream& out) {
   out << "# specgate sampling: " << verdict_word(report) << "\n\n"
       << what_was_tested(report) << ", at alpha " << short_number(report.alpha)
-      << " with Holm's correction over the groups below; " << warpers(report) << ".\n";
+      << " with Holm's correction over the " << report.family_size << " hypotheses below; " << warpers(report) << "; "
+      << margin_line(report) << ". \"Detectable\" is the distance a group is guaranteed to reject with probability 0.9 "
+      << "at Holm's strictest step (alpha / " << report.family_size << "), a bound.\n";
   if (!report.reasons.empty()) {
     out << "\n";
     for (const std::string& reason : report.reasons) out << "- **" << reason << "**\n";
   }
-  out << "\n| group | tokens | D [interval] | p | Holm p | detectable d | verdict |\n|---|---:|---|---:|---:|---:|---|\n";
+  out << "\n| group | sample | D [interval] | p | Holm p | detectable d | verdict |\n|---|---:|---|---:|---:|---:|---|\n";
   for (const SampledGroup& g : report.groups) {
     const DistributionTest& t = g.test;
     out << "| " << g.name << " | " << tokens_line(g) << " | " << short_number(t.distance, 3) << " ["
         << short_number(t.distance_low, 3) << ", " << short_number(t.distance_high, 3) << "] | "
-        << short_number(t.p_value, 3) << " | " << short_number(g.holm_p_value, 3) << " | "
-        << short_number(t.detectable_distance, 3) << " | " << (g.rejected ? "rejected" : "passed") << " |\n";
+        << short_number(g.p_value, 3) << " | " << short_number(g.holm_p_value, 3) << " | "
+        << short_number(g.detectable_distance, 3) << " | " << (g.rejected ? "rejected" : "passed") << " |\n";
   }
+  for (const SupportRateGroup& g : report.support_rates) out << "\n- " << rates_line(g) << (g.rejected ? ": rejected" : "");
+  if (!report.support_rates.empty()) out << "\n";
   write_side_markdown("Answers", report.answers, out);
   if (report.baseline) write_side_markdown("Baseline", *report.baseline, out);
 }
@@ -199,27 +266,31 @@ void write_sampling_html(const SamplingCheckReport& report, std::ostream& out) {
       << ".muted{color:#666;font-size:13px}</style></head><body>\n<h1>specgate sampling: <span class=\""
       << (report.rejected ? "fail" : "pass") << "\">" << verdict_word(report) << "</span></h1>\n<p>"
       << escape_markup(what_was_tested(report)) << ", at alpha " << short_number(report.alpha)
-      << " with Holm's correction over the groups; " << escape_markup(warpers(report)) << ".</p>\n";
+      << " with Holm's correction over " << report.family_size << " hypotheses; " << escape_markup(warpers(report)) << "; "
+      << escape_markup(margin_line(report)) << ".</p>\n";
   if (!report.reasons.empty()) {
     out << "<ul class=\"fail\">";
     for (const std::string& reason : report.reasons) out << "<li>" << escape_markup(reason) << "</li>";
     out << "</ul>\n";
   }
-  out << "<table><tr><th>group</th><th>tokens</th><th>D</th><th>interval</th><th>p</th><th>Holm p</th>"
-      << "<th>detectable d</th><th>verdict</th></tr>\n";
+  out << "<table><tr><th>group</th><th>sample</th><th>D</th><th>interval</th><th>p</th><th>Holm p</th>"
+      << "<th>guaranteed detectable d</th><th>verdict</th></tr>\n";
   for (const SampledGroup& g : report.groups) {
     const DistributionTest& t = g.test;
     out << "<tr><td>" << escape_markup(g.name) << "</td><td>" << tokens_line(g) << "</td><td>"
         << short_number(t.distance, 3) << "</td><td>[" << short_number(t.distance_low, 3) << ", "
-        << short_number(t.distance_high, 3) << "]</td><td>" << short_number(t.p_value, 3) << "</td><td>"
-        << short_number(g.holm_p_value, 3) << "</td><td>" << short_number(t.detectable_distance, 3) << "</td><td class=\""
+        << short_number(t.distance_high, 3) << "]</td><td>" << short_number(g.p_value, 3) << "</td><td>"
+        << short_number(g.holm_p_value, 3) << "</td><td>" << short_number(g.detectable_distance, 3) << "</td><td class=\""
         << (g.rejected ? "fail\">rejected" : "pass\">passed") << "</td></tr>\n";
   }
   out << "</table>\n";
+  for (const SupportRateGroup& g : report.support_rates)
+    out << "<p class=\"" << (g.rejected ? "fail" : "muted") << "\">" << escape_markup(rates_line(g)) << "</p>\n";
   const auto side = [&](const char* title, const SampledSide& s) {
     out << "<h2>" << title << "</h2>\n<p class=\"muted\">" << s.answers << " answers, " << s.tokens << " tokens, "
-        << s.outside_support.size() << " outside the support. PIT values in 20 bins; dashed: the count each bin "
-        << "expects from a correct engine, shaded: two standard deviations around it.</p>\n"
+        << s.outside_support.size() << " outside the support, " << s.boundary.size() << " on its boundary. PIT values "
+        << "in 20 bins; dashed: the count each bin expects from a correct engine; shaded: the band all 20 bins of a "
+        << "correct engine stay in 95 times in 100 (a bin outside it at alpha " << short_number(report.alpha) << ").</p>\n"
         << histogram_svg(s) << "\n";
   };
   side("Answers", report.answers);
@@ -228,11 +299,14 @@ void write_sampling_html(const SamplingCheckReport& report, std::ostream& out) {
 }
 
 void write_sampling_junit(const SamplingCheckReport& report, std::ostream& out) {
-  int64_t failures = report.answers.outside_support.empty() ? 0 : 1;
+  const bool outside_fails = !report.baseline && !report.answers.outside_support.empty();
+  int64_t failures = outside_fails ? 1 : 0;
   for (const SampledGroup& g : report.groups) failures += g.rejected ? 1 : 0;
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"specgate sampling\" tests=\""
-      << report.groups.size() + 1 << "\" failures=\"" << failures << "\">\n<testsuite name=\"specgate.sampling\" tests=\""
-      << report.groups.size() + 1 << "\" failures=\"" << failures << "\">\n";
+  for (const SupportRateGroup& g : report.support_rates) failures += g.rejected ? 1 : 0;
+  const size_t tests = report.groups.size() + report.support_rates.size() + (report.baseline ? 0 : 1);
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"specgate sampling\" tests=\"" << tests
+      << "\" failures=\"" << failures << "\">\n<testsuite name=\"specgate.sampling\" tests=\"" << tests << "\" failures=\""
+      << failures << "\">\n";
   for (const SampledGroup& g : report.groups) {
     out << "<testcase classname=\"specgate.sampling." << escape_markup(report.test) << "\" name=\"" << escape_markup(g.name)
         << "\">";
@@ -240,15 +314,23 @@ void write_sampling_junit(const SamplingCheckReport& report, std::ostream& out) 
       out << "<failure type=\"distribution\" message=\"" << escape_markup(tokens_line(g) + ", " + test_line(g)) << "\"/>";
     out << "</testcase>\n";
   }
-  out << "<testcase classname=\"specgate.sampling.support\" name=\"tokens inside the support\">";
-  if (!report.answers.outside_support.empty()) {
-    const TokenOutsideSupport& t = report.answers.outside_support.front();
-    out << "<failure type=\"outside_support\" message=\""
-        << escape_markup(std::to_string(report.answers.outside_support.size()) + " token(s) outside the support, first at " +
-                         t.file + ":" + std::to_string(t.line))
-        << "\"/>";
+  for (const SupportRateGroup& g : report.support_rates) {
+    out << "<testcase classname=\"specgate.sampling.support\" name=\"" << escape_markup(g.name) << " rate\">";
+    if (g.rejected) out << "<failure type=\"support_rate\" message=\"" << escape_markup(rates_line(g)) << "\"/>";
+    out << "</testcase>\n";
   }
-  out << "</testcase>\n</testsuite>\n</testsuites>\n";
+  if (!report.baseline) {
+    out << "<testcase classname=\"specgate.sampling.support\" name=\"tokens inside the support\">";
+    if (outside_fails) {
+      const UnsupportedToken& t = report.answers.outside_support.front();
+      out << "<failure type=\"outside_support\" message=\""
+          << escape_markup(std::to_string(report.answers.outside_support.size()) +
+                           " token(s) outside the support beyond the margin, first at " + t.file + ":" + std::to_string(t.line))
+          << "\"/>";
+    }
+    out << "</testcase>\n";
+  }
+  out << "</testsuite>\n</testsuites>\n";
 }
 
 }  // namespace specgate

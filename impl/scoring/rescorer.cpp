@@ -82,7 +82,8 @@ std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(std::span<const in
 
 std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_t> prompt,
                                                           std::span<const int64_t> generated,
-                                                          const SamplingParams& sampling, std::string& why_not) const {
+                                                          const SamplingParams& sampling, double logit_margin,
+                                                          std::string& why_not) const {
   const std::optional<at::Tensor> logits = logits_before(model_->transformer, prompt, generated, why_not);
   if (!logits) return std::nullopt;
   const int64_t n = static_cast<int64_t>(generated.size());
@@ -95,9 +96,16 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
   const at::Tensor ids = at::arange(probabilities.size(1), chosen.options()).unsqueeze(0);
   const at::Tensor ahead = probabilities.gt(own).logical_or(probabilities.eq(own).logical_and(ids.lt(chosen)));
   const at::Tensor below = (probabilities * ahead).sum(1);
-  const at::Tensor host = at::stack({below, own.squeeze(1)}).cpu().contiguous();
+  // Raising one logit against all others is the worst case of every entry moving by half the
+  // margin: each warper's cut is monotone in the token's logit relative to the rest.
+  const at::Tensor raised = logits->to(at::kDouble).scatter_add(1, chosen, at::full_like(chosen, logit_margin, at::kDouble));
+  const at::Tensor boundary = own.squeeze(1).eq(0.0).logical_and(
+      sampling_distribution(raised, sampling).gather(1, chosen).squeeze(1).gt(0.0));
+  const at::Tensor host = at::stack({below, own.squeeze(1), boundary.to(at::kDouble)}).cpu().contiguous();
   const double* data = host.data_ptr<double>();
-  return TokenMasses{{data, data + n}, {data + n, data + 2 * n}};
+  TokenMasses masses{{data, data + n}, {data + n, data + 2 * n}, {}};
+  for (int64_t i = 0; i < n; ++i) masses.boundary.push_back(data[2 * n + i] != 0.0);
+  return masses;
 }
 
 std::optional<std::vector<double>> Rescorer::acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
@@ -121,15 +129,25 @@ std::optional<std::vector<double>> Rescorer::acceptance_probabilities(const Resc
   return std::vector<double>(data, data + overlap.size(0));
 }
 
-std::optional<std::vector<int64_t>> Rescorer::most_likely_tokens(std::span<const int64_t> prompt,
-                                                                 std::span<const int64_t> generated,
-                                                                 std::string& why_not) const {
+std::optional<GreedyChoices> Rescorer::greedy_choices(std::span<const int64_t> prompt, std::span<const int64_t> generated,
+                                                     std::string& why_not) const {
   const std::optional<at::Tensor> logits = logits_before(model_->transformer, prompt, generated, why_not);
   if (!logits) return std::nullopt;
+  const int64_t n = static_cast<int64_t>(generated.size());
+  const at::Tensor logprobs = logits->to(at::kDouble).log_softmax(-1);
   // argmax returns the first of equal maxima: the lowest id.
-  const at::Tensor choices = logits->argmax(1).cpu().contiguous();
-  const int64_t* data = choices.data_ptr<int64_t>();
-  return std::vector<int64_t>(data, data + choices.size(0));
+  const at::Tensor most_likely = logprobs.argmax(1).cpu().contiguous();
+  const at::Tensor top_two = std::get<0>(logprobs.topk(std::min<int64_t>(2, logprobs.size(1)), 1));
+  const at::Tensor chosen = at::tensor(std::vector<int64_t>(generated.begin(), generated.end()),
+                                       at::TensorOptions().dtype(at::kLong).device(logprobs.device()))
+                                .unsqueeze(1);
+  const at::Tensor best = top_two.select(1, 0);
+  const at::Tensor runner_up = top_two.size(1) > 1 ? top_two.select(1, 1) : best - INFINITY;
+  const at::Tensor leads =
+      at::stack({best - logprobs.gather(1, chosen).squeeze(1), best - runner_up}).cpu().contiguous();
+  const int64_t* ids = most_likely.data_ptr<int64_t>();
+  const double* lead = leads.data_ptr<double>();
+  return GreedyChoices{{ids, ids + n}, {lead, lead + n}, {lead + n, lead + 2 * n}};
 }
 
 std::optional<std::vector<double>> Rescorer::generated_logprobs(std::span<const int64_t> prompt,

@@ -26,8 +26,21 @@ namespace specgate {
 // randomised PIT of a draw that favours likely tokens (a draft accepted too often, greedy
 // verification, a temperature too low) small in every context alike, where id order would
 // scatter that skew over [0, 1].
+// A token outside the support whose logit, raised by the margin against every other logit,
+// would be inside it sits on the support's boundary: an engine whose logits differ from the
+// re-scorer's by up to half the margin in each entry can draw it (boundary is false for tokens
+// inside the support).
 struct TokenMasses {
   std::vector<double> below, own;
+  std::vector<bool> boundary;
+};
+
+// What a greedy drafter proposes at each position of an answer, and how firmly: the most likely
+// token (lowest id among equals), its log-probability's lead over the answer's token there (0
+// where it is the answer's token), and over the runner-up.
+struct GreedyChoices {
+  std::vector<int64_t> most_likely;
+  std::vector<double> lead_over_answer, lead_over_runner_up;
 };
 
 class Rescorer {
@@ -56,10 +69,13 @@ class Rescorer {
 
   // The masses of every token of `generated` in the target's next-token distribution after
   // `prompt` and the tokens before it, shaped by `sampling` (sampling_distribution, float64):
-  // one forward pass. nullopt with `why_not` set when prompt and answer do not fit the model's
-  // positions or are empty; token ids must be below vocab_size().
+  // one forward pass; a token outside the support is on its boundary when raising its logit
+  // by `logit_margin` (before the temperature) brings it in. nullopt with `why_not` set when
+  // prompt and answer do not fit the model's positions or are empty; token ids must be below
+  // vocab_size().
   std::optional<TokenMasses> sampled_token_masses(std::span<const int64_t> prompt, std::span<const int64_t> generated,
-                                                  const SamplingParams& sampling, std::string& why_not) const;
+                                                  const SamplingParams& sampling, double logit_margin,
+                                                  std::string& why_not) const;
 
   // Position i of `generated`: the probability that speculative sampling accepts a token `draft`
   // draws after `prompt` and generated[:i], sum over x of min(p(x), q(x)), p this checkpoint's
@@ -75,10 +91,10 @@ class Rescorer {
   std::optional<std::vector<double>> generated_logprobs(std::span<const int64_t> prompt, std::span<const int64_t> generated,
                                                         std::string& why_not) const;
 
-  // Position i of `generated`: the most likely next token after `prompt` and generated[:i], the
-  // lowest id among equals; what a greedy drafter proposes there. One forward pass.
-  std::optional<std::vector<int64_t>> most_likely_tokens(std::span<const int64_t> prompt, std::span<const int64_t> generated,
-                                                         std::string& why_not) const;
+  // Position i of `generated`: the most likely next token after `prompt` and generated[:i] and
+  // its leads (GreedyChoices); what a greedy drafter proposes there. One forward pass.
+  std::optional<GreedyChoices> greedy_choices(std::span<const int64_t> prompt, std::span<const int64_t> generated,
+                                              std::string& why_not) const;
 
  private:
   struct Model;

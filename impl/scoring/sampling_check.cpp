@@ -15,19 +15,59 @@
 #include "impl/statistics/randomized_pit.h"
 
 namespace specgate {
+
+double support_margin_for(const std::string& dtype, const char* flag) {
+  // Twice the largest spread of the top tokens' logits against float64 measured on
+  // SmolLM2-135M-Instruct (reports/sampling/support_margin.md): bfloat16 1.98, float16 0.125;
+  // float32's 1e-4 on the CPU is raised to 0.01 for kernels that sum in another order.
+  static const std::map<std::string, double> margins = {
+      {"float64", 1e-6}, {"float32", 0.01}, {"bfloat16", 4.0}, {"float16", 0.25}};
+  const auto found = margins.find(dtype);
+  if (found == margins.end())
+    throw InputError(std::string(flag) + ": expected float64, float32, bfloat16 or float16, got '" + dtype + "'");
+  return found->second;
+}
+
 namespace {
 
-// The PIT values of one side, grouped by subtask, and what was read.
+// The PIT values of one side: per answer (its question the stratum), per subtask, and what was read.
 struct SideValues {
   SampledSide side;
   std::vector<double> all;
+  std::vector<SampleUnit> units;
+  std::vector<std::string> unit_subtasks;
   std::map<std::string, std::vector<double>> by_subtask;
+};
+
+// The random streams answers drew from: a stream on two answers makes their draws dependent.
+class StreamRegistry {
+ public:
+  void add(const AnswerRecord& record, const std::string& at) {
+    if (!record.speed.run || !record.speed.run->sampling.seed) return;
+    const SamplingSettings& s = record.speed.run->sampling;
+    const auto key = std::make_tuple(*s.seed, s.stream.value_or(kNoStream));
+    const auto [found, added] = first_.try_emplace(key, std::make_pair(record.question_id, at));
+    if (added) return;
+    const std::string stream = s.stream ? " stream " + std::to_string(*s.stream) : "";
+    const std::string what = found->second.first == record.question_id
+                                 ? "question " + std::to_string(record.question_id) + " drawn twice"
+                                 : "questions " + std::to_string(found->second.first) + " and " +
+                                       std::to_string(record.question_id) + " drew from it";
+    throw InputError(at + ": field 'run.sampling.seed': seed " + std::to_string(*s.seed) + stream + " also at " +
+                     found->second.second + " (" + what +
+                     "); answers sharing a random stream are not independent samples: give each request a seed of its own");
+  }
+
+ private:
+  static constexpr uint64_t kNoStream = ~uint64_t{0};
+  std::map<std::tuple<uint64_t, uint64_t>, std::pair<int64_t, std::string>> first_;
 };
 
 class SideReader {
  public:
-  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, uint64_t stream)
-      : request_(request), warpers_(warpers), uniforms_(request.pit_seed, stream) {}
+  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, StreamRegistry& streams, double margin,
+             uint64_t stream)
+      : request_(request), warpers_(warpers), streams_(streams), margin_(margin), uniforms_(request.pit_seed, stream) {}
 
   SideValues read(const std::vector<std::filesystem::path>& files) {
     SideValues values;
@@ -46,14 +86,10 @@ class SideReader {
     if (!record.prompt_token_ids)
       throw InputError(at + ": field 'prompt_token_ids': missing; the sampling check re-scores the prompt the engine was fed");
     const SamplingParams warpers = warpers_.of(record, at);
-    if (record.speed.run && record.speed.run->sampling.seed) {
-      const auto key = std::make_tuple(record.question_id, *record.speed.run->sampling.seed);
-      if (!drawn_.insert(key).second)
-        throw InputError(at + ": field 'run.sampling.seed': question " + std::to_string(record.question_id) + " with seed " +
-                         std::to_string(std::get<1>(key)) + " appears twice; repeated draws are not independent samples");
-    }
+    streams_.add(record, at);
     const std::string subtask = subtask_of(record.category.value_or("(none)"));
     ++values.side.answers;
+    SampleUnit unit{.values = {}, .stratum = record.question_id};
     for (size_t turn = 0; turn < record.token_ids->size(); ++turn) {
       const std::vector<int64_t>& generated = (*record.token_ids)[turn];
       if (generated.empty()) continue;
@@ -64,26 +100,32 @@ class SideReader {
                            std::to_string(request_.rescorer->vocab_size()));
       }
       std::string why_not;
-      const std::optional<TokenMasses> masses = request_.rescorer->sampled_token_masses(prompt, generated, warpers, why_not);
+      const std::optional<TokenMasses> masses =
+          request_.rescorer->sampled_token_masses(prompt, generated, warpers, margin_, why_not);
       if (!masses) throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
       for (size_t i = 0; i < generated.size(); ++i) {
         ++values.side.tokens;
         const std::optional<double> pit = randomized_pit(std::clamp(masses->below[i], 0.0, 1.0), masses->own[i], uniforms_.uniform());
         if (!pit) {
-          values.side.outside_support.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
-                                                 static_cast<int64_t>(i), generated[i]});
+          (masses->boundary[i] ? values.side.boundary : values.side.outside_support)
+              .push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn), static_cast<int64_t>(i),
+                          generated[i]});
           continue;
         }
+        unit.values.push_back(*pit);
         values.all.push_back(*pit);
         values.by_subtask[subtask].push_back(*pit);
       }
     }
+    values.units.push_back(std::move(unit));
+    values.unit_subtasks.push_back(subtask);
   }
 
   const SamplingCheckRequest& request_;
   AnswerWarpers& warpers_;
+  StreamRegistry& streams_;
+  double margin_;
   SequenceRng uniforms_;
-  std::set<std::tuple<int64_t, uint64_t>> drawn_;
 };
 
 void summarise(SideValues& values, double alpha, const char* flag) {
@@ -92,7 +134,50 @@ void summarise(SideValues& values, double alpha, const char* flag) {
   if (values.all.empty()) return;  // every token outside the support
   side.uniformity = ks_uniformity_test(values.all, alpha);
   side.histogram = uniformity_histogram(values.all);
+  side.band = uniform_histogram_band(static_cast<int64_t>(values.all.size()), alpha);
   side.chi_square = chi_square_uniformity(side.histogram);
+}
+
+// The engine's dtype: the flag's, else the one every answer's run.dtype records, else assumed.
+SupportMargin resolve_margin(const SamplingCheckRequest& request) {
+  SupportMargin margin{.engine_dtype = "bfloat16", .source = "assumed"};
+  if (request.engine_dtype) {
+    margin = {*request.engine_dtype, "flag"};
+  } else {
+    std::set<std::string> recorded;
+    bool every = true;
+    for (const auto* files : {&request.answers, &request.baseline}) {
+      for (const std::filesystem::path& file : *files) {
+        AnswerReader reader(file, request.turns);
+        while (const std::optional<AnswerRecord> record = reader.next()) {
+          if (record->speed.run && record->speed.run->dtype) recorded.insert(*record->speed.run->dtype);
+          else every = false;
+        }
+      }
+    }
+    if (every && recorded.size() == 1) margin = {*recorded.begin(), "answers"};
+  }
+  margin.logits = support_margin_for(margin.engine_dtype, "--engine-dtype");
+  if (request.support_margin) {
+    if (!(*request.support_margin >= 0.0) || !std::isfinite(*request.support_margin))
+      throw InputError("--support-margin: must be a finite number of logits >= 0, got " + short_number(*request.support_margin));
+    margin.logits = *request.support_margin;
+    margin.source = "flag";
+  }
+  return margin;
+}
+
+std::vector<SampleUnit> units_of(const SideValues& side, const std::string& subtask) {
+  std::vector<SampleUnit> units;
+  for (size_t i = 0; i < side.units.size(); ++i) {
+    if (subtask == "all" || side.unit_subtasks[i] == subtask) units.push_back(side.units[i]);
+  }
+  return units;
+}
+
+std::string location(const UnsupportedToken& t) {
+  return "question " + std::to_string(t.question_id) + ", turn " + std::to_string(t.turn) + ", position " +
+         std::to_string(t.position) + ", token " + std::to_string(t.token);
 }
 
 }  // namespace
@@ -100,58 +185,105 @@ void summarise(SideValues& values, double alpha, const char* flag) {
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   if (!(request.alpha > 0.0 && request.alpha < 1.0))
     throw InputError("--alpha: must be in (0, 1), got " + std::to_string(request.alpha));
+  if (request.permutations < 99)
+    throw InputError("--permutations: must be 99 or more, got " + std::to_string(request.permutations));
   AnswerWarpers warpers(request.sampling, "`conformance score` checks it exactly");
   SamplingCheckReport report;
   report.generated_at = utc_now();
   report.alpha = request.alpha;
   report.pit_seed = request.pit_seed;
   report.sampling_source = warpers.source();
+  report.margin = resolve_margin(request);
 
-  SideValues answers = SideReader(request, warpers, /*stream=*/0).read(request.answers);
+  StreamRegistry streams;
+  SideValues answers = SideReader(request, warpers, streams, report.margin.logits, /*stream=*/0).read(request.answers);
   summarise(answers, request.alpha, "--answers");
   std::optional<SideValues> baseline;
   if (!request.baseline.empty()) {
-    baseline = SideReader(request, warpers, /*stream=*/1).read(request.baseline);
+    baseline = SideReader(request, warpers, streams, report.margin.logits, /*stream=*/1).read(request.baseline);
     summarise(*baseline, request.alpha, "--baseline");
   }
   report.sampling = *warpers.settled();
   report.test = baseline ? "two-sample" : "one-sample";
 
-  const auto test = [&](const std::vector<double>& ours, const std::vector<double>* theirs) {
-    return theirs ? ks_two_sample_test(ours, *theirs, request.alpha) : ks_uniformity_test(ours, request.alpha);
-  };
   // Nothing to test when every token of a side lies outside the support.
   const bool testable = !answers.all.empty() && !(baseline && baseline->all.empty());
-  if (testable) report.groups.push_back({"all", test(answers.all, baseline ? &baseline->all : nullptr)});
-  for (const auto& [subtask, values] : answers.by_subtask) {
-    const std::vector<double>* theirs = nullptr;
-    if (baseline) {
-      const auto found = baseline->by_subtask.find(subtask);
-      if (found == baseline->by_subtask.end()) continue;
-      theirs = &found->second;
+  std::vector<std::string> names;
+  if (testable) {
+    names.push_back("all");
+    for (const auto& [subtask, values] : answers.by_subtask) {
+      if (!baseline || baseline->by_subtask.contains(subtask)) names.push_back(subtask);
     }
-    if (testable) report.groups.push_back({subtask, test(values, theirs)});
+    // A single subtask is the pooled test again, not a second hypothesis.
+    if (names.size() == 2) names.pop_back();
   }
-  // A single subtask is the pooled test again, not a second hypothesis.
-  if (report.groups.size() == 2) report.groups.pop_back();
+  if (baseline) {
+    const SampledSide &a = answers.side, &b = baseline->side;
+    for (const auto& [name, first, second] :
+         {std::tuple{"outside support", a.outside_support.size(), b.outside_support.size()},
+          std::tuple{"support boundary", a.boundary.size(), b.boundary.size()}}) {
+      if (first + second == 0) continue;
+      report.support_rates.push_back(
+          {name, compare_rates(static_cast<int64_t>(first), a.tokens, static_cast<int64_t>(second), b.tokens)});
+    }
+  }
+  report.family_size = static_cast<int64_t>(names.size() + report.support_rates.size());
+  const double strictest = request.alpha / static_cast<double>(std::max<int64_t>(report.family_size, 1));
+
+  for (size_t g = 0; g < names.size(); ++g) {
+    const std::string& name = names[g];
+    const std::vector<double>& ours = name == "all" ? answers.all : answers.by_subtask.at(name);
+    SampledGroup group{.name = name};
+    if (!baseline) {
+      group.test = ks_uniformity_test(ours, request.alpha);
+      group.p_value = group.test.p_value;
+      group.detectable_distance = ks_detectable_distance(static_cast<double>(group.test.n), strictest);
+    } else {
+      const std::vector<double>& theirs = name == "all" ? baseline->all : baseline->by_subtask.at(name);
+      group.test = ks_two_sample_test(ours, theirs, request.alpha);
+      group.permutation = permutation_ks_test(units_of(answers, name), units_of(*baseline, name), request.permutations,
+                                              request.pit_seed + 0x9E3779B97F4A7C15ULL * (g + 1), strictest);
+      if (name == "all" && group.permutation->exchangeable_units == 0)
+        throw InputError("--baseline: its answers are to none of the questions --answers answers; the two-sample test "
+                         "exchanges answers to the same question between the sides");
+      group.p_value = group.permutation->p_value;
+      group.detectable_distance = group.permutation->detectable_distance;
+    }
+    report.groups.push_back(std::move(group));
+  }
+
   std::vector<double> p_values;
-  for (const SampledGroup& group : report.groups) p_values.push_back(group.test.p_value);
+  for (const SampledGroup& group : report.groups) p_values.push_back(group.p_value);
+  for (const SupportRateGroup& rates : report.support_rates) p_values.push_back(rates.rates.p_value);
   const HolmDecision holm = p_values.empty() ? HolmDecision{} : holm_bonferroni(p_values, request.alpha);
   for (size_t i = 0; i < report.groups.size(); ++i) {
     SampledGroup& group = report.groups[i];
     group.holm_p_value = holm.adjusted_p_values[i];
     group.rejected = holm.rejected[i];
-    if (group.rejected)
-      report.reasons.push_back(group.name + ": " + report.test + " Kolmogorov-Smirnov D = " + short_number(group.test.distance) + " over " +
-                               std::to_string(group.test.n) + " tokens, Holm-adjusted p = " + short_number(group.holm_p_value) +
-                               " <= alpha " + short_number(request.alpha));
+    if (!group.rejected) continue;
+    report.reasons.push_back(
+        group.name + ": " + report.test + " Kolmogorov-Smirnov D = " + short_number(group.test.distance) +
+        (group.permutation ? " over " + std::to_string(group.permutation->first_units) + " vs " +
+                                 std::to_string(group.permutation->second_units) + " answers (permutation test)"
+                           : " over " + std::to_string(group.test.n) + " tokens") +
+        ", Holm-adjusted p = " + short_number(group.holm_p_value) + " <= alpha " + short_number(request.alpha));
   }
-  if (!answers.side.outside_support.empty()) {
-    const TokenOutsideSupport& first = answers.side.outside_support.front();
+  for (size_t i = 0; i < report.support_rates.size(); ++i) {
+    SupportRateGroup& rates = report.support_rates[i];
+    rates.holm_p_value = holm.adjusted_p_values[report.groups.size() + i];
+    rates.rejected = holm.rejected[report.groups.size() + i];
+    if (!rates.rejected) continue;
+    const RateComparison& r = rates.rates;
+    report.reasons.push_back(rates.name + ": " + std::to_string(r.first_events) + " of " + std::to_string(r.first_trials) +
+                             " tokens against the baseline's " + std::to_string(r.second_events) + " of " +
+                             std::to_string(r.second_trials) + ", exact test Holm-adjusted p = " +
+                             short_number(rates.holm_p_value) + " <= alpha " + short_number(request.alpha));
+  }
+  if (!baseline && !answers.side.outside_support.empty()) {
     report.reasons.push_back(std::to_string(answers.side.outside_support.size()) +
-                             " token(s) outside the shaped target distribution's support (first: question " +
-                             std::to_string(first.question_id) + ", turn " + std::to_string(first.turn) + ", position " +
-                             std::to_string(first.position) + ", token " + std::to_string(first.token) + ")");
+                             " token(s) outside the shaped target distribution's support beyond the " +
+                             report.margin.engine_dtype + " margin of " + short_number(report.margin.logits) +
+                             " logits (first: " + location(answers.side.outside_support.front()) + ")");
   }
   report.rejected = !report.reasons.empty();
   report.answers = std::move(answers.side);

@@ -9,14 +9,17 @@
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/input_file.h"
+#include "impl/statistics/permutation_ks.h"
+#include "impl/statistics/rate_comparison.h"
 #include "impl/statistics/uniformity.h"
 
 namespace specgate {
 
 class Rescorer;
 
-// A generated token the shaped target distribution gives no mass: evidence on its own.
-struct TokenOutsideSupport {
+// A generated token the shaped target distribution gives no mass: outside the support, or on
+// its boundary (within the support margin).
+struct UnsupportedToken {
   std::string file;
   int64_t line = 0;
   int64_t question_id = 0;
@@ -25,23 +28,56 @@ struct TokenOutsideSupport {
   int64_t token = 0;
 };
 
+// How far a token may lie outside the re-scorer's support and still count as drawn by a correct
+// engine: the logit margin (SupportMargin::logits, in logits before the temperature) by which
+// raising the token's logit against all others must bring it into the support. Sized from the
+// engine's floating-point type: its logits differ from the float64 re-scorer's by rounding.
+struct SupportMargin {
+  std::string engine_dtype;  // float64, float32, bfloat16 or float16
+  std::string source;        // "flag", "answers" (their run.dtype), or "assumed"
+  double logits = 0.0;
+};
+
+// The margin for an engine computing in `dtype`: twice the largest change of a difference
+// between two of the most likely tokens' logits, that dtype against float64, measured on the real
+// model (reports/sampling/support_margin.md). Throws InputError naming `flag` for another name.
+double support_margin_for(const std::string& dtype, const char* flag);
+
 // One side of the check: the answers of one engine setting (speculation on, or off), possibly
 // several files of distinct seeds, as randomised PIT values against the target.
 struct SampledSide {
   std::vector<InputFile> files;
   int64_t answers = 0;
   int64_t tokens = 0;  // generated tokens scored, those outside the support included
-  std::vector<TokenOutsideSupport> outside_support;
+  std::vector<UnsupportedToken> outside_support;  // beyond the margin
+  std::vector<UnsupportedToken> boundary;         // outside the support, within the margin: not in the PIT
   UniformityHistogram histogram{};
-  DistributionTest uniformity;  // one-sample Kolmogorov-Smirnov of the PIT values
+  HistogramBand band;           // every bin inside it 95 times in 100 for a correct engine
+  DistributionTest uniformity;  // one-sample Kolmogorov-Smirnov of the PIT values, token by token
   ChiSquareTest chi_square;
 };
 
 // One hypothesis of the family the verdict rests on: all tokens pooled, or one subtask's.
 struct SampledGroup {
   std::string name;  // "all", or the subtask
+  // Token by token: the one-sample verdict's test; for two samples a description only.
   DistributionTest test;
+  // Two samples: the verdict's test, answers as units, exchanged within their question.
+  std::optional<PermutationKsTest> permutation;
+  double p_value = 1.0;  // the verdict's: test's or permutation's
+  // The smallest sup-distance this group is guaranteed (a Hoeffding bound) to reject with
+  // probability >= 0.9 at Holm's strictest step, alpha over the family's size.
+  double detectable_distance = 1.0;
   double holm_p_value = 1.0;  // adjusted over the whole family
+  bool rejected = false;
+};
+
+// Two samples: whether the two sides leave the support, or sit on its boundary, at the same
+// rate per token; a member of the Holm family where either side has such a token.
+struct SupportRateGroup {
+  std::string name;  // "outside support" or "support boundary"
+  RateComparison rates;
+  double holm_p_value = 1.0;
   bool rejected = false;
 };
 
@@ -52,8 +88,11 @@ struct SamplingCheckRequest {
   // The warpers the engine applied; nullopt: every answer's run.sampling, which must agree.
   std::optional<SamplingParams> sampling;
   double alpha = 0.05;
-  uint64_t pit_seed = 0;  // seeds the PIT's own uniforms, so that a verdict can be replayed
+  uint64_t pit_seed = 0;  // seeds the PIT's own uniforms and the permutations, so that a verdict can be replayed
   TurnScope turns = TurnScope::kAll;
+  std::optional<std::string> engine_dtype;  // nullopt: the answers' run.dtype, else bfloat16 assumed
+  std::optional<double> support_margin;     // replaces the dtype's margin
+  int64_t permutations = 1999;              // of the two-sample test
 };
 
 struct SamplingCheckReport {
@@ -62,22 +101,28 @@ struct SamplingCheckReport {
   std::string sampling_source;  // "answers" or "flags"
   double alpha = 0.05;
   uint64_t pit_seed = 0;
+  SupportMargin margin;
   SampledSide answers;
   std::optional<SampledSide> baseline;
-  // "one-sample": the answers' PIT values against Uniform(0, 1). "two-sample": against the
-  // baseline's, robust to numerics that both sides share and specgate's model does not.
+  // "one-sample": the answers' PIT values against Uniform(0, 1), token by token. "two-sample":
+  // against the baseline's, answers as units, robust to numerics that both sides share and
+  // specgate's model does not.
   std::string test;
-  std::vector<SampledGroup> groups;  // "all" first, then subtasks in name order; Holm over all
+  std::vector<SampledGroup> groups;  // "all" first, then subtasks in name order
+  std::vector<SupportRateGroup> support_rates;  // two-sample only
+  int64_t family_size = 0;  // hypotheses Holm's procedure ran over: groups and support rates
   bool rejected = false;
   std::vector<std::string> reasons;  // why it was rejected, one line each
 };
 
 // Re-scores every generated token of the answers with the target (teacher forcing on the
-// engine's own tokens and prompt_token_ids) and tests the draws. Rejected when a token lies
-// outside the support, or when Holm's procedure at alpha rejects any group. Throws InputError
-// naming the file, line and field for an answer without token_ids or prompt_token_ids, a token
-// id outside the vocabulary, sampling settings that are missing, greedy or disagree, or a
-// (question, seed) drawn twice.
+// engine's own tokens and prompt_token_ids) and tests the draws. One sample: rejected when a
+// token lies outside the support beyond the margin, or when Holm's procedure at alpha rejects
+// any group. Two samples: rejected when Holm's procedure rejects a group's permutation test or
+// a support rate comparison. Throws InputError naming the file, line and field for an answer
+// without token_ids or prompt_token_ids, a token id outside the vocabulary, sampling settings
+// that are missing, greedy or disagree, or a random stream drawn twice (the same seed, and
+// stream where recorded, on two answers of either side).
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request);
 
 }  // namespace specgate
