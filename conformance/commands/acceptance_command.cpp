@@ -28,6 +28,7 @@ struct AcceptanceOptions {
   std::filesystem::path json, junit, markdown;
   double alpha = 0.05;
   int64_t draft_tokens = 0;
+  double near_tie_threshold = 0.1;
   SamplingParams warpers;
   ModelFlags loading{.dtype = "float64"};
 };
@@ -44,20 +45,15 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .draft = &draft,
        .sampling = given_warpers(o.warpers, command),
        .draft_tokens = command.count("--draft-tokens") > 0 ? std::optional<int64_t>(o.draft_tokens) : std::nullopt,
-       .alpha = o.alpha});
+       .alpha = o.alpha,
+       .near_tie_threshold = o.near_tie_threshold});
   std::vector<NamedInput> inputs = {{"--target", o.target}, {"--draft", o.draft}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
-  const auto write = [&](const char* flag, const std::filesystem::path& path, auto writer) {
-    if (!path.empty()) write_output_file(flag, path, writer, inputs);
-  };
-  write("--json", o.json, [&](std::ostream& out) { out << acceptance_report_json(report).dump(2) << "\n"; });
-  write("--junit", o.junit, [&](std::ostream& out) { write_acceptance_junit(report, out); });
-  write("--markdown", o.markdown, [&](std::ostream& out) { write_acceptance_markdown(report, out); });
   write_acceptance_summary(report, std::cout);
-  for (const auto* path : {&o.json, &o.junit, &o.markdown}) {
-    if (!path->empty()) std::cout << "wrote " << path->string() << "\n";
-  }
-  std::cout.flush();
+  write_reports({{"--json", o.json, [&](std::ostream& out) { out << acceptance_report_json(report).dump(2) << "\n"; }},
+                 {"--junit", o.junit, [&](std::ostream& out) { write_acceptance_junit(report, out); }},
+                 {"--markdown", o.markdown, [&](std::ostream& out) { write_acceptance_markdown(report, out); }}},
+                inputs);
   if (report.rejected) throw Verdict();
 }
 
@@ -77,6 +73,9 @@ void add_acceptance_command(CLI::App& app) {
   add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens");
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();
+  c->add_option("--near-tie-threshold", o->near_tie_threshold,
+                "Greedy: nats within which the draft's choice may go either way, as score's near-ties")
+      ->capture_default_str();
   add_model_flags(*c, o->loading, "dtype of both models");
   c->add_option("--json", o->json, "Write the JSON report here");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end checks of `conformance acceptance` on the fixture pair: a correct engine's greedy
-# rounds each accept exactly what the draft checkpoint proposes and its sampled acceptance is
-# what the two models imply; faults of the draft cache and of verification are rejected, with
-# every greedy round that differs named; the reports agree with the answers; bad input exits 2
-# with one line naming the file, line and field.
+# rounds each accept exactly what the draft checkpoint proposes (near-ties of a bfloat16 engine
+# aside) and its sampled acceptance is what the two models imply; every round counts up to the
+# answer's final token, and a first entry that may be the prefill's pass is left out; faults of
+# the draft cache and of verification are rejected, with every greedy round that differs named;
+# the reports agree with the answers; bad input exits 2 with one line naming the file, line and
+# field.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -43,10 +45,12 @@ import json, sys
 answers = [json.loads(line)["choices"][0] for line in open(sys.argv[1])]
 ok, bad = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
 problems = []
-# Every round but the answer's last is compared; its accepted drafts are its accept_lengths less one.
-rounds = sum(len(a["accept_lengths"]) - 1 for a in answers)
-accepted = sum(n - 1 for a in answers for n in a["accept_lengths"][:-1])
-if (ok["rounds"], ok["test"]["observed"]) != (rounds, accepted):
+# Every round is compared, the last up to the answer's final token: a round's accepted drafts
+# are its accept_lengths less one, and in the last round every token before the final one was
+# an accepted draft, so the count is the same there.
+rounds = sum(len(a["accept_lengths"]) for a in answers)
+accepted = sum(n - 1 for a in answers for n in a["accept_lengths"])
+if (ok["rounds"], ok["test"]["observed"], ok["last_rounds_cut"]) != (rounds, accepted, len(answers)):
     problems.append(f'correct: {ok["rounds"]} rounds, {ok["test"]["observed"]} accepted; the answers have {rounds}, {accepted}')
 if ok["test"]["expected"] != accepted or ok["mismatches"] or ok["rejected"]:
     problems.append(f'correct: expected {ok["test"]["expected"]}, {len(ok["mismatches"])} mismatches')
@@ -59,6 +63,31 @@ for p in problems: print("  " + p)
 sys.exit(1 if problems else 0)
 PY
 grep -q "failures=\"0\"" "$work/eqspec.xml" || fail "JUnit of the correct engine"
+
+# Rounds that append every token of a turn, the first included: here the prefill's token as an
+# entry of its own. That entry may be the prefill's pass, not a round of drafts, and is left out;
+# counted as a round that accepted nothing it would shift every later round by one token.
+"$python" - "$work/eqspec.jsonl" "$work/prefill-entry.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+for line in lines: line["choices"][0]["accept_lengths"].insert(0, 1)
+open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
+PY
+check prefill-entry 0 "$work/prefill-entry.jsonl" --json "$work/prefill-entry.json"
+"$python" - "$work/eqspec.json" "$work/prefill-entry.json" <<'PY' || fail "prefill entry: $(cat "$work/prefill-entry.out")"
+import json, sys
+ok, shifted = (json.load(open(p)) for p in sys.argv[1:3])
+assert shifted["first_rounds_skipped"] == 30 and shifted["rounds"] == ok["rounds"], shifted
+assert shifted["test"]["observed"] == ok["test"]["observed"] and not shifted["mismatches"], shifted["test"]
+PY
+
+# A bfloat16 engine, greedy: its draft's choice differs from the float64 re-scorer's where two
+# tokens are within rounding of each other. Those rounds agree up to a near-tie and pass; held
+# to exact equality they reject.
+decode "$work/bf16.jsonl" eqspec --dtype bfloat16
+check bf16 0 "$work/bf16.jsonl" --json "$work/bf16.json"
+grep -q "rounds agree only through a near-tie (within 0.1 nats)" "$work/bf16.out" || fail "bf16: $(cat "$work/bf16.out")"
+check bf16-exact 1 "$work/bf16.jsonl" --near-tie-threshold 0
 grep -q "^| .*draft-cache-short.jsonl:[0-9]* |" "$work/short.md" || fail "Markdown lists no differing round"
 
 # Sampled, float64: T 0.8, top-k 12, top-p 0.9. Faults that change acceptance are rejected;
@@ -111,6 +140,8 @@ expect_usage_error "no_k.jsonl:2: field 'run.draft_tokens': missing" acceptance 
 expect_usage_error "--top-k, --top-p, --min-p: give --temperature with them" \
   acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --top-k 5
 expect_usage_error "--top-p: must be in (0, 1]" acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --temperature 1 --top-p 2
+expect_usage_error "--near-tie-threshold: must be a finite number of nats >= 0" acceptance "${pair[@]}" \
+  --answers "$work/eqspec.jsonl" --near-tie-threshold -1
 expect_input_error "$work/x.json" "field 'run.sampling':" acceptance "${pair[@]}" --json "$work/x.json" \
   --answers "$work/eqspec.jsonl" --answers "$work/sampled.jsonl"
 

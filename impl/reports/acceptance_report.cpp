@@ -34,8 +34,15 @@ std::string figures_line(const AcceptanceCheckReport& report) {
 }
 
 std::string rounds_line(const AcceptanceCheckReport& report) {
-  return std::to_string(report.rounds) + " rounds compared (" + std::to_string(report.rounds_skipped) +
-         " last rounds of a turn left out), " + std::to_string(report.answers) + " answers";
+  std::string line = std::to_string(report.rounds) + " rounds compared, " + std::to_string(report.answers) +
+                     " answers; each turn's last round up to its final token (" + std::to_string(report.last_rounds_cut) + ")";
+  if (report.first_rounds_skipped > 0)
+    line += "; " + std::to_string(report.first_rounds_skipped) +
+            " first rounds left out (their turn's rounds append every token, so the first may be the prefill's pass)";
+  if (report.sampling.greedy())
+    line += "; " + std::to_string(report.near_tie_rounds) + " rounds agree only through a near-tie (within " +
+            short_number(report.near_tie_threshold) + " nats)";
+  return line;
 }
 
 std::string mismatch_text(const RoundMismatch& m) {
@@ -68,7 +75,10 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
           {"files", files},
           {"answers", report.answers},
           {"rounds", report.rounds},
-          {"rounds_skipped", report.rounds_skipped},
+          {"last_rounds_cut", report.last_rounds_cut},
+          {"first_rounds_skipped", report.first_rounds_skipped},
+          {"near_tie_rounds", report.near_tie_rounds},
+          {"near_tie_threshold", report.near_tie_threshold},
           {"test",
            {{"trials", t.trials},
             {"observed", t.observed},

@@ -1,5 +1,6 @@
 #include "impl/scoring/acceptance_check.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "impl/common/error.h"
@@ -11,6 +12,25 @@
 
 namespace specgate {
 namespace {
+
+// A drafted position: the probability a draft there is accepted, and whether that is only
+// decided up to a near-tie (greedy).
+struct PositionOdds {
+  double probability = 0.0;
+  bool near_tie = false;
+};
+
+// Greedy: the draft proposes its most likely token, accepted exactly when it is the answer's;
+// a near-tie where either the runner-up or the answer's token is within `threshold` nats.
+std::vector<PositionOdds> greedy_odds(const GreedyChoices& choices, const std::vector<int64_t>& generated, double threshold) {
+  std::vector<PositionOdds> odds;
+  for (size_t i = 0; i < generated.size(); ++i) {
+    const bool agrees = choices.most_likely[i] == generated[i];
+    const double lead = agrees ? choices.lead_over_runner_up[i] : choices.lead_over_answer[i];
+    odds.push_back({agrees ? 1.0 : 0.0, lead <= threshold});
+  }
+  return odds;
+}
 
 class AcceptanceReader {
  public:
@@ -68,34 +88,53 @@ class AcceptanceReader {
                          " is outside the target's vocabulary of " + std::to_string(request_.target->vocab_size()));
     }
     if (lengths.empty()) return;
-    report_.rounds_skipped += 1;
-    if (lengths.size() == 1) return;
+    // Rounds that add up to the whole turn may count the prefill's pass as their first.
+    const size_t first_round = first == 0 ? 1 : 0;
+    report_.first_rounds_skipped += static_cast<int64_t>(first_round);
+    if (lengths.size() <= first_round) return;
 
     const std::vector<int64_t>& prompt = (*record.prompt_token_ids)[turn];
     std::string why_not;
-    std::vector<double> accept;  // per position: the probability a draft there is accepted
+    std::vector<PositionOdds> odds;
     if (warpers.greedy()) {
-      const std::optional<std::vector<int64_t>> proposed = request_.draft->most_likely_tokens(prompt, generated, why_not);
-      if (proposed) {
-        for (int64_t i = 0; i < n; ++i) accept.push_back((*proposed)[i] == generated[i] ? 1.0 : 0.0);
-      }
-    } else if (auto odds = request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers, why_not)) {
-      accept = std::move(*odds);
+      if (const std::optional<GreedyChoices> choices = request_.draft->greedy_choices(prompt, generated, why_not))
+        odds = greedy_odds(*choices, generated, request_.near_tie_threshold);
+    } else if (auto accept = request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers, why_not)) {
+      for (const double p : *accept) odds.push_back({p, false});
     }
-    if (accept.empty())
+    if (odds.empty())
       throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
 
     int64_t start = first;
-    for (size_t r = 0; r + 1 < lengths.size(); start += lengths[r], ++r) {
+    for (size_t r = 0; r < first_round; ++r) start += lengths[r];
+    for (size_t r = first_round; r < lengths.size(); start += lengths[r], ++r) {
+      const bool last = r + 1 == lengths.size();
       ++report_.rounds;
+      report_.last_rounds_cut += last;
+      // Trials at positions before the final token: j < accepted were accepted, j == accepted
+      // rejected. In the last round the final token's own trial is unknown, every earlier one accepted.
       const int64_t accepted = lengths[r] - 1;
-      for (int64_t j = 0; j < std::min(accepted + 1, k); ++j) trials_.push_back({accept[start + j], j < accepted});
+      const int64_t reached = last ? std::min(accepted, k) : std::min(accepted + 1, k);
+      bool tie = false, differs = false;
+      for (int64_t j = 0; j < reached; ++j) {
+        const PositionOdds& at_j = odds[start + j];
+        const bool success = j < accepted;
+        if (warpers.greedy()) {
+          tie = tie || at_j.near_tie;
+          differs = differs || (!at_j.near_tie && at_j.probability != (success ? 1.0 : 0.0));
+          // A near-tie may go either way: it neither adds variance nor rules an outcome out.
+          trials_.push_back({at_j.near_tie ? (success ? 1.0 : 0.0) : at_j.probability, success});
+        } else {
+          trials_.push_back({at_j.probability, success});
+        }
+      }
       if (!warpers.greedy()) continue;
+      if (tie && !differs) ++report_.near_tie_rounds;
+      if (!differs) continue;
       int64_t predicted = 0;
-      while (predicted < k && start + predicted < n && accept[start + predicted] == 1.0) ++predicted;
-      if (predicted != accepted)
-        report_.mismatches.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
-                                      static_cast<int64_t>(r), start, predicted, accepted});
+      while (predicted < k && start + predicted < n && odds[start + predicted].probability == 1.0) ++predicted;
+      report_.mismatches.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
+                                    static_cast<int64_t>(r), start, predicted, accepted});
     }
   }
 
@@ -126,16 +165,19 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
     throw InputError("--alpha: must be in (0, 1), got " + std::to_string(request.alpha));
   if (request.draft_tokens && *request.draft_tokens < 1)
     throw InputError("--draft-tokens: must be 1 or more, got " + std::to_string(*request.draft_tokens));
+  if (!(request.near_tie_threshold >= 0.0 && std::isfinite(request.near_tie_threshold)))
+    throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(request.near_tie_threshold));
   if (request.draft->vocab_size() != request.target->vocab_size())
     throw InputError("--draft: a vocabulary of " + std::to_string(request.draft->vocab_size()) + " tokens, the target's has " +
                      std::to_string(request.target->vocab_size()));
   AcceptanceCheckReport report;
   report.generated_at = utc_now();
   report.alpha = request.alpha;
+  report.near_tie_threshold = request.near_tie_threshold;
   AcceptanceReader reader(request, report);
   for (const std::filesystem::path& file : request.answers) reader.read(file);
   if (reader.trials().empty())
-    throw InputError("--answers: no round to compare (each turn's last round is left out, as EOS or max_new_tokens may cut it short)");
+    throw InputError("--answers: no drafted position before an answer's final token to compare");
   report.sampling = *reader.warpers().settled();
   report.sampling_source = reader.warpers().source();
   report.draft_tokens = reader.draft_tokens();

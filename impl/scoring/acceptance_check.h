@@ -33,6 +33,10 @@ struct AcceptanceCheckRequest {
   std::optional<SamplingParams> sampling;  // nullopt: every answer's run.sampling
   std::optional<int64_t> draft_tokens;     // K; nullopt: every answer's run.draft_tokens
   double alpha = 0.05;
+  // Greedy: a draft position where the draft's two most likely tokens, or its choice and the
+  // answer's token, lie within this many nats of each other may go either way in an engine
+  // whose numerics differ from the re-scorer's (as `score` treats divergences).
+  double near_tie_threshold = 0.1;
 };
 
 struct AcceptanceCheckReport {
@@ -43,8 +47,15 @@ struct AcceptanceCheckReport {
   double alpha = 0.05;
   std::vector<InputFile> files;
   int64_t answers = 0;
-  int64_t rounds = 0;          // rounds compared with the models
-  int64_t rounds_skipped = 0;  // each turn's last round, which EOS or max_new_tokens may cut short
+  int64_t rounds = 0;  // rounds compared with the models
+  // Each turn's last round, counted up to the answer's final token only: EOS or max_new_tokens
+  // may have cut it short, so the final token may be an accepted draft or the target's own.
+  int64_t last_rounds_cut = 0;
+  // Turns whose rounds append every token, the first included: their first entry may be the
+  // prefill's pass rather than a round of drafts, and is left out whatever it appended.
+  int64_t first_rounds_skipped = 0;
+  int64_t near_tie_rounds = 0;  // greedy: rounds that agree only through a near-tie
+  double near_tie_threshold = 0.1;
   // Every drafted position a round reached, with the probability its draft is accepted: 0 or 1
   // under greedy decoding (the draft's most likely token is the answer's), sum over x of
   // min(p(x), q(x)) when sampled.
@@ -58,12 +69,14 @@ struct AcceptanceCheckReport {
 // imply, from each answer's per-round accept_lengths (tokens appended per target pass: the
 // accepted drafts and one more) and its token_ids and prompt_token_ids. The engine is taken to
 // draft K tokens every round; the tokens before its first round (the prefill's, at most one)
-// are the answer's length less the sum of its accept_lengths. Under greedy decoding the draft's
-// most likely tokens on the answer's prefixes fix every round's accepted count: a round that
-// differs rejects. When sampled, a round reaching drafted position i accepts it with
-// probability sum_x min(p, q) at the answer's prefix there (the accepted drafts are the
-// answer's tokens); the accepted count is tested against the sum of those (BernoulliSumTest at
-// alpha). Throws InputError naming the file, line and field for answers without token_ids,
+// are the answer's length less the sum of its accept_lengths. Every drafted position a round
+// reached before the answer's final token is a trial: cutting at a token position, not at a
+// round, keeps the count unbiased by how the answer stopped (the round that ends an answer is
+// likelier to be a long one). Under greedy decoding the draft's most likely tokens on the
+// answer's prefixes fix every round's accepted count, near-ties aside: a round that differs
+// rejects. When sampled, a round reaching drafted position i accepts it with probability
+// sum_x min(p, q) at the answer's prefix there (the accepted drafts are the answer's tokens);
+// the accepted count is tested against the sum of those (BernoulliSumTest at alpha). Throws InputError naming the file, line and field for answers without token_ids,
 // prompt_token_ids or per-turn accept_lengths, accept_lengths that do not add up to the
 // answer, a round accepting more than K, or missing or disagreeing settings.
 AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request);
