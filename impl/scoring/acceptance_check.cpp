@@ -115,13 +115,14 @@ class AcceptanceReader {
       // rejected. In the last round the final token's own trial is unknown, every earlier one accepted.
       const int64_t accepted = lengths[r] - 1;
       const int64_t reached = last ? std::min(accepted, k) : std::min(accepted + 1, k);
-      bool tie = false, differs = false;
+      bool differs_exactly = false, differs = false;
       for (int64_t j = 0; j < reached; ++j) {
         const PositionOdds& at_j = odds[start + j];
         const bool success = j < accepted;
         if (warpers.greedy()) {
-          tie = tie || at_j.near_tie;
-          differs = differs || (!at_j.near_tie && at_j.probability != (success ? 1.0 : 0.0));
+          const bool other = at_j.probability != (success ? 1.0 : 0.0);
+          differs_exactly = differs_exactly || other;
+          differs = differs || (other && !at_j.near_tie);
           // A near-tie may go either way: it neither adds variance nor rules an outcome out.
           trials_.push_back({at_j.near_tie ? (success ? 1.0 : 0.0) : at_j.probability, success});
         } else {
@@ -129,7 +130,7 @@ class AcceptanceReader {
         }
       }
       if (!warpers.greedy()) continue;
-      if (tie && !differs) ++report_.near_tie_rounds;
+      if (differs_exactly && !differs) ++report_.near_tie_rounds;
       if (!differs) continue;
       int64_t predicted = 0;
       while (predicted < k && start + predicted < n && odds[start + predicted].probability == 1.0) ++predicted;
