@@ -29,6 +29,7 @@ struct AcceptanceOptions {
   double alpha = 0.05;
   int64_t draft_tokens = 0;
   double near_tie_threshold = 0.1;
+  SupportMarginFlags margin;
   SamplingParams warpers;
   ModelFlags loading{.dtype = "float64"};
 };
@@ -46,7 +47,9 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .sampling = given_warpers(o.warpers, command),
        .draft_tokens = command.count("--draft-tokens") > 0 ? std::optional<int64_t>(o.draft_tokens) : std::nullopt,
        .alpha = o.alpha,
-       .near_tie_threshold = o.near_tie_threshold});
+       .near_tie_threshold = o.near_tie_threshold,
+       .engine_dtype = given_engine_dtype(o.margin, command),
+       .support_margin = given_support_margin(o.margin, command)});
   std::vector<NamedInput> inputs = {{"--target", o.target}, {"--draft", o.draft}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
   write_acceptance_summary(report, std::cout);
@@ -76,6 +79,7 @@ void add_acceptance_command(CLI::App& app) {
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
                 "Greedy: nats within which the draft's choice may go either way, as score's near-ties")
       ->capture_default_str();
+  add_support_margin_flags(*c, o->margin);
   add_model_flags(*c, o->loading, "dtype of both models");
   c->add_option("--json", o->json, "Write the JSON report here");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");

@@ -31,8 +31,7 @@ struct SamplingOptions {
   uint64_t pit_seed = 0;
   SamplingParams warpers;
   std::string turns = "all";
-  std::string engine_dtype;
-  double support_margin = 0.0;
+  SupportMarginFlags margin;
   int64_t permutations = 1999;
   ModelFlags loading{.dtype = "float64"};
 };
@@ -49,12 +48,8 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
                                                      .alpha = o.alpha,
                                                      .pit_seed = o.pit_seed,
                                                      .turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst,
-                                                     .engine_dtype = command.count("--engine-dtype") > 0
-                                                                         ? std::optional(o.engine_dtype)
-                                                                         : std::nullopt,
-                                                     .support_margin = command.count("--support-margin") > 0
-                                                                           ? std::optional(o.support_margin)
-                                                                           : std::nullopt,
+                                                     .engine_dtype = given_engine_dtype(o.margin, command),
+                                                     .support_margin = given_support_margin(o.margin, command),
                                                      .permutations = o.permutations});
   std::vector<NamedInput> inputs = {{"--target", o.target}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
@@ -84,13 +79,9 @@ void add_sampling_command(CLI::App& app) {
   c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token")->required();
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
   c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms and of the permutations")->capture_default_str();
-  c->add_option("--engine-dtype", o->engine_dtype,
-                "The engine's floating-point type (float64, float32, bfloat16, float16), which sizes the support margin; "
-                "default: the answers' run.dtype, else bfloat16");
-  c->add_option("--support-margin", o->support_margin,
-                "Logits a token outside the support may lie from it and count as on its boundary (replaces the "
-                "--engine-dtype margin)");
-  c->add_option("--permutations", o->permutations, "Permutations of the two-sample test (99 or more)")
+  add_support_margin_flags(*c, o->margin);
+  c->add_option("--permutations", o->permutations,
+                "Permutations of the two-sample test: enough that 1 / (N + 1) reaches alpha over the hypotheses")
       ->capture_default_str();
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first")->capture_default_str();

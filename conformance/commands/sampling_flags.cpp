@@ -40,4 +40,21 @@ std::optional<SamplingParams> given_warpers(const SamplingParams& flags, const C
   return flags;
 }
 
+void add_support_margin_flags(CLI::App& command, SupportMarginFlags& flags) {
+  command.add_option("--engine-dtype", flags.engine_dtype,
+                     "The engine's floating-point type (float64, float32, bfloat16, float16), which sizes the support "
+                     "margin; needed where the answers record no run.dtype");
+  command.add_option("--support-margin", flags.support_margin,
+                     "Logits a token may lie outside the support and count as on its boundary (replaces "
+                     "--engine-dtype's margin)");
+}
+
+std::optional<std::string> given_engine_dtype(const SupportMarginFlags& flags, const CLI::App& command) {
+  return command.count("--engine-dtype") > 0 ? std::optional(flags.engine_dtype) : std::nullopt;
+}
+
+std::optional<double> given_support_margin(const SupportMarginFlags& flags, const CLI::App& command) {
+  return command.count("--support-margin") > 0 ? std::optional(flags.support_margin) : std::nullopt;
+}
+
 }  // namespace specgate::cli

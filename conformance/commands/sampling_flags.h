@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -23,5 +24,16 @@ void add_sampling_flags(CLI::App& command, SamplingParams& flags, SamplingUse us
 // kWarpers: the flags' warpers when any is given, else nullopt (the answers' own); InputError when
 // --top-k, --top-p or --min-p comes without --temperature, or a value is out of range.
 std::optional<SamplingParams> given_warpers(const SamplingParams& flags, const CLI::App& command);
+
+// --engine-dtype and --support-margin of sampling and acceptance: how far outside the re-scorer's
+// support a token may lie and still be drawn by a correct engine (resolve_support_margin).
+struct SupportMarginFlags {
+  std::string engine_dtype;
+  double support_margin = 0.0;
+};
+void add_support_margin_flags(CLI::App& command, SupportMarginFlags& flags);
+// The flags given, as resolve_support_margin takes them.
+std::optional<std::string> given_engine_dtype(const SupportMarginFlags& flags, const CLI::App& command);
+std::optional<double> given_support_margin(const SupportMarginFlags& flags, const CLI::App& command);
 
 }  // namespace specgate::cli

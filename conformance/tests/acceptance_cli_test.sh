@@ -108,6 +108,17 @@ if not (low <= t["ratio"] <= high and 0 < t["expected"] < t["trials"] and t["p_v
     sys.exit(1)
 PY
 
+# bfloat16 at T 1.0, min-p 0.1, where both shaped distributions are often a single token and the
+# float64 re-scorer calls an acceptance certain or impossible: once in this run a bfloat16
+# support the re-scorer's lacks by less than the margin made the other outcome happen. Within the
+# bfloat16 margin it stands; at no margin it rejects a correct engine.
+decode "$work/bf16-min-p.jsonl" eqspec --dtype bfloat16 --temperature 1.0 --min-p 0.1 --seed 138
+check bf16-min-p 0 "$work/bf16-min-p.jsonl" --json "$work/bf16-min-p.json"
+grep -q "1 outcomes the models rule out stand within the support margin of 4 logits (bfloat16)" "$work/bf16-min-p.out" ||
+  fail "bf16 min-p: $(cat "$work/bf16-min-p.out")"
+check bf16-min-p-no-margin 1 "$work/bf16-min-p.jsonl" --support-margin 0
+grep -q "1 outcomes they rule out" "$work/bf16-min-p-no-margin.out" || fail "no margin: $(cat "$work/bf16-min-p-no-margin.out")"
+
 # T 1.5, top-k 3, min-p 0.4: warpers that cut most of each distribution. The correct engine
 # passes (p 0.56); a theory that left the draft's q unshaped would imply 879 accepted drafts
 # where 1,087 were (z 11.7).

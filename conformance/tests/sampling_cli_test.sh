@@ -134,9 +134,13 @@ questions = sorted({q for q, _ in seeds})
 assert len(answers) == 48 and len(questions) == 12, (len(answers), questions)
 assert seeds == sorted((q, 40 + i * 4 + j) for i, q in enumerate(questions) for j in range(4)), seeds
 PY
-check --answers "$work/served.jsonl" >"$work/out" || fail "served correct engine rejected: $(cat "$work/out")"
+# A server's answers do not say what dtype it decoded in: the margin needs --engine-dtype.
+expect_usage_error "--engine-dtype: $work/served.jsonl:1 records no run.dtype" sampling --target "$fixtures/target" \
+  --answers "$work/served.jsonl"
+check --answers "$work/served.jsonl" --engine-dtype float64 >"$work/out" ||
+  fail "served correct engine rejected: $(cat "$work/out")"
 serve_collect "$work/served-fault.jsonl" --inject-fault greedy-verification
-check --answers "$work/served-fault.jsonl" >"$work/out"
+check --answers "$work/served-fault.jsonl" --engine-dtype float64 >"$work/out"
 [ $? -eq 1 ] || fail "serve --inject-fault greedy-verification was not rejected"
 
 # A token outside the top-k support rejects on its own.
@@ -148,7 +152,7 @@ open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
 PY
 check --answers "$work/outside.jsonl" --top-k 1 --temperature 0.8 >"$work/out"
 [ $? -eq 1 ] || fail "a token outside the support passed"
-grep -q "outside the shaped target distribution's support beyond the float64 margin of 1e-06 logits (first: question" \
+grep -q "outside the shaped target distribution's support beyond the margin of 1e-06 logits (float64) (first: question" \
   "$work/out" || fail "outside: $(cat "$work/out")"
 
 # A bfloat16 engine: over 11,520 tokens at top-k 50, top-p 0.95 some sit on the support's
@@ -170,8 +174,24 @@ assert report["answers"]["boundary"] and not report["answers"]["outside_support"
 PY
 check "${bf16[@]}" --engine-dtype float64 >"$work/out"
 [ $? -eq 1 ] || fail "bfloat16 boundary tokens held to float64's margin passed"
-grep -q "outside the shaped target distribution's support beyond the float64 margin" "$work/out" ||
+grep -q "outside the shaped target distribution's support beyond the margin of 1e-06 logits (float64)" "$work/out" ||
   fail "bfloat16 at float64's margin: $(cat "$work/out")"
+# Two samples: tokens outside the support only with speculation on reject through the one-sided
+# rate comparison: 10 against none is p = 2^-10, 0.0078 after Holm's factor of 8, under alpha
+# 0.01; the two-sided test (0.0156) would not have rejected. Each is an answer's last token, so
+# that no other token's context changes.
+"$python" - "$work/eqspec-1.jsonl" "$work/outside-ten.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+for line in lines[:10]:
+    tokens = line["choices"][0]["token_ids"][0]
+    tokens[-1] = 0 if tokens[-1] != 0 else 1
+open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
+PY
+check --answers "$work/outside-ten.jsonl" --baseline "$work/nonspec-1.jsonl" >"$work/out"
+[ $? -eq 1 ] || fail "ten tokens outside the support, none in the baseline, passed: $(cat "$work/out")"
+grep -q "outside support: 10 of 1440 tokens against the baseline's 0 of 1440, one-sided exact test Holm-adjusted p = 0.007812" \
+  "$work/out" || fail "outside-ten: $(cat "$work/out")"
 
 # min-p: answers sampled with it record it and pass; answers sampled without it hold tokens that
 # min-p 0.3 cuts, which reject on their own.
@@ -211,8 +231,9 @@ expect_input_error "$work/r.json" "--baseline: its answers are to none of the qu
   --answers "$work/last-five.jsonl" --baseline "$work/first-five.jsonl" --json "$work/r.json"
 expect_usage_error "--engine-dtype: expected float64, float32, bfloat16 or float16, got 'int8'" sampling \
   --target "$fixtures/target" --answers "$work/eqspec-1.jsonl" --engine-dtype int8
-expect_usage_error "--permutations: must be 99 or more" sampling --target "$fixtures/target" \
-  --answers "$work/eqspec-1.jsonl" --baseline "$work/nonspec-1.jsonl" --permutations 5
+# Seven groups at alpha 0.05: a permutation p-value must reach 0.05 / 7, which 99 permutations cannot.
+expect_usage_error "--permutations: 99 cannot reach Holm's strictest level 0.007143 (alpha over 7 hypotheses); give at least 139" \
+  sampling --target "$fixtures/target" --answers "$work/eqspec-1.jsonl" --baseline "$work/nonspec-1.jsonl" --permutations 99
 expect_usage_error "--markdown: $work/same.out is also --json's path" sampling --target "$fixtures/target" \
   --answers "$work/eqspec-1.jsonl" --json "$work/same.out" --markdown "$work/same.out"
 temperature=1.3 sample "$work/hot.jsonl" eqspec 3

@@ -42,6 +42,10 @@ std::string rounds_line(const AcceptanceCheckReport& report) {
   if (report.sampling.greedy())
     line += "; " + std::to_string(report.near_tie_rounds) + " rounds agree only through a near-tie (within " +
             short_number(report.near_tie_threshold) + " nats)";
+  if (report.margin)
+    line += "; " + std::to_string(report.boundary_trials) + " outcomes the models rule out stand within the support margin of " +
+            short_number(report.margin->logits) + " logits" +
+            (report.margin->engine_dtype.empty() ? "" : " (" + report.margin->engine_dtype + ")");
   return line;
 }
 
@@ -61,7 +65,7 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
   for (const RoundMismatch& m : report.mismatches)
     mismatches.push_back({{"file", m.file}, {"line", m.line}, {"question_id", m.question_id}, {"turn", m.turn},
                           {"round", m.round}, {"position", m.position}, {"predicted", m.predicted}, {"observed", m.observed}});
-  return {{"schema_version", 1},
+  json out = {{"schema_version", 2},
           {"tool", "specgate acceptance"},
           {"generated_at", report.generated_at},
           {"settings",
@@ -94,6 +98,13 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
           {"mismatches", mismatches},
           {"rejected", report.rejected},
           {"reasons", report.reasons}};
+  if (report.margin) {
+    out["support_margin"] = {{"logits", report.margin->logits},
+                             {"engine_dtype", report.margin->engine_dtype},
+                             {"source", report.margin->source}};
+    out["boundary_trials"] = report.boundary_trials;
+  }
+  return out;
 }
 
 void write_acceptance_summary(const AcceptanceCheckReport& report, std::ostream& out) {

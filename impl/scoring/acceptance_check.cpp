@@ -1,5 +1,6 @@
 #include "impl/scoring/acceptance_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -13,11 +14,12 @@
 namespace specgate {
 namespace {
 
-// A drafted position: the probability a draft there is accepted, and whether that is only
-// decided up to a near-tie (greedy).
+// A drafted position: the probability a draft there is accepted, and whether a probability of 0
+// or 1 may go the other way in an engine whose rounding differs from the re-scorer's (greedy: a
+// near-tie; sampled: a support that would grow within the margin).
 struct PositionOdds {
   double probability = 0.0;
-  bool near_tie = false;
+  bool either_way = false;
 };
 
 // Greedy: the draft proposes its most likely token, accepted exactly when it is the answer's;
@@ -99,8 +101,20 @@ class AcceptanceReader {
     if (warpers.greedy()) {
       if (const std::optional<GreedyChoices> choices = request_.draft->greedy_choices(prompt, generated, why_not))
         odds = greedy_odds(*choices, generated, request_.near_tie_threshold);
-    } else if (auto accept = request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers, why_not)) {
-      for (const double p : *accept) odds.push_back({p, false});
+    } else {
+      if (!report_.margin)
+        report_.margin = resolve_support_margin(request_.engine_dtype, request_.support_margin, request_.answers, TurnScope::kAll);
+      // Every token before the final one went on past: none of them is an EOS id, unless the
+      // engine does not stop there.
+      const std::vector<int64_t>& eos = request_.target->eos_token_ids();
+      const bool stops_at_eos = std::none_of(generated.begin(), generated.end() - 1, [&](int64_t token) {
+        return std::find(eos.begin(), eos.end(), token) != eos.end();
+      });
+      if (auto accept = request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers,
+                                                                   report_.margin->logits, stops_at_eos, why_not)) {
+        for (size_t i = 0; i < accept->probability.size(); ++i)
+          odds.push_back({accept->probability[i], accept->support_may_grow[i]});
+      }
     }
     if (odds.empty())
       throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
@@ -115,22 +129,24 @@ class AcceptanceReader {
       // rejected. In the last round the final token's own trial is unknown, every earlier one accepted.
       const int64_t accepted = lengths[r] - 1;
       const int64_t reached = last ? std::min(accepted, k) : std::min(accepted + 1, k);
-      bool differs_exactly = false, differs = false;
+      bool resolved = false, differs = false;
       for (int64_t j = 0; j < reached; ++j) {
         const PositionOdds& at_j = odds[start + j];
         const bool success = j < accepted;
-        if (warpers.greedy()) {
-          const bool other = at_j.probability != (success ? 1.0 : 0.0);
-          differs_exactly = differs_exactly || other;
-          differs = differs || (other && !at_j.near_tie);
-          // A near-tie may go either way: it neither adds variance nor rules an outcome out.
-          trials_.push_back({at_j.near_tie ? (success ? 1.0 : 0.0) : at_j.probability, success});
+        const bool ruled_out = at_j.probability == (success ? 0.0 : 1.0);
+        if (ruled_out && at_j.either_way) {
+          // Within the engine's rounding the outcome could go either way: it stands, neither adding
+          // variance nor ruling anything out.
+          trials_.push_back({success ? 1.0 : 0.0, success});
+          resolved = true;
+          report_.boundary_trials += !warpers.greedy();
         } else {
           trials_.push_back({at_j.probability, success});
+          differs = differs || ruled_out;
         }
       }
       if (!warpers.greedy()) continue;
-      if (differs_exactly && !differs) ++report_.near_tie_rounds;
+      report_.near_tie_rounds += resolved && !differs;
       if (!differs) continue;
       int64_t predicted = 0;
       while (predicted < k && start + predicted < n && odds[start + predicted].probability == 1.0) ++predicted;

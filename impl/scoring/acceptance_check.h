@@ -8,6 +8,7 @@
 
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/input_file.h"
+#include "impl/scoring/support_margin.h"
 #include "impl/statistics/bernoulli_sum.h"
 
 namespace specgate {
@@ -37,6 +38,10 @@ struct AcceptanceCheckRequest {
   // answer's token, lie within this many nats of each other may go either way in an engine
   // whose numerics differ from the re-scorer's (as `score` treats divergences).
   double near_tie_threshold = 0.1;
+  // Sampled: the engine's dtype, which sizes the support margin (nullopt: the answers' run.dtype),
+  // or the margin itself (resolve_support_margin).
+  std::optional<std::string> engine_dtype;
+  std::optional<double> support_margin;
 };
 
 struct AcceptanceCheckReport {
@@ -56,6 +61,10 @@ struct AcceptanceCheckReport {
   int64_t first_rounds_skipped = 0;
   int64_t near_tie_rounds = 0;  // greedy: rounds that agree only through a near-tie
   double near_tie_threshold = 0.1;
+  // Sampled: trials whose outcome the re-scorer rules out (acceptance probability 0 or 1) but
+  // an engine within the support margin could have (a support that grows within it).
+  int64_t boundary_trials = 0;
+  std::optional<SupportMargin> margin;  // sampled answers only
   // Every drafted position a round reached, with the probability its draft is accepted: 0 or 1
   // under greedy decoding (the draft's most likely token is the answer's), sum over x of
   // min(p(x), q(x)) when sampled.
@@ -75,8 +84,10 @@ struct AcceptanceCheckReport {
 // likelier to be a long one). Under greedy decoding the draft's most likely tokens on the
 // answer's prefixes fix every round's accepted count, near-ties aside: a round that differs
 // rejects. When sampled, a round reaching drafted position i accepts it with probability
-// sum_x min(p, q) at the answer's prefix there (the accepted drafts are the answer's tokens);
-// the accepted count is tested against the sum of those (BernoulliSumTest at alpha). Throws InputError naming the file, line and field for answers without token_ids,
+// sum_x min(p, q) at the answer's prefix there (the accepted drafts are the answer's tokens),
+// given that the token there is not EOS (it was not the final one); the accepted count is tested
+// against the sum of those (BernoulliSumTest at alpha). An outcome the models rule out rejects on
+// its own unless a support within the engine's margin allows it. Throws InputError naming the file, line and field for answers without token_ids,
 // prompt_token_ids or per-turn accept_lengths, accept_lengths that do not add up to the
 // answer, a round accepting more than K, or missing or disagreeing settings.
 AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request);

@@ -96,11 +96,18 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
   const at::Tensor ids = at::arange(probabilities.size(1), chosen.options()).unsqueeze(0);
   const at::Tensor ahead = probabilities.gt(own).logical_or(probabilities.eq(own).logical_and(ids.lt(chosen)));
   const at::Tensor below = (probabilities * ahead).sum(1);
-  // Raising one logit against all others is the worst case of every entry moving by half the
-  // margin: each warper's cut is monotone in the token's logit relative to the rest.
-  const at::Tensor raised = logits->to(at::kDouble).scatter_add(1, chosen, at::full_like(chosen, logit_margin, at::kDouble));
-  const at::Tensor boundary = own.squeeze(1).eq(0.0).logical_and(
-      sampling_distribution(raised, sampling).gather(1, chosen).squeeze(1).gt(0.0));
+  // A token outside the support, in the worst case of every logit moving by half the margin: it
+  // and every token not ahead of it up by the margin against those ahead. Top-k and min-p turn on
+  // its logit against the ones ahead, top-p on the mass ahead of it, which this makes smallest.
+  const at::Tensor boundary = at::zeros({n}, own.options().dtype(at::kBool));
+  const at::Tensor outside = own.squeeze(1).eq(0.0).nonzero().squeeze(1);
+  if (outside.numel() > 0) {
+    const at::Tensor unshaped = logits->index_select(0, outside).to(at::kDouble), token = chosen.index_select(0, outside);
+    const at::Tensor own_logit = unshaped.gather(1, token);
+    const at::Tensor ahead_in_logits = unshaped.gt(own_logit).logical_or(unshaped.eq(own_logit).logical_and(ids.lt(token)));
+    const at::Tensor raised = unshaped + ahead_in_logits.logical_not().to(at::kDouble) * logit_margin;
+    boundary.index_put_({outside}, sampling_distribution(raised, sampling).gather(1, token).squeeze(1).gt(0.0));
+  }
   const at::Tensor host = at::stack({below, own.squeeze(1), boundary.to(at::kDouble)}).cpu().contiguous();
   const double* data = host.data_ptr<double>();
   TokenMasses masses{{data, data + n}, {data + n, data + 2 * n}, {}};
@@ -108,10 +115,10 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
   return masses;
 }
 
-std::optional<std::vector<double>> Rescorer::acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
-                                                                      std::span<const int64_t> generated,
-                                                                      const SamplingParams& sampling,
-                                                                      std::string& why_not) const {
+std::optional<AcceptanceOdds> Rescorer::acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
+                                                                 std::span<const int64_t> generated,
+                                                                 const SamplingParams& sampling, double logit_margin,
+                                                                 bool not_eos, std::string& why_not) const {
   const std::optional<at::Tensor> target_logits = logits_before(model_->transformer, prompt, generated, why_not);
   if (!target_logits) return std::nullopt;
   const std::optional<at::Tensor> draft_logits = logits_before(draft.model_->transformer, prompt, generated, why_not);
@@ -119,15 +126,32 @@ std::optional<std::vector<double>> Rescorer::acceptance_probabilities(const Resc
     why_not = "the draft: " + why_not;
     return std::nullopt;
   }
-  const at::Tensor overlap = at::minimum(sampling_distribution(*target_logits, sampling),
-                                         sampling_distribution(draft_logits->to(target_logits->device()), sampling))
-                                 .sum(1)
-                                 .clamp(0.0, 1.0)
-                                 .cpu()
-                                 .contiguous();
-  const double* data = overlap.data_ptr<double>();
-  return std::vector<double>(data, data + overlap.size(0));
+  const at::Tensor target = target_logits->to(at::kDouble), drafted = draft_logits->to(target.device(), at::kDouble);
+  const at::Tensor p = sampling_distribution(target, sampling), q = sampling_distribution(drafted, sampling);
+  const at::Tensor both = at::minimum(p, q);
+  at::Tensor overlap = both.sum(1);
+  const std::vector<int64_t>& eos = eos_token_ids();
+  if (not_eos && !eos.empty()) {
+    const at::Tensor ids = at::tensor(eos, at::TensorOptions().dtype(at::kLong).device(p.device()));
+    const at::Tensor going_on = 1.0 - p.index_select(1, ids).sum(1);
+    overlap = at::where(going_on.gt(0.0), (overlap - both.index_select(1, ids).sum(1)) / going_on, overlap);
+  }
+  // The tokens outside a support moved up by the margin: the most likely of them is then raised
+  // against every token ahead of it, the worst case for each warper's cut.
+  const auto grows = [&](const at::Tensor& logits, const at::Tensor& shaped) {
+    const at::Tensor outside = shaped.eq(0.0);
+    return sampling_distribution(logits + outside.to(at::kDouble) * logit_margin, sampling).gt(0.0).logical_and(outside).any(1);
+  };
+  const at::Tensor may_grow = grows(target, p).logical_or(grows(drafted, q));
+  const at::Tensor host = at::stack({overlap.clamp(0.0, 1.0), may_grow.to(at::kDouble)}).cpu().contiguous();
+  const double* data = host.data_ptr<double>();
+  const int64_t n = host.size(1);
+  AcceptanceOdds odds{{data, data + n}, {}};
+  for (int64_t i = 0; i < n; ++i) odds.support_may_grow.push_back(data[n + i] != 0.0);
+  return odds;
 }
+
+const std::vector<int64_t>& Rescorer::eos_token_ids() const { return model_->transformer.config().eos_token_ids; }
 
 std::optional<GreedyChoices> Rescorer::greedy_choices(std::span<const int64_t> prompt, std::span<const int64_t> generated,
                                                      std::string& why_not) const {

@@ -35,6 +35,15 @@ struct TokenMasses {
   std::vector<bool> boundary;
 };
 
+// Whether speculative sampling accepts the draft at each position of an answer: the
+// probability, and whether either model's shaped support would take in another token if the
+// tokens outside it moved up by the margin (then an acceptance probability of 0 or 1 is only so
+// up to the engine's rounding).
+struct AcceptanceOdds {
+  std::vector<double> probability;
+  std::vector<bool> support_may_grow;
+};
+
 // What a greedy drafter proposes at each position of an answer, and how firmly: the most likely
 // token (lowest id among equals), its log-probability's lead over the answer's token there (0
 // where it is the answer's token), and over the runner-up.
@@ -79,11 +88,16 @@ class Rescorer {
 
   // Position i of `generated`: the probability that speculative sampling accepts a token `draft`
   // draws after `prompt` and generated[:i], sum over x of min(p(x), q(x)), p this checkpoint's
-  // and q the draft's distribution there, both shaped by `sampling`. One forward pass of each.
+  // and q the draft's distribution there, both shaped by `sampling`; with `not_eos`, given that
+  // the token there is none of eos_token_ids() (the answer went on past it):
+  // (sum min(p, q) - sum over EOS of min(p, q)) / (1 - p(EOS)). One forward pass of each.
   // nullopt with `why_not` set as sampled_token_masses.
-  std::optional<std::vector<double>> acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
-                                                              std::span<const int64_t> generated,
-                                                              const SamplingParams& sampling, std::string& why_not) const;
+  std::optional<AcceptanceOdds> acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
+                                                         std::span<const int64_t> generated, const SamplingParams& sampling,
+                                                         double logit_margin, bool not_eos, std::string& why_not) const;
+
+  // The ids that end generation (generation_config.json's eos_token_id, else config.json's).
+  const std::vector<int64_t>& eos_token_ids() const;
 
   // Position i of `generated`: its log-probability under the checkpoint (unshaped) after
   // `prompt` and generated[:i]. One forward pass; nullopt with `why_not` set as

@@ -1,6 +1,7 @@
 #include "impl/scoring/sampling_check.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -15,18 +16,6 @@
 #include "impl/statistics/randomized_pit.h"
 
 namespace specgate {
-
-double support_margin_for(const std::string& dtype, const char* flag) {
-  // Twice the largest spread of the top tokens' logits against float64 measured on
-  // SmolLM2-135M-Instruct (reports/sampling/support_margin.md): bfloat16 1.98, float16 0.125;
-  // float32's 1e-4 on the CPU is raised to 0.01 for kernels that sum in another order.
-  static const std::map<std::string, double> margins = {
-      {"float64", 1e-6}, {"float32", 0.01}, {"bfloat16", 4.0}, {"float16", 0.25}};
-  const auto found = margins.find(dtype);
-  if (found == margins.end())
-    throw InputError(std::string(flag) + ": expected float64, float32, bfloat16 or float16, got '" + dtype + "'");
-  return found->second;
-}
 
 namespace {
 
@@ -55,7 +44,8 @@ class StreamRegistry {
                                        std::to_string(record.question_id) + " drew from it";
     throw InputError(at + ": field 'run.sampling.seed': seed " + std::to_string(*s.seed) + stream + " also at " +
                      found->second.second + " (" + what +
-                     "); answers sharing a random stream are not independent samples: give each request a seed of its own");
+                     "); answers sharing a random stream are not independent samples: give each request a seed of its own, "
+                     "and each file (collect --seed S sends S + q N + j) a --seed far from the others'");
   }
 
  private:
@@ -138,41 +128,23 @@ void summarise(SideValues& values, double alpha, const char* flag) {
   side.chi_square = chi_square_uniformity(side.histogram);
 }
 
-// The engine's dtype: the flag's, else the one every answer's run.dtype records, else assumed.
-SupportMargin resolve_margin(const SamplingCheckRequest& request) {
-  SupportMargin margin{.engine_dtype = "bfloat16", .source = "assumed"};
-  if (request.engine_dtype) {
-    margin = {*request.engine_dtype, "flag"};
-  } else {
-    std::set<std::string> recorded;
-    bool every = true;
-    for (const auto* files : {&request.answers, &request.baseline}) {
-      for (const std::filesystem::path& file : *files) {
-        AnswerReader reader(file, request.turns);
-        while (const std::optional<AnswerRecord> record = reader.next()) {
-          if (record->speed.run && record->speed.run->dtype) recorded.insert(*record->speed.run->dtype);
-          else every = false;
-        }
-      }
-    }
-    if (every && recorded.size() == 1) margin = {*recorded.begin(), "answers"};
-  }
-  margin.logits = support_margin_for(margin.engine_dtype, "--engine-dtype");
-  if (request.support_margin) {
-    if (!(*request.support_margin >= 0.0) || !std::isfinite(*request.support_margin))
-      throw InputError("--support-margin: must be a finite number of logits >= 0, got " + short_number(*request.support_margin));
-    margin.logits = *request.support_margin;
-    margin.source = "flag";
-  }
-  return margin;
-}
-
+// The units of one subtask, or of every subtask when `subtask` is empty.
 std::vector<SampleUnit> units_of(const SideValues& side, const std::string& subtask) {
   std::vector<SampleUnit> units;
   for (size_t i = 0; i < side.units.size(); ++i) {
-    if (subtask == "all" || side.unit_subtasks[i] == subtask) units.push_back(side.units[i]);
+    if (subtask.empty() || side.unit_subtasks[i] == subtask) units.push_back(side.units[i]);
   }
   return units;
+}
+
+// Whether some question of `subtask` (every subtask when empty) is answered on both sides.
+bool shares_a_question(const SideValues& first, const SideValues& second, const std::string& subtask) {
+  std::set<int64_t> questions;
+  for (const SampleUnit& unit : units_of(first, subtask)) questions.insert(unit.stratum);
+  for (const SampleUnit& unit : units_of(second, subtask)) {
+    if (questions.contains(unit.stratum)) return true;
+  }
+  return false;
 }
 
 std::string location(const UnsupportedToken& t) {
@@ -185,15 +157,17 @@ std::string location(const UnsupportedToken& t) {
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   if (!(request.alpha > 0.0 && request.alpha < 1.0))
     throw InputError("--alpha: must be in (0, 1), got " + std::to_string(request.alpha));
-  if (request.permutations < 99)
-    throw InputError("--permutations: must be 99 or more, got " + std::to_string(request.permutations));
+  if (request.permutations < 1)
+    throw InputError("--permutations: must be 1 or more, got " + std::to_string(request.permutations));
   AnswerWarpers warpers(request.sampling, "`conformance score` checks it exactly");
   SamplingCheckReport report;
   report.generated_at = utc_now();
   report.alpha = request.alpha;
   report.pit_seed = request.pit_seed;
   report.sampling_source = warpers.source();
-  report.margin = resolve_margin(request);
+  std::vector<std::filesystem::path> every_file = request.answers;
+  every_file.insert(every_file.end(), request.baseline.begin(), request.baseline.end());
+  report.margin = resolve_support_margin(request.engine_dtype, request.support_margin, every_file, request.turns);
 
   StreamRegistry streams;
   SideValues answers = SideReader(request, warpers, streams, report.margin.logits, /*stream=*/0).read(request.answers);
@@ -206,16 +180,20 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   report.sampling = *warpers.settled();
   report.test = baseline ? "two-sample" : "one-sample";
 
-  // Nothing to test when every token of a side lies outside the support.
+  // Nothing to test when every token of a side lies outside the support. The pooled group is
+  // the first, its subtask empty.
   const bool testable = !answers.all.empty() && !(baseline && baseline->all.empty());
-  std::vector<std::string> names;
+  std::vector<std::string> subtasks;
   if (testable) {
-    names.push_back("all");
+    if (baseline && !shares_a_question(answers, *baseline, ""))
+      throw InputError("--baseline: its answers are to none of the questions --answers answers; the two-sample test "
+                       "exchanges answers to the same question between the sides");
+    subtasks.push_back("");
     for (const auto& [subtask, values] : answers.by_subtask) {
-      if (!baseline || baseline->by_subtask.contains(subtask)) names.push_back(subtask);
+      if (!baseline || shares_a_question(answers, *baseline, subtask)) subtasks.push_back(subtask);
     }
     // A single subtask is the pooled test again, not a second hypothesis.
-    if (names.size() == 2) names.pop_back();
+    if (subtasks.size() == 2) subtasks.pop_back();
   }
   if (baseline) {
     const SampledSide &a = answers.side, &b = baseline->side;
@@ -223,29 +201,31 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
          {std::tuple{"outside support", a.outside_support.size(), b.outside_support.size()},
           std::tuple{"support boundary", a.boundary.size(), b.boundary.size()}}) {
       if (first + second == 0) continue;
-      report.support_rates.push_back(
-          {name, compare_rates(static_cast<int64_t>(first), a.tokens, static_cast<int64_t>(second), b.tokens)});
+      report.support_rates.push_back({name, compare_rates(static_cast<int64_t>(first), a.tokens,
+                                                          static_cast<int64_t>(second), b.tokens, RateAlternative::kGreater)});
     }
   }
-  report.family_size = static_cast<int64_t>(names.size() + report.support_rates.size());
+  report.family_size = static_cast<int64_t>(subtasks.size() + report.support_rates.size());
   const double strictest = request.alpha / static_cast<double>(std::max<int64_t>(report.family_size, 1));
+  // Rounding aside: 139 permutations reach 0.05 / 7 exactly.
+  if (baseline && 1.0 / static_cast<double>(request.permutations + 1) > strictest * (1.0 + 1e-12))
+    throw InputError("--permutations: " + std::to_string(request.permutations) + " cannot reach Holm's strictest level " +
+                     short_number(strictest) + " (alpha over " + std::to_string(report.family_size) +
+                     " hypotheses); give at least " + std::to_string(static_cast<int64_t>(std::ceil(1.0 / strictest)) - 1));
 
-  for (size_t g = 0; g < names.size(); ++g) {
-    const std::string& name = names[g];
-    const std::vector<double>& ours = name == "all" ? answers.all : answers.by_subtask.at(name);
-    SampledGroup group{.name = name};
+  for (size_t g = 0; g < subtasks.size(); ++g) {
+    const std::string& subtask = subtasks[g];
+    const std::vector<double>& ours = subtask.empty() ? answers.all : answers.by_subtask.at(subtask);
+    SampledGroup group{.name = subtask.empty() ? "all" : subtask};
     if (!baseline) {
       group.test = ks_uniformity_test(ours, request.alpha);
       group.p_value = group.test.p_value;
       group.detectable_distance = ks_detectable_distance(static_cast<double>(group.test.n), strictest);
     } else {
-      const std::vector<double>& theirs = name == "all" ? baseline->all : baseline->by_subtask.at(name);
+      const std::vector<double>& theirs = subtask.empty() ? baseline->all : baseline->by_subtask.at(subtask);
       group.test = ks_two_sample_test(ours, theirs, request.alpha);
-      group.permutation = permutation_ks_test(units_of(answers, name), units_of(*baseline, name), request.permutations,
+      group.permutation = permutation_ks_test(units_of(answers, subtask), units_of(*baseline, subtask), request.permutations,
                                               request.pit_seed + 0x9E3779B97F4A7C15ULL * (g + 1), strictest);
-      if (name == "all" && group.permutation->exchangeable_units == 0)
-        throw InputError("--baseline: its answers are to none of the questions --answers answers; the two-sample test "
-                         "exchanges answers to the same question between the sides");
       group.p_value = group.permutation->p_value;
       group.detectable_distance = group.permutation->detectable_distance;
     }
@@ -276,14 +256,15 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
     const RateComparison& r = rates.rates;
     report.reasons.push_back(rates.name + ": " + std::to_string(r.first_events) + " of " + std::to_string(r.first_trials) +
                              " tokens against the baseline's " + std::to_string(r.second_events) + " of " +
-                             std::to_string(r.second_trials) + ", exact test Holm-adjusted p = " +
+                             std::to_string(r.second_trials) + ", one-sided exact test Holm-adjusted p = " +
                              short_number(rates.holm_p_value) + " <= alpha " + short_number(request.alpha));
   }
   if (!baseline && !answers.side.outside_support.empty()) {
     report.reasons.push_back(std::to_string(answers.side.outside_support.size()) +
-                             " token(s) outside the shaped target distribution's support beyond the " +
-                             report.margin.engine_dtype + " margin of " + short_number(report.margin.logits) +
-                             " logits (first: " + location(answers.side.outside_support.front()) + ")");
+                             " token(s) outside the shaped target distribution's support beyond the margin of " +
+                             short_number(report.margin.logits) + " logits" +
+                             (report.margin.engine_dtype.empty() ? "" : " (" + report.margin.engine_dtype + ")") +
+                             " (first: " + location(answers.side.outside_support.front()) + ")");
   }
   report.rejected = !report.reasons.empty();
   report.answers = std::move(answers.side);

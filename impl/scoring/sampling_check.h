@@ -9,6 +9,7 @@
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/input_file.h"
+#include "impl/scoring/support_margin.h"
 #include "impl/statistics/permutation_ks.h"
 #include "impl/statistics/rate_comparison.h"
 #include "impl/statistics/uniformity.h"
@@ -27,21 +28,6 @@ struct UnsupportedToken {
   int64_t position = 0;  // 0-based, among the turn's generated tokens
   int64_t token = 0;
 };
-
-// How far a token may lie outside the re-scorer's support and still count as drawn by a correct
-// engine: the logit margin (SupportMargin::logits, in logits before the temperature) by which
-// raising the token's logit against all others must bring it into the support. Sized from the
-// engine's floating-point type: its logits differ from the float64 re-scorer's by rounding.
-struct SupportMargin {
-  std::string engine_dtype;  // float64, float32, bfloat16 or float16
-  std::string source;        // "flag", "answers" (their run.dtype), or "assumed"
-  double logits = 0.0;
-};
-
-// The margin for an engine computing in `dtype`: twice the largest change of a difference
-// between two of the most likely tokens' logits, that dtype against float64, measured on the real
-// model (reports/sampling/support_margin.md). Throws InputError naming `flag` for another name.
-double support_margin_for(const std::string& dtype, const char* flag);
 
 // One side of the check: the answers of one engine setting (speculation on, or off), possibly
 // several files of distinct seeds, as randomised PIT values against the target.
@@ -72,8 +58,9 @@ struct SampledGroup {
   bool rejected = false;
 };
 
-// Two samples: whether the two sides leave the support, or sit on its boundary, at the same
-// rate per token; a member of the Holm family where either side has such a token.
+// Two samples: whether the answers leave the support, or sit on its boundary, more often per
+// token than the baseline (one-sided: only an excess with speculation on points at it); a member
+// of the Holm family where either side has such a token.
 struct SupportRateGroup {
   std::string name;  // "outside support" or "support boundary"
   RateComparison rates;
@@ -90,9 +77,10 @@ struct SamplingCheckRequest {
   double alpha = 0.05;
   uint64_t pit_seed = 0;  // seeds the PIT's own uniforms and the permutations, so that a verdict can be replayed
   TurnScope turns = TurnScope::kAll;
-  std::optional<std::string> engine_dtype;  // nullopt: the answers' run.dtype, else bfloat16 assumed
+  std::optional<std::string> engine_dtype;  // nullopt: the answers' run.dtype (resolve_support_margin)
   std::optional<double> support_margin;     // replaces the dtype's margin
-  int64_t permutations = 1999;              // of the two-sample test
+  // Of the two-sample test: enough that 1 / (permutations + 1) reaches alpha over the family.
+  int64_t permutations = 1999;
 };
 
 struct SamplingCheckReport {
@@ -108,7 +96,9 @@ struct SamplingCheckReport {
   // against the baseline's, answers as units, robust to numerics that both sides share and
   // specgate's model does not.
   std::string test;
-  std::vector<SampledGroup> groups;  // "all" first, then subtasks in name order
+  // "all" first, then the subtasks in name order that both sides answer (two samples: some
+  // question of the subtask on both sides).
+  std::vector<SampledGroup> groups;
   std::vector<SupportRateGroup> support_rates;  // two-sample only
   int64_t family_size = 0;  // hypotheses Holm's procedure ran over: groups and support rates
   bool rejected = false;
@@ -121,8 +111,9 @@ struct SamplingCheckReport {
 // any group. Two samples: rejected when Holm's procedure rejects a group's permutation test or
 // a support rate comparison. Throws InputError naming the file, line and field for an answer
 // without token_ids or prompt_token_ids, a token id outside the vocabulary, sampling settings
-// that are missing, greedy or disagree, or a random stream drawn twice (the same seed, and
-// stream where recorded, on two answers of either side).
+// that are missing, greedy or disagree, a random stream drawn twice (the same seed, and stream
+// where recorded, on two answers of either side), no engine dtype (resolve_support_margin), a
+// baseline that answers none of the answers' questions, or too few permutations for the family.
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request);
 
 }  // namespace specgate

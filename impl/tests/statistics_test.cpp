@@ -695,17 +695,26 @@ TEST(PermutationKsTest, ExchangesUnitsOnlyWithinTheirStratumAndIsDeterministic) 
   EXPECT_THROW(permutation_ks_test(first, std::vector<SampleUnit>{{{1.5}, 0}}, 99, 0, 0.05), std::invalid_argument);
 }
 
-// scipy.stats.binomtest(first, first + second, first_trials / (first_trials + second_trials)).
+// scipy.stats.binomtest(first, first + second, first_trials / (first_trials + second_trials)),
+// two-sided and with alternative='greater': five tokens outside the support against none in as
+// many is 1 / 32 one-sided, 1 / 16 two-sided.
 TEST(CompareRates, MatchesScipyBinomtest) {
   const struct {
     int64_t a, n, b, m;
-    double p;
-  } cases[] = {{3, 1000, 0, 1000, 0.25}, {5, 2000, 1, 3000, 0.04096000000000001}, {0, 100, 4, 100, 0.125},
-               {10, 500, 12, 400, 0.3936698898434034}, {7, 10000, 7, 10000, 1.0}};
-  for (const auto& c : cases) EXPECT_NEAR(compare_rates(c.a, c.n, c.b, c.m).p_value, c.p, 1e-12) << c.a << " " << c.b;
-  EXPECT_EQ(compare_rates(0, 10, 0, 20).p_value, 1.0);
-  EXPECT_THROW(compare_rates(3, 2, 0, 1), std::invalid_argument);
-  EXPECT_THROW(compare_rates(0, 0, 0, 1), std::invalid_argument);
+    double two_sided, greater;
+  } cases[] = {{3, 1000, 0, 1000, 0.25, 0.125},
+               {5, 2000, 1, 3000, 0.04096000000000001, 0.04096000000000001},
+               {0, 100, 4, 100, 0.125, 1.0},
+               {10, 500, 12, 400, 0.3936698898434034, 0.8783175378203729},
+               {7, 10000, 7, 10000, 1.0, 0.604736328125},
+               {5, 2880, 0, 2880, 0.0625, 0.03125}};
+  for (const auto& c : cases) {
+    EXPECT_NEAR(compare_rates(c.a, c.n, c.b, c.m, RateAlternative::kTwoSided).p_value, c.two_sided, 1e-12) << c.a << " " << c.b;
+    EXPECT_NEAR(compare_rates(c.a, c.n, c.b, c.m, RateAlternative::kGreater).p_value, c.greater, 1e-12) << c.a << " " << c.b;
+  }
+  EXPECT_EQ(compare_rates(0, 10, 0, 20, RateAlternative::kTwoSided).p_value, 1.0);
+  EXPECT_THROW(compare_rates(3, 2, 0, 1, RateAlternative::kTwoSided), std::invalid_argument);
+  EXPECT_THROW(compare_rates(0, 0, 0, 1, RateAlternative::kGreater), std::invalid_argument);
 }
 
 // A correct sample leaves the simultaneous band in some bin at most alpha of the time; a band of

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# How often `conformance sampling` and `conformance acceptance` reject a correct engine: RUNS
+# (default 200) independent runs at each of two settings (T 0.8, top-k 50, top-p 0.95; T 1.0,
+# min-p 0.1), every run with seeds of its own for the engines and for the test (--pit-seed). One
+# run: EQSPEC in float64 (K 4, batch 8, the 30 questions of fixtures/bench/short_prompts.jsonl,
+# 64 new tokens) tested by the one-sample test and by the acceptance test; EQSPEC in bfloat16
+# tested by the acceptance test and, against nonspec-batch in bfloat16, by the two-sample test.
+# The fixture pair, re-scored in float64. Writes OUT/calibration.json and OUT/calibration.md
+# (default reports/sampling); JOBS runs side by side (default: the cores). About 40 minutes on
+# 2 cores.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${1:-reports/sampling}"
+runs="${RUNS:-200}"
+jobs="${JOBS:-$(nproc)}"
+source "$root/ci/setup.sh"
+work=build/calibration
+rm -rf "$work"
+mkdir -p "$out" "$work"
+# Its own copy of the CLI: a rebuild while the runs go on changes nothing under them.
+cp build/bin/conformance "$work/conformance"
+
+# run_one SETTING RUN: one independent run at one setting; appends its verdicts to
+# $work/SETTING-RUN.jsonl.
+run_one() {
+  local setting=$1 run=$2
+  local B="$work/conformance" F=build/fixture_pair dir="$work/$setting-$run"
+  local warpers
+  case "$setting" in
+    topk50-topp095) warpers=(--temperature 0.8 --top-k 50 --top-p 0.95) ;;
+    minp01) warpers=(--temperature 1.0 --min-p 0.1) ;;
+  esac
+  mkdir -p "$dir"
+  # Seeds: each run, setting and engine its own; the PIT's too.
+  local base=$((run * 16))
+  [ "$setting" = topk50-topp095 ] || base=$((base + 8))
+  gen() {
+    local name=$1 engine=$2 dtype=$3 seed=$4
+    local draft=()
+    [ "$engine" = nonspec-batch ] || draft=(--draft "$F/draft" --draft-tokens 4)
+    OMP_NUM_THREADS=1 "$B" generate --engine "$engine" --target "$F/target" "${draft[@]}" --batch-size 8 \
+      --bench fixtures/bench/short_prompts.jsonl --max-new-tokens 64 --dtype "$dtype" "${warpers[@]}" --seed "$seed" \
+      --out "$dir/$name.jsonl" >/dev/null
+  }
+  verdict() {
+    local label=$1 tool=$2
+    shift 2
+    local status=0
+    OMP_NUM_THREADS=1 "$B" "$tool" --json "$dir/$label.json" "$@" >"$dir/$label.out" 2>&1 || status=$?
+    [ $status -le 1 ] || { echo "$tool $label failed: $(cat "$dir/$label.out")" >&2; exit 1; }
+    echo "{\"setting\": \"$setting\", \"run\": $run, \"test\": \"$label\", \"report\": $(tr -d '\n' <"$dir/$label.json")}" \
+      >>"$work/$setting-$run.jsonl"
+  }
+  gen eqspec-f64 eqspec float64 $((base + 1))
+  gen eqspec-bf16 eqspec bfloat16 $((base + 2))
+  gen nonspec-bf16 nonspec-batch bfloat16 $((base + 3))
+  verdict one-sample-float64 sampling --target "$F/target" --answers "$dir/eqspec-f64.jsonl" --pit-seed $((base + 4))
+  verdict two-sample-bfloat16 sampling --target "$F/target" --answers "$dir/eqspec-bf16.jsonl" \
+    --baseline "$dir/nonspec-bf16.jsonl" --pit-seed $((base + 5))
+  verdict acceptance-float64 acceptance --target "$F/target" --draft "$F/draft" --answers "$dir/eqspec-f64.jsonl"
+  verdict acceptance-bfloat16 acceptance --target "$F/target" --draft "$F/draft" --answers "$dir/eqspec-bf16.jsonl"
+  rm -f "$dir"/*.jsonl
+}
+export -f run_one
+export work
+
+for run in $(seq "$runs"); do
+  for setting in topk50-topp095 minp01; do echo "$setting $run"; done
+done | xargs -P "$jobs" -n 2 bash -c 'run_one "$0" "$1"'
+
+build/venv/bin/python - "$work" "$out" "$runs" <<'PY'
+import json, math, pathlib, sys
+work, out, runs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
+rows = [json.loads(line) for path in sorted(work.glob("*.jsonl")) for line in open(path)]
+def wilson(k, n, z=1.96):
+    p = k / n; d = 1 + z * z / n; c = p + z * z / (2 * n); h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (c - h) / d), min(1.0, (c + h) / d)
+settings = {"topk50-topp095": "T 0.8, top-k 50, top-p 0.95", "minp01": "T 1.0, min-p 0.1"}
+tests = {"one-sample-float64": "sampling, one-sample: EQSPEC float64",
+         "two-sample-bfloat16": "sampling, two-sample: EQSPEC bfloat16 against nonspec-batch bfloat16",
+         "acceptance-float64": "acceptance: EQSPEC float64", "acceptance-bfloat16": "acceptance: EQSPEC bfloat16"}
+table = []
+for setting, setting_name in settings.items():
+    for test, test_name in tests.items():
+        reports = [r["report"] for r in rows if r["setting"] == setting and r["test"] == test]
+        if not reports: continue
+        rejected = sum(r["rejected"] if "rejected" in r else r["verdict"] == "rejected" for r in reports)
+        low, high = wilson(rejected, len(reports))
+        size = (sum(r["answers"]["tokens"] for r in reports) // len(reports)) if test.startswith(("one", "two")) \
+            else sum(r["test"]["trials"] for r in reports) // len(reports)
+        extra = {}
+        if test.startswith(("one", "two")):
+            extra["boundary_tokens"] = sum(len(r["answers"]["boundary"]) for r in reports)
+            extra["outside_tokens"] = sum(len(r["answers"]["outside_support"]) for r in reports)
+        else:
+            extra["mean_z"] = sum(r["test"]["z"] for r in reports) / len(reports)
+            extra["near_tie_rounds"] = sum(r.get("near_tie_rounds", 0) for r in reports)
+        table.append({"setting": setting_name, "test": test_name, "runs": len(reports), "rejected": rejected,
+                      "rate": rejected / len(reports), "interval": [low, high], "per_run": size,
+                      "holds_alpha": low <= 0.05 <= high or high < 0.05, **extra})
+lines = ["# False alarms of `conformance sampling` and `conformance acceptance` on correct engines", "",
+         f"`RUNS={runs} ./ci/calibration.sh`: the fixture pair, the 30 questions of `fixtures/bench/short_prompts.jsonl`, "
+         "64 new tokens, K 4, batch 8, re-scored in float64 at alpha 0.05; every run its own engine seeds and PIT seed. "
+         "Per run: tokens tested (sampling) or drafted positions (acceptance). Interval: Wilson's 95%.", "",
+         "| setting | test | runs | rejected | rate | 95% interval | per run | notes |", "|---|---|---:|---:|---:|---|---:|---|"]
+for t in table:
+    notes = (f'{t["boundary_tokens"]} boundary, {t["outside_tokens"]} outside tokens in all runs' if "boundary_tokens" in t
+             else f'mean z {t["mean_z"]:+.3f}' + (f', {t["near_tie_rounds"]} near-tie rounds' if t["near_tie_rounds"] else ""))
+    lines.append(f'| {t["setting"]} | {t["test"]} | {t["runs"]} | {t["rejected"]} | {t["rate"]:.3f} | '
+                 f'[{t["interval"][0]:.3f}, {t["interval"][1]:.3f}] | {t["per_run"]} | {notes} |')
+(out / "calibration.md").write_text("\n".join(lines) + "\n")
+(out / "calibration.json").write_text(json.dumps({"runs": runs, "rows": table}, indent=2) + "\n")
+print("\n".join(lines))
+PY
