@@ -33,10 +33,13 @@ grep -q '"drafted_tokens"' "$work/nonspec-batch.jsonl" && fail "nonspec-batch an
 python3 - "$work/exspec.jsonl" "$work/nonspec-batch.jsonl" <<'PY' || fail "answers do not record their run's settings"
 import json, sys
 exspec, nonspec = ([json.loads(line)["run"] for line in open(path)] for path in sys.argv[1:3])
+# The same run, each answer its own random stream of the run's seed: its question's position.
+for position, run in enumerate(exspec):
+    assert run["sampling"].pop("stream") == position, (position, run)
 assert all(run == exspec[0] for run in exspec), exspec
 run = dict(exspec[0]); del run["started_at"]
 assert run == {"engine": "exspec", "batch_size": 5, "max_new_tokens": 24, "draft_tokens": 3, "window": 7,
-               "sampling": {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "seed": 0}}, run
+               "dtype": "float32", "sampling": {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "seed": 0}}, run
 assert "draft_tokens" not in nonspec[0] and "window" not in nonspec[0], nonspec[0]
 PY
 # score's run throughput is the tokens/s generate printed for the same run (the run's wall time

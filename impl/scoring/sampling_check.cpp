@@ -211,7 +211,7 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   if (baseline && 1.0 / static_cast<double>(request.permutations + 1) > strictest * (1.0 + 1e-12))
     throw InputError("--permutations: " + std::to_string(request.permutations) + " cannot reach Holm's strictest level " +
                      short_number(strictest) + " (alpha over " + std::to_string(report.family_size) +
-                     " hypotheses); give at least " + std::to_string(static_cast<int64_t>(std::ceil(1.0 / strictest)) - 1));
+                     " hypotheses); give at least " + std::to_string(static_cast<int64_t>(std::ceil((1.0 - 1e-12) / strictest)) - 1));
 
   for (size_t g = 0; g < subtasks.size(); ++g) {
     const std::string& subtask = subtasks[g];
