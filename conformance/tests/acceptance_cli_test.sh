@@ -40,16 +40,28 @@ check eqspec 0 "$work/eqspec.jsonl" --json "$work/eqspec.json" --markdown "$work
 check exspec 0 "$work/exspec.jsonl"
 check draft-cache-short 1 "$work/draft-cache-short.jsonl" --json "$work/draft-cache-short.json" --markdown "$work/short.md"
 grep -q "accepted, the draft's proposals match" "$work/draft-cache-short.out" || fail "draft-cache-short: no round named"
-"$python" - "$work/eqspec.jsonl" "$work/eqspec.json" "$work/draft-cache-short.json" <<'PY' || fail "greedy reports"
+"$python" - "$work/eqspec.jsonl" "$work/eqspec.json" "$work/draft-cache-short.json" "$fixtures/target/config.json" <<'PY' || fail "greedy reports"
 import json, sys
 answers = [json.loads(line)["choices"][0] for line in open(sys.argv[1])]
 ok, bad = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+eos = json.load(open(sys.argv[4]))["eos_token_id"]
+eos = eos if isinstance(eos, list) else [eos]
 problems = []
 # Every round is compared, the last up to the answer's final token: a round's accepted drafts
 # are its accept_lengths less one, and in the last round every token before the final one was
-# an accepted draft, so the count is the same there.
+# an accepted draft. The final token's own trial, where the round drafted it and the answer
+# stopped at max_new_tokens, is decided by the engine's accepted_drafts: accepted when the round
+# accepted more than it appended before it.
 rounds = sum(len(a["accept_lengths"]) for a in answers)
 accepted = sum(n - 1 for a in answers for n in a["accept_lengths"])
+finals = 0
+for a in answers:
+    lengths, last = a["accept_lengths"], a["accept_lengths"][-1]
+    if a["token_ids"][0][-1] in eos or last - 1 >= 4: continue
+    finals += 1
+    accepted += a["accepted_drafts"][0] - sum(n - 1 for n in lengths) > 0
+if ok["final_trials"] != finals or finals == 0:
+    problems.append(f'correct: {ok["final_trials"]} final trials, the answers have {finals}')
 if (ok["rounds"], ok["test"]["observed"], ok["last_rounds_cut"]) != (rounds, accepted, len(answers)):
     problems.append(f'correct: {ok["rounds"]} rounds, {ok["test"]["observed"]} accepted; the answers have {rounds}, {accepted}')
 if ok["test"]["expected"] != accepted or ok["mismatches"] or ok["rejected"]:
@@ -142,12 +154,15 @@ def write(name, edit):
 write("short", lambda a: a["choices"][0]["accept_lengths"].pop())
 write("long_round", lambda a: a["choices"][0]["accept_lengths"].__setitem__(0, 6))
 write("no_k", lambda a: a["run"].pop("draft_tokens"))
+write("accepted_drafts", lambda a: a["choices"][0]["accepted_drafts"].__setitem__(0, a["choices"][0]["accepted_drafts"][0] + 10))
 PY
 expect_usage_error "short.jsonl:2: field 'choices[0].accept_lengths': the rounds append" \
   acceptance "${pair[@]}" --answers "$work/short.jsonl"
 expect_usage_error "long_round.jsonl:2: field 'choices[0].accept_lengths': entry 0 appends 6 tokens" \
   acceptance "${pair[@]}" --answers "$work/long_round.jsonl"
 expect_usage_error "no_k.jsonl:2: field 'run.draft_tokens': missing" acceptance "${pair[@]}" --answers "$work/no_k.jsonl"
+expect_usage_error "accepted_drafts.jsonl:2: field 'choices[0].accepted_drafts[0]': leaves" \
+  acceptance "${pair[@]}" --answers "$work/accepted_drafts.jsonl"
 expect_usage_error "--top-k, --top-p, --min-p: give --temperature with them" \
   acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --top-k 5
 expect_usage_error "--top-p: must be in (0, 1]" acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --temperature 1 --top-p 2

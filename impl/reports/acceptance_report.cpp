@@ -36,6 +36,8 @@ std::string figures_line(const AcceptanceCheckReport& report) {
 std::string rounds_line(const AcceptanceCheckReport& report) {
   std::string line = std::to_string(report.rounds) + " rounds compared, " + std::to_string(report.answers) +
                      " answers; each turn's last round up to its final token (" + std::to_string(report.last_rounds_cut) + ")";
+  if (report.final_trials > 0)
+    line += ", the final token's trial from the engine's accepted_drafts in " + std::to_string(report.final_trials);
   if (report.first_rounds_skipped > 0)
     line += "; " + std::to_string(report.first_rounds_skipped) +
             " first rounds left out (their turn's rounds append every token, so the first may be the prefill's pass)";
@@ -81,6 +83,7 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
           {"rounds", report.rounds},
           {"last_rounds_cut", report.last_rounds_cut},
           {"first_rounds_skipped", report.first_rounds_skipped},
+          {"final_trials", report.final_trials},
           {"near_tie_rounds", report.near_tie_rounds},
           {"near_tie_threshold", report.near_tie_threshold},
           {"test",

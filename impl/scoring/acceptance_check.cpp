@@ -119,6 +119,8 @@ class AcceptanceReader {
     if (odds.empty())
       throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
 
+    const std::optional<int64_t> last_accepted = last_round_accepted(record, turn, lengths, k, at);
+    report_.final_trials += last_accepted && lengths.back() - 1 < k;
     int64_t start = first;
     for (size_t r = 0; r < first_round; ++r) start += lengths[r];
     for (size_t r = first_round; r < lengths.size(); start += lengths[r], ++r) {
@@ -126,9 +128,11 @@ class AcceptanceReader {
       ++report_.rounds;
       report_.last_rounds_cut += last;
       // Trials at positions before the final token: j < accepted were accepted, j == accepted
-      // rejected. In the last round the final token's own trial is unknown, every earlier one accepted.
-      const int64_t accepted = lengths[r] - 1;
-      const int64_t reached = last ? std::min(accepted, k) : std::min(accepted + 1, k);
+      // rejected. In the last round every token before the final one was an accepted draft, and
+      // the final token's own trial is known only from the engine's own count.
+      const int64_t appended = lengths[r];
+      const int64_t accepted = last ? last_accepted.value_or(appended - 1) : appended - 1;
+      const int64_t reached = last ? std::min(appended - 1 + (last_accepted ? 1 : 0), k) : std::min(accepted + 1, k);
       bool resolved = false, differs = false;
       for (int64_t j = 0; j < reached; ++j) {
         const PositionOdds& at_j = odds[start + j];
@@ -153,6 +157,26 @@ class AcceptanceReader {
       report_.mismatches.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
                                     static_cast<int64_t>(r), start, predicted, accepted});
     }
+  }
+
+  // What the turn's last round accepted before EOS or max_new_tokens cut it, from the engine's
+  // own count of accepted drafts (accepted_drafts less the other rounds'), where the answer records
+  // one and stopped at max_new_tokens: a trial at the final token is then decided by its
+  // position, as every other is. nullopt when the final token is an EOS id.
+  std::optional<int64_t> last_round_accepted(const AnswerRecord& record, size_t turn, const std::vector<int64_t>& lengths,
+                                             int64_t k, const std::string& at) const {
+    if (!record.speed.turn_accepted_drafts) return std::nullopt;
+    const std::vector<int64_t>& generated = (*record.token_ids)[turn];
+    const std::vector<int64_t>& eos = request_.target->eos_token_ids();
+    if (std::find(eos.begin(), eos.end(), generated.back()) != eos.end()) return std::nullopt;
+    int64_t before = 0;
+    for (size_t r = 0; r + 1 < lengths.size(); ++r) before += lengths[r] - 1;
+    const int64_t counted = (*record.speed.turn_accepted_drafts)[turn] - before;
+    if (counted < lengths.back() - 1 || counted > k)
+      throw InputError(at + ": field 'choices[0].accepted_drafts[" + std::to_string(turn) + "]': leaves " +
+                       std::to_string(counted) + " accepted drafts to the last round, which appended " +
+                       std::to_string(lengths.back()) + " tokens with K = " + std::to_string(k));
+    return counted;
   }
 
   // The flag's K, or the answer's run.draft_tokens, which must be every answer's.

@@ -59,6 +59,9 @@ struct AcceptanceCheckReport {
   // Turns whose rounds append every token, the first included: their first entry may be the
   // prefill's pass rather than a round of drafts, and is left out whatever it appended.
   int64_t first_rounds_skipped = 0;
+  // Turns whose final token's trial the engine's own accepted_drafts decides (the answer stopped
+  // at max_new_tokens within a round of drafts).
+  int64_t final_trials = 0;
   int64_t near_tie_rounds = 0;  // greedy: rounds that agree only through a near-tie
   double near_tie_threshold = 0.1;
   // Sampled: trials whose outcome the re-scorer rules out (acceptance probability 0 or 1) but

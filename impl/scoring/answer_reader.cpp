@@ -1,6 +1,7 @@
 #include "impl/scoring/answer_reader.h"
 
 #include <limits>
+#include <numeric>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -233,19 +234,26 @@ int64_t parse_count(const json& value, const std::string& field, const LineConte
   return value.get<int64_t>();
 }
 
-// A speed field of choices[0] with one number per turn, summed over the first `kept` turns.
+// A speed field of choices[0] with one number per turn: those of the first `kept` turns.
 template <typename T, typename Parse>
-std::optional<T> sum_per_turn(const json& choice, const char* name, size_t kept, Parse parse, const LineContext& context) {
+std::optional<std::vector<T>> per_turn(const json& choice, const char* name, size_t kept, Parse parse,
+                                       const LineContext& context) {
   const json* value = optional_member(choice, name);
   if (value == nullptr) return std::nullopt;
   const std::string field = std::string("choices[0].") + name;
   if (!value->is_array()) context.fail_type(field, "a list with one number per turn", *value);
-  T sum = 0;
+  std::vector<T> numbers;
   for (size_t i = 0; i < value->size(); ++i) {
     const T number = parse((*value)[i], indexed(field, i), context);
-    if (i < kept) sum += number;
+    if (i < kept) numbers.push_back(number);
   }
-  return sum;
+  return numbers;
+}
+
+template <typename T>
+std::optional<T> sum_of(const std::optional<std::vector<T>>& numbers) {
+  if (!numbers) return std::nullopt;
+  return std::accumulate(numbers->begin(), numbers->end(), T{0});
 }
 
 // accept_lengths: flat (one entry per target pass over all turns, as Spec-Bench writes it) or
@@ -284,11 +292,12 @@ void parse_accept_lengths(const json& choice, size_t turns, size_t kept, const L
 
 AnswerSpeed parse_speed(const json& choice, size_t turns, size_t kept, const LineContext& context) {
   AnswerSpeed speed;
-  speed.wall_time = sum_per_turn<double>(choice, "wall_time", kept, parse_seconds, context);
-  speed.new_tokens = sum_per_turn<int64_t>(choice, "new_tokens", kept, parse_count, context);
-  speed.decoding_steps = sum_per_turn<int64_t>(choice, "decoding_steps", kept, parse_count, context);
-  speed.drafted_tokens = sum_per_turn<int64_t>(choice, "drafted_tokens", kept, parse_count, context);
-  speed.accepted_drafts = sum_per_turn<int64_t>(choice, "accepted_drafts", kept, parse_count, context);
+  speed.wall_time = sum_of(per_turn<double>(choice, "wall_time", kept, parse_seconds, context));
+  speed.new_tokens = sum_of(per_turn<int64_t>(choice, "new_tokens", kept, parse_count, context));
+  speed.decoding_steps = sum_of(per_turn<int64_t>(choice, "decoding_steps", kept, parse_count, context));
+  speed.drafted_tokens = sum_of(per_turn<int64_t>(choice, "drafted_tokens", kept, parse_count, context));
+  speed.turn_accepted_drafts = per_turn<int64_t>(choice, "accepted_drafts", kept, parse_count, context);
+  speed.accepted_drafts = sum_of(speed.turn_accepted_drafts);
   parse_accept_lengths(choice, turns, kept, context, speed);
   if (speed.drafted_tokens && speed.accepted_drafts && *speed.accepted_drafts > *speed.drafted_tokens)
     context.fail_field("choices[0].accepted_drafts", "more accepted drafts (" + std::to_string(*speed.accepted_drafts) +

@@ -30,6 +30,9 @@ struct AnswerSpeed {
   std::optional<std::vector<std::vector<int64_t>>> accept_lengths;
   std::optional<int64_t> drafted_tokens;    // draft tokens proposed
   std::optional<int64_t> accepted_drafts;   // of those, the ones the target kept
+  // The same per scored turn: with accept_lengths, what the last round accepted before EOS or
+  // max_new_tokens cut it short (specgate's decoders count every accepted draft).
+  std::optional<std::vector<int64_t>> turn_accepted_drafts;
   // tstamp, when the answer covers every turn its run generated (not the first of several).
   std::optional<double> finished_at;
   std::optional<RunInfo> run;  // the run it came from, as generate and collect record it
