@@ -19,13 +19,12 @@ namespace specgate {
 
 namespace {
 
-// The PIT values of one side: per answer (its question the stratum), per subtask, and what was read.
+// The PIT values of one side, per answer (its question the stratum) with the answer's subtask,
+// and what was read.
 struct SideValues {
   SampledSide side;
-  std::vector<double> all;
   std::vector<SampleUnit> units;
   std::vector<std::string> unit_subtasks;
-  std::map<std::string, std::vector<double>> by_subtask;
 };
 
 // The random streams answers drew from: a stream on two answers makes their draws dependent.
@@ -103,8 +102,6 @@ class SideReader {
           continue;
         }
         unit.values.push_back(*pit);
-        values.all.push_back(*pit);
-        values.by_subtask[subtask].push_back(*pit);
       }
     }
     values.units.push_back(std::move(unit));
@@ -118,16 +115,6 @@ class SideReader {
   SequenceRng uniforms_;
 };
 
-void summarise(SideValues& values, double alpha, const char* flag) {
-  SampledSide& side = values.side;
-  if (side.tokens == 0) throw InputError(std::string(flag) + ": the answers hold no generated token to test");
-  if (values.all.empty()) return;  // every token outside the support
-  side.uniformity = ks_uniformity_test(values.all, alpha);
-  side.histogram = uniformity_histogram(values.all);
-  side.band = uniform_histogram_band(static_cast<int64_t>(values.all.size()), alpha);
-  side.chi_square = chi_square_uniformity(side.histogram);
-}
-
 // The units of one subtask, or of every subtask when `subtask` is empty.
 std::vector<SampleUnit> units_of(const SideValues& side, const std::string& subtask) {
   std::vector<SampleUnit> units;
@@ -135,6 +122,24 @@ std::vector<SampleUnit> units_of(const SideValues& side, const std::string& subt
     if (subtask.empty() || side.unit_subtasks[i] == subtask) units.push_back(side.units[i]);
   }
   return units;
+}
+
+// The PIT values of those units, pooled.
+std::vector<double> values_of(const SideValues& side, const std::string& subtask) {
+  std::vector<double> values;
+  for (const SampleUnit& unit : units_of(side, subtask)) values.insert(values.end(), unit.values.begin(), unit.values.end());
+  return values;
+}
+
+void summarise(SideValues& values, double alpha, const char* flag) {
+  SampledSide& side = values.side;
+  if (side.tokens == 0) throw InputError(std::string(flag) + ": the answers hold no generated token to test");
+  const std::vector<double> all = values_of(values, "");
+  if (all.empty()) return;  // every token outside the support
+  side.uniformity = ks_uniformity_test(all, alpha);
+  side.histogram = uniformity_histogram(all);
+  side.band = uniform_histogram_band(static_cast<int64_t>(all.size()), alpha);
+  side.chi_square = chi_square_uniformity(side.histogram);
 }
 
 // Whether some question of `subtask` (every subtask when empty) is answered on both sides.
@@ -182,15 +187,17 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
 
   // Nothing to test when every token of a side lies outside the support. The pooled group is
   // the first, its subtask empty.
-  const bool testable = !answers.all.empty() && !(baseline && baseline->all.empty());
+  const bool testable = !values_of(answers, "").empty() && !(baseline && values_of(*baseline, "").empty());
   std::vector<std::string> subtasks;
   if (testable) {
     if (baseline && !shares_a_question(answers, *baseline, ""))
       throw InputError("--baseline: its answers are to none of the questions --answers answers; the two-sample test "
                        "exchanges answers to the same question between the sides");
     subtasks.push_back("");
-    for (const auto& [subtask, values] : answers.by_subtask) {
-      if (!baseline || shares_a_question(answers, *baseline, subtask)) subtasks.push_back(subtask);
+    for (const std::string& subtask : std::set<std::string>(answers.unit_subtasks.begin(), answers.unit_subtasks.end())) {
+      const bool tested = !values_of(answers, subtask).empty() &&
+                          (!baseline || (!values_of(*baseline, subtask).empty() && shares_a_question(answers, *baseline, subtask)));
+      if (tested) subtasks.push_back(subtask);
     }
     // A single subtask is the pooled test again, not a second hypothesis.
     if (subtasks.size() == 2) subtasks.pop_back();
@@ -215,14 +222,14 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
 
   for (size_t g = 0; g < subtasks.size(); ++g) {
     const std::string& subtask = subtasks[g];
-    const std::vector<double>& ours = subtask.empty() ? answers.all : answers.by_subtask.at(subtask);
+    const std::vector<double> ours = values_of(answers, subtask);
     SampledGroup group{.name = subtask.empty() ? "all" : subtask};
     if (!baseline) {
       group.test = ks_uniformity_test(ours, request.alpha);
       group.p_value = group.test.p_value;
       group.detectable_distance = ks_detectable_distance(static_cast<double>(group.test.n), strictest);
     } else {
-      const std::vector<double>& theirs = subtask.empty() ? baseline->all : baseline->by_subtask.at(subtask);
+      const std::vector<double> theirs = values_of(*baseline, subtask);
       group.test = ks_two_sample_test(ours, theirs, request.alpha);
       group.permutation = permutation_ks_test(units_of(answers, subtask), units_of(*baseline, subtask), request.permutations,
                                               request.pit_seed + 0x9E3779B97F4A7C15ULL * (g + 1), strictest);
