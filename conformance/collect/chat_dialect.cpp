@@ -4,12 +4,11 @@
 // return_tokens_as_token_ids; ChatCompletionResponse.prompt_token_ids beside choices, and
 // ChatCompletionResponseChoice.token_ids and finish_reason; logprobs.content[i] = {token, logprob, bytes,
 // top_logprobs: [{token, logprob, bytes}]}, each token "token_id:<id>" with
-// return_tokens_as_token_ids.
+// return_tokens_as_token_ids; _get_top_logprobs lists the first k of the position's dict, the
+// chosen token first.
 // SGLang (python/sglang/srt/entrypoints/openai/protocol.py): ChatCompletionRequest's top_k,
 // return_token_ids and return_prompt_token_ids; ChatCompletionResponseChoice.token_ids and
 // prompt_token_ids. Its logprobs name tokens by text alone.
-#include <algorithm>
-
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/response_fields.h"
 
@@ -32,6 +31,7 @@ class ChatDialect : public Dialect {
   bool takes_messages() const override { return true; }
   bool gives_token_ids() const override { return server_ != ChatServer::kOpenai; }
   bool gives_top_logprobs() const override { return server_ == ChatServer::kVllm; }
+  AlternativesListing alternatives_listing() const override { return {.order = AlternativesListing::Order::kChosenFirst}; }
 
   std::string request_body(const CompletionRequest& r) const override {
     json messages = json::array();
@@ -73,8 +73,12 @@ class ChatDialect : public Dialect {
       completion.prompt_token_ids = token_ids(*prompt, prompt_path);
     if (server_ == ChatServer::kVllm) {
       if (const json* logprobs = optional_member(choice, "logprobs"); logprobs != nullptr) {
-        if (const json* content = optional_member(*logprobs, "content"))
+        if (const json* content = optional_member(*logprobs, "content")) {
           completion.top_logprobs = top_alternatives(*content, completion.token_ids->size());
+          const std::string path = "choices[0].logprobs.content";
+          for (size_t i = 0; i < content->size(); ++i)
+            completion.chosen_logprobs.push_back(number_or_null(member((*content)[i], "logprob", at(path, i)), at(path, i) + ".logprob"));
+        }
       }
     }
     return completion;
@@ -92,8 +96,6 @@ class ChatDialect : public Dialect {
         alternatives[i].push_back({token_id_key(text(member(top[k], "token", field), field + ".token"), field + ".token"),
                                    number(member(top[k], "logprob", field), field + ".logprob")});
       }
-      std::sort(alternatives[i].begin(), alternatives[i].end(),
-                [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob > b.logprob; });
     }
     return alternatives;
   }

@@ -38,7 +38,10 @@ struct CompletionRequest {
 struct Completion {
   std::string text;
   std::optional<std::vector<int64_t>> token_ids;
-  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per generated token; empty when not given
+  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per generated token, as listed; empty when not given
+  // Per generated token: the log-probability reported beside the token itself, apart from its
+  // alternatives (nullopt where that is null); empty when not given.
+  std::vector<std::optional<double>> chosen_logprobs;
   // Per prompt token after the first: its alternatives, the token itself among them when the
   // server is right; empty when not given.
   std::vector<std::vector<TokenLogprob>> prompt_logprobs;
@@ -48,6 +51,18 @@ struct Completion {
   // Why it ended, in OpenAI's words where the server's map onto them: "stop" (an EOS or a stop
   // string) or "length"; another word as given. Absent when not given.
   std::optional<std::string> finish_reason;
+};
+
+// How a server's API lists a token's alternatives when asked for k of them.
+struct AlternativesListing {
+  enum class Order {
+    kNone,              // no promise: a JSON object's keys
+    kMostLikelyFirst,   // by log-probability, the most likely first
+    kChosenFirst,       // the chosen token first, then the others most likely first (vLLM's chat)
+  };
+  Order order = Order::kMostLikelyFirst;
+  int64_t beyond_asked = 0;  // entries it may add to the k: vLLM's completions add the chosen token
+  bool ties_extend = false;  // it adds every token tied with the k-th (TGI)
 };
 
 // A response body that lacks what its dialect defines; `field` is its path in the body.
@@ -71,6 +86,8 @@ class Dialect {
   // Whether top_logprobs come back keyed by token id; a dialect that names them by text alone
   // is not asked for them.
   virtual bool gives_top_logprobs() const = 0;
+  // What its API promises of each token's alternatives list.
+  virtual AlternativesListing alternatives_listing() const { return {}; }
   // Whether it reports the prompt tokens' log-probabilities (vLLM's prompt_logprobs).
   virtual bool gives_prompt_logprobs() const { return false; }
   virtual std::string request_body(const CompletionRequest& request) const = 0;

@@ -43,8 +43,16 @@ class LlamacppDialect : public Dialect {
     completion.text = text(member(body, "content", ""), "content");
     completion.token_ids = token_ids(member(body, "tokens", ""), "tokens");
     completion.finish_reason = finish_reason(optional_member(body, "stop_type"), "stop_type", {"eos", "word"}, {"limit"});
-    if (const json* probabilities = optional_member(body, "completion_probabilities"))
+    if (const json* probabilities = optional_member(body, "completion_probabilities")) {
       completion.top_logprobs = top_alternatives(*probabilities, completion.token_ids->size());
+      for (size_t i = 0; i < completion.token_ids->size(); ++i) {
+        const TokenLogprob own = id_and_logprob((*probabilities)[i], at("completion_probabilities", i));
+        if (own.token_id != (*completion.token_ids)[i])
+          throw MalformedResponse(at("completion_probabilities", i) + ".id",
+                                  "token " + std::to_string(own.token_id) + ", tokens has " + std::to_string((*completion.token_ids)[i]));
+        completion.chosen_logprobs.push_back(own.logprob);
+      }
+    }
     if (const json* timings = optional_member(body, "timings")) {
       const json* drafted = optional_member(*timings, "draft_n");
       const json* accepted = optional_member(*timings, "draft_n_accepted");

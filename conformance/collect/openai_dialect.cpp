@@ -28,6 +28,11 @@ class OpenaiDialect : public Dialect {
   bool gives_token_ids() const override { return vllm_; }
   bool gives_top_logprobs() const override { return vllm_; }
   bool gives_prompt_logprobs() const override { return vllm_; }
+  // serving.py's _create_completion_logprobs keeps the position's dict whole: the chosen token,
+  // then the k most likely, a key each.
+  AlternativesListing alternatives_listing() const override {
+    return {.order = AlternativesListing::Order::kNone, .beyond_asked = 1};
+  }
 
   std::string request_body(const CompletionRequest& r) const override {
     json body = {{"model", r.model}, {"max_tokens", r.max_new_tokens}, {"temperature", r.temperature}, {"stream", false}};
@@ -68,6 +73,11 @@ class OpenaiDialect : public Dialect {
     if (const json* logprobs = optional_member(choice, "logprobs"); logprobs != nullptr) {
       if (const json* top = optional_member(*logprobs, "top_logprobs"))
         completion.top_logprobs = top_alternatives(*top, completion.token_ids->size());
+      if (const json* chosen = optional_member(*logprobs, "token_logprobs")) {
+        const std::string path = "choices[0].logprobs.token_logprobs";
+        for (size_t i = 0; i < per_token(*chosen, completion.token_ids->size(), path).size(); ++i)
+          completion.chosen_logprobs.push_back(number_or_null((*chosen)[i], at(path, i)));
+      }
     }
     if (const json* prompt = optional_member(choice, "prompt_logprobs")) completion.prompt_logprobs = prompt_alternatives(*prompt);
     return completion;

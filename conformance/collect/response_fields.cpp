@@ -61,6 +61,11 @@ double number(const json& value, const std::string& path) {
   return value.get<double>();
 }
 
+std::optional<double> number_or_null(const json& value, const std::string& path) {
+  if (value.is_null()) return std::nullopt;
+  return number(value, path);
+}
+
 std::string text(const json& value, const std::string& path) {
   if (!value.is_string()) wrong_type(path, "a string", value);
   return value.get<std::string>();

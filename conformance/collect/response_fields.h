@@ -25,6 +25,7 @@ const json& element(const json& list, size_t index, const std::string& path);
 const json& list(const json& value, const std::string& path);
 int64_t count(const json& value, const std::string& path);  // a non-negative integer
 double number(const json& value, const std::string& path);
+std::optional<double> number_or_null(const json& value, const std::string& path);
 std::string text(const json& value, const std::string& path);
 std::vector<int64_t> token_ids(const json& value, const std::string& path);
 std::string at(const std::string& path, size_t index);  // "path[index]"

@@ -26,6 +26,8 @@ class TgiDialect : public Dialect {
   bool gives_token_ids() const override { return true; }
   bool gives_top_logprobs() const override { return true; }
   bool takes_min_p() const override { return false; }
+  // batch_top_tokens: torch.topk, sorted, and every token tied with the last one kept.
+  AlternativesListing alternatives_listing() const override { return {.ties_extend = true}; }
 
   std::string request_body(const CompletionRequest& r) const override {
     json parameters = {{"max_new_tokens", r.max_new_tokens}, {"do_sample", r.temperature > 0.0}, {"details", true},
@@ -43,7 +45,10 @@ class TgiDialect : public Dialect {
     Completion completion;
     completion.text = text(member(body, "generated_text", ""), "generated_text");
     const json& details = member(body, "details", "");
-    completion.token_ids = ids_of(member(details, "tokens", "details"), "details.tokens");
+    const json& tokens = member(details, "tokens", "details");
+    completion.token_ids = ids_of(tokens, "details.tokens");
+    for (size_t i = 0; i < tokens.size(); ++i)
+      completion.chosen_logprobs.push_back(number_or_null(member(tokens[i], "logprob", at("details.tokens", i)), at("details.tokens", i) + ".logprob"));
     completion.finish_reason = finish_reason(optional_member(details, "finish_reason"), "details.finish_reason",
                                              {"eos_token", "stop_sequence"}, {"length"});
     if (const json* prefill = optional_member(details, "prefill")) completion.prompt_token_ids = ids_of(*prefill, "details.prefill");

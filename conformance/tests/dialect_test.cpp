@@ -60,8 +60,17 @@ TEST(VllmDialect, AsksForTokenIdsAndReadsThem) {
   EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
   EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16}));
   ASSERT_EQ(c.top_logprobs.size(), 2u);
-  EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679) << "alternatives sorted by log-probability";
+  EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679) << "a JSON object's keys promise no order: sorted";
   EXPECT_DOUBLE_EQ(c.top_logprobs[1][1].logprob, -1.5);
+  EXPECT_EQ(c.chosen_logprobs, (std::vector<std::optional<double>>{-0.25, -1.5})) << "token_logprobs";
+  const AlternativesListing listing = dialect->alternatives_listing();
+  EXPECT_EQ(listing.order, AlternativesListing::Order::kNone);
+  EXPECT_EQ(listing.beyond_asked, 1) << "the chosen token beside the k most likely";
+  json null_chosen = json::parse(kVllmResponse);
+  null_chosen["choices"][0]["logprobs"]["token_logprobs"][0] = nullptr;
+  EXPECT_EQ(dialect->parse_response(null_chosen.dump()).chosen_logprobs[0], std::nullopt);
+  null_chosen["choices"][0]["logprobs"]["token_logprobs"].erase(1);
+  EXPECT_EQ(malformed(*dialect, null_chosen.dump()), "field 'choices[0].logprobs.token_logprobs': has 1 entries for 2 tokens");
   json no_ids = json::parse(kVllmResponse);
   no_ids["choices"][0].erase("token_ids");
   EXPECT_EQ(malformed(*dialect, no_ids.dump()),
@@ -170,6 +179,11 @@ TEST(SglangDialect, SendsInputIdsAndReadsOutputIdsLogprobsAndVerifications) {
   ASSERT_EQ(c.top_logprobs.size(), 2u);
   EXPECT_EQ(c.top_logprobs[0][1].token_id, 264);
   EXPECT_DOUBLE_EQ(c.top_logprobs[0][1].logprob, -1.75);
+  EXPECT_EQ(c.chosen_logprobs, (std::vector<std::optional<double>>{-0.25, -1.5})) << "output_token_logprobs";
+  EXPECT_EQ(dialect->alternatives_listing().order, AlternativesListing::Order::kMostLikelyFirst);
+  json other_token = json::parse(kSglangResponse);
+  other_token["meta_info"]["output_token_logprobs"][1][1] = 5679;
+  EXPECT_EQ(malformed(*dialect, other_token.dump()), "field 'meta_info.output_token_logprobs[1]': names token 5679, output_ids token 8415");
   json without_ids = json::parse(kSglangResponse);
   without_ids.erase("output_ids");
   EXPECT_EQ(dialect->parse_response(without_ids.dump()).token_ids, (std::vector<int64_t>{279, 8415}))
@@ -230,6 +244,11 @@ TEST(LlamacppDialect, SendsPromptIdsWithNeutralSamplersAndReadsTokensAndDrafts) 
   ASSERT_EQ(c.top_logprobs.size(), 3u);
   EXPECT_EQ(c.top_logprobs[0][1].token_id, 264);
   EXPECT_TRUE(c.top_logprobs[2].empty());
+  EXPECT_EQ(c.chosen_logprobs, (std::vector<std::optional<double>>{-0.25, -1.5, -0.5})) << "completion_probabilities[i].logprob";
+  EXPECT_EQ(dialect->alternatives_listing().order, AlternativesListing::Order::kMostLikelyFirst);
+  json other_token = json::parse(kLlamacppResponse);
+  other_token["completion_probabilities"][2]["id"] = 5;
+  EXPECT_EQ(malformed(*dialect, other_token.dump()), "field 'completion_probabilities[2].id': token 5, tokens has 7731");
   json bad = json::parse(kLlamacppResponse);
   bad["completion_probabilities"][1]["top_logprobs"][0].erase("logprob");
   EXPECT_EQ(malformed(*dialect, bad.dump()), "field 'completion_probabilities[1].top_logprobs[0].logprob': missing");
@@ -268,6 +287,11 @@ TEST(TgiDialect, SendsTextWithDetailsAndReadsTokensPrefillAndTopTokens) {
   EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
   EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16}));
   EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679);
+  EXPECT_EQ(c.chosen_logprobs, (std::vector<std::optional<double>>{-0.25, -1.5})) << "details.tokens[i].logprob";
+  EXPECT_TRUE(dialect->alternatives_listing().ties_extend) << "batch_top_tokens keeps every token tied with the last";
+  json masked = json::parse(kTgiResponse);
+  masked["details"]["tokens"][1]["logprob"] = nullptr;  // -inf, which serde_json writes as null
+  EXPECT_EQ(dialect->parse_response(masked.dump()).chosen_logprobs[1], std::nullopt);
   EXPECT_EQ(malformed(*dialect, R"({"generated_text": "x"})"), "field 'details': missing");
 }
 
@@ -319,8 +343,10 @@ TEST(VllmChatDialect, SendsMessagesAndReadsTokenIdsPromptIdsAndTopLogprobs) {
   EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16, 17, 18, 19, 20, 21, 22}));
   EXPECT_EQ(c.new_tokens, 2);
   ASSERT_EQ(c.top_logprobs.size(), 2u);
-  EXPECT_EQ(c.top_logprobs[1][0].token_id, 5679) << "alternatives sorted by log-probability";
+  EXPECT_EQ(c.top_logprobs[1][0].token_id, 8415) << "the alternatives as listed: the chosen token first";
   EXPECT_DOUBLE_EQ(c.top_logprobs[0][1].logprob, -1.75);
+  EXPECT_EQ(c.chosen_logprobs, (std::vector<std::optional<double>>{-0.25, -1.5})) << "content[i].logprob";
+  EXPECT_EQ(dialect->alternatives_listing().order, AlternativesListing::Order::kChosenFirst);
   json no_ids = json::parse(kVllmChatResponse);
   no_ids["choices"][0].erase("token_ids");
   EXPECT_EQ(malformed(*dialect, no_ids.dump()), "field 'choices[0].token_ids': missing (the server ignored return_token_ids)");
