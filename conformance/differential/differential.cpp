@@ -196,13 +196,13 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
     report.schedules[s] = compare_schedule(job, report.schedules[0], std::move(report.schedules[s]), collected[s].result, report.features);
   const SideChannelSettings side{.max_new_tokens = job.collect.defaults.max_new_tokens,
                                  .top_logprobs = job.collect.dialect->gives_top_logprobs() ? job.collect.defaults.top_logprobs : 0,
+                                 .listing = job.collect.dialect->alternatives_listing(),
                                  .prompt_logprobs = job.collect.defaults.prompt_logprobs,
                                  .tolerance = job.logprob_tolerance, .rescorer = job.rescorer};
   for (size_t s = 0; s < report.schedules.size(); ++s) {
     SideChannelCheck check = check_side_channels(collected[s].turns, side);
     if (s > 0) {
-      const bool spec_off = job.spec_off && s + 1 == report.schedules.size();
-      for (SideChannelFinding& finding : compare_reports(collected[0].turns, collected[s].turns, spec_off, job.logprob_tolerance))
+      for (SideChannelFinding& finding : compare_reports(collected[0].turns, collected[s].turns, side.top_logprobs > 0, job.logprob_tolerance))
         check.findings.push_back(std::move(finding));
     }
     report.schedules[s].side_channels = std::move(check.findings);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <span>
 
 #include "impl/reports/report_text.h"
@@ -17,35 +18,53 @@ std::optional<double> logprob_of(const std::vector<TokenLogprob>& alternatives, 
   return std::nullopt;
 }
 
-// The log-probability the server gave token `index`, from its alternatives; nullopt when the
+// The log-probability the server gave token `index` among its alternatives; nullopt when the
 // chosen token is not among them.
-std::optional<double> chosen_logprob(const ReportedTurn& turn, size_t index) {
-  if (!turn.completion.token_ids || index >= turn.completion.top_logprobs.size() || index >= turn.completion.token_ids->size()) return std::nullopt;
-  return logprob_of(turn.completion.top_logprobs[index], (*turn.completion.token_ids)[index]);
+std::optional<double> listed_logprob(const Completion& completion, size_t index) {
+  if (!completion.token_ids || index >= completion.top_logprobs.size() || index >= completion.token_ids->size()) return std::nullopt;
+  return logprob_of(completion.top_logprobs[index], (*completion.token_ids)[index]);
 }
 
+// The log-probability reported beside token `index`, where the server gives one.
+std::optional<double> beside_logprob(const Completion& completion, size_t index) {
+  return index < completion.chosen_logprobs.size() ? completion.chosen_logprobs[index] : std::nullopt;
+}
+
+// What a user reads as token `index`'s log-probability: the value beside it, else its entry
+// among the alternatives.
+std::optional<double> chosen_logprob(const Completion& completion, size_t index) {
+  const std::optional<double> beside = beside_logprob(completion, index);
+  return beside ? beside : listed_logprob(completion, index);
+}
+
+// Below this a change of order is rounding, not an unsorted list: float32 log-probabilities
+// of the tokens a top-k list holds are exact to about 1e-6.
+constexpr double kOrderSlack = 1e-4;
+
 std::string figure(double logprob) { return short_number(logprob, 4); }
+std::string token(int64_t id) { return "token " + std::to_string(id); }
 
 class TurnChecker {
  public:
   TurnChecker(int64_t question_id, int64_t turn, const ReportedTurn& reported, const SideChannelSettings& settings,
               std::vector<SideChannelFinding>& findings)
-      : question_id_(question_id), turn_(turn), reported_(reported), settings_(settings), findings_(findings) {}
+      : question_id_(question_id), turn_(turn), reported_(reported), completion_(reported.completion), settings_(settings),
+        findings_(findings) {}
 
   // The token ids, which every check but parity needs.
-  bool has_ids() const { return reported_.completion.token_ids.has_value(); }
-  const std::vector<int64_t>& ids() const { return *reported_.completion.token_ids; }
+  bool has_ids() const { return completion_.token_ids.has_value(); }
+  const std::vector<int64_t>& ids() const { return *completion_.token_ids; }
 
   void usage() {
     const auto tokens = static_cast<int64_t>(ids().size());
-    if (reported_.completion.new_tokens && *reported_.completion.new_tokens != tokens)
+    if (completion_.new_tokens && *completion_.new_tokens != tokens)
       add("usage", std::nullopt,
-          "usage.completion_tokens is " + std::to_string(*reported_.completion.new_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
+          "usage.completion_tokens is " + std::to_string(*completion_.new_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
   }
 
   void finish_reason() {
     const auto tokens = static_cast<int64_t>(ids().size());
-    if (reported_.completion.finish_reason == "length" && tokens < settings_.max_new_tokens)
+    if (completion_.finish_reason == "length" && tokens < settings_.max_new_tokens)
       add("finish_reason", std::nullopt,
           "finish_reason is length after " + std::to_string(tokens) + " of the " + std::to_string(settings_.max_new_tokens) + " tokens asked");
   }
@@ -53,15 +72,15 @@ class TurnChecker {
   // False when there are none to check further.
   bool logprobs_given() {
     if (ids().empty()) return false;
-    if (reported_.completion.top_logprobs.empty()) {
+    if (completion_.top_logprobs.empty()) {
       add("logprobs_missing", std::nullopt,
           "asked for " + std::to_string(settings_.top_logprobs) + " alternatives per token, got none");
       return false;
     }
     std::optional<size_t> first;
     int64_t missing = 0;
-    for (size_t i = 0; i < reported_.completion.top_logprobs.size(); ++i) {
-      if (!reported_.completion.top_logprobs[i].empty()) continue;
+    for (size_t i = 0; i < completion_.top_logprobs.size(); ++i) {
+      if (!completion_.top_logprobs[i].empty()) continue;
       if (!first) first = i;
       ++missing;
     }
@@ -73,7 +92,7 @@ class TurnChecker {
 
   void not_all_zero() {
     bool all_zero = true, several = false;
-    for (const auto& alternatives : reported_.completion.top_logprobs) {
+    for (const auto& alternatives : completion_.top_logprobs) {
       several = several || alternatives.size() > 1;
       for (const TokenLogprob& alternative : alternatives) all_zero = all_zero && alternative.logprob == 0.0;
     }
@@ -81,23 +100,49 @@ class TurnChecker {
       add("logprobs_zero", std::nullopt, "every log-probability is 0, which several alternatives of one token cannot all be");
   }
 
-  void chosen_is_most_likely() {
-    for (size_t i = 0; i < ids().size() && i < reported_.completion.top_logprobs.size(); ++i) {
-      const auto& alternatives = reported_.completion.top_logprobs[i];
+  // What each token's own figures say of each other, whatever the model.
+  void each_token_consistent() {
+    for (size_t i = 0; i < ids().size() && i < completion_.top_logprobs.size(); ++i) {
+      const std::vector<TokenLogprob>& alternatives = completion_.top_logprobs[i];
       if (alternatives.empty()) continue;
-      const auto best = std::max_element(alternatives.begin(), alternatives.end(),
-                                         [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob < b.logprob; });
-      const std::optional<double> chosen = chosen_logprob(reported_, i);
-      if (!chosen) {
+      const auto at = static_cast<int64_t>(i);
+      count(i, alternatives);
+      order(i, alternatives);
+      const std::optional<double> beside = beside_logprob(completion_, i), listed = listed_logprob(completion_, i);
+      std::optional<TokenLogprob> highest;
+      for (const TokenLogprob& alternative : alternatives) {
+        if (!highest || alternative.logprob > highest->logprob) highest = alternative;
+      }
+      if (beside && *beside > highest->logprob) highest = TokenLogprob{ids()[i], *beside};
+      if (highest->logprob > settings_.tolerance)
+        add("logprob_positive", at, token(highest->token_id) + " has log-probability " + figure(highest->logprob) + ", above 0");
+      if (beside && listed && std::abs(*beside - *listed) > settings_.tolerance)
+        add("logprob_chosen_mismatch", at,
+            token(ids()[i]) + " has " + figure(*beside) + " beside it, " + figure(*listed) + " among its alternatives");
+      mass(i, chosen_logprob(completion_, i));
+    }
+  }
+
+  void chosen_is_most_likely() {
+    for (size_t i = 0; i < ids().size() && i < completion_.top_logprobs.size(); ++i) {
+      const auto& alternatives = completion_.top_logprobs[i];
+      if (alternatives.empty()) continue;
+      const std::optional<double> listed = listed_logprob(completion_, i), beside = beside_logprob(completion_, i);
+      if (!listed) {
         add("logprob_not_chosen", static_cast<int64_t>(i),
-            "token " + std::to_string(ids()[i]) + " is not among its " + std::to_string(alternatives.size()) +
+            token(ids()[i]) + " is not among its " + std::to_string(alternatives.size()) +
                 " alternatives, though greedy decoding chose it");
         return;
       }
-      if (best->logprob - *chosen > settings_.tolerance) {
+      std::optional<TokenLogprob> best_other;
+      for (const TokenLogprob& alternative : alternatives) {
+        if (alternative.token_id != ids()[i] && (!best_other || alternative.logprob > best_other->logprob)) best_other = alternative;
+      }
+      for (const auto& [where, value] : {std::pair{"", listed}, std::pair{" beside it", beside}}) {
+        if (!value || !best_other || best_other->logprob - *value <= settings_.tolerance) continue;
         add("logprob_not_chosen", static_cast<int64_t>(i),
-            "greedy decoding chose token " + std::to_string(ids()[i]) + " (" + figure(*chosen) + "), yet token " +
-                std::to_string(best->token_id) + " has " + figure(best->logprob));
+            "greedy decoding chose " + token(ids()[i]) + " (" + figure(*value) + where + "), yet " + token(best_other->token_id) +
+                " has " + figure(best_other->logprob));
         return;
       }
     }
@@ -153,7 +198,7 @@ class TurnChecker {
     const std::optional<std::vector<double>> target = settings_.rescorer->generated_logprobs(reported_.prompt, ids(), why_not);
     if (!target) return false;
     for (size_t i = 0; i < target->size(); ++i) {
-      const std::optional<double> chosen = chosen_logprob(reported_, i);
+      const std::optional<double> chosen = chosen_logprob(completion_, i);
       if (chosen && std::abs(*chosen - (*target)[i]) > settings_.tolerance) {
         add("logprob_mismatch", static_cast<int64_t>(i),
             "the server gives token " + std::to_string(ids()[i]) + " " + figure(*chosen) + ", the target " +
@@ -165,17 +210,76 @@ class TurnChecker {
   }
 
  private:
+  using Order = AlternativesListing::Order;
+
+  void count(size_t i, const std::vector<TokenLogprob>& alternatives) {
+    const AlternativesListing& listing = settings_.listing;
+    const auto given = static_cast<int64_t>(alternatives.size());
+    const int64_t asked = settings_.top_logprobs, most = asked + listing.beyond_asked;
+    const bool tied = listing.ties_extend && given > asked &&
+                      std::all_of(alternatives.begin() + asked, alternatives.end(), [&](const TokenLogprob& a) {
+                        return std::abs(a.logprob - alternatives[asked - 1].logprob) <= kOrderSlack;
+                      });
+    if ((given < asked || given > most) && !tied)
+      add("logprob_count", static_cast<int64_t>(i),
+          token(ids()[i]) + " has " + std::to_string(given) + " alternatives; " + std::to_string(asked) +
+              (most > asked ? " or " + std::to_string(most) : "") + " were asked");
+  }
+
+  void order(size_t i, const std::vector<TokenLogprob>& alternatives) {
+    const Order order = settings_.listing.order;
+    if (order == Order::kNone) return;
+    size_t first = 0;
+    if (order == Order::kChosenFirst) {
+      if (alternatives.front().token_id != ids()[i]) {
+        add("logprob_order", static_cast<int64_t>(i),
+            "the alternatives of " + token(ids()[i]) + " begin with " + token(alternatives.front().token_id) + ", not the chosen token");
+        return;
+      }
+      first = 1;
+    }
+    for (size_t k = first + 1; k < alternatives.size(); ++k) {
+      if (alternatives[k].logprob <= alternatives[k - 1].logprob + kOrderSlack) continue;
+      add("logprob_order", static_cast<int64_t>(i),
+          "the alternatives of " + token(ids()[i]) + " list " + token(alternatives[k].token_id) + " (" + figure(alternatives[k].logprob) +
+              ") after " + token(alternatives[k - 1].token_id) + " (" + figure(alternatives[k - 1].logprob) + ")");
+      return;
+    }
+  }
+
+  // The chosen token and its listed alternatives hold at most probability 1, each value allowed
+  // `tolerance` nats too high: a chosen value of 0 leaves the others at most e^tolerance - 1.
+  void mass(size_t i, std::optional<double> chosen) {
+    double others = 0.0;
+    for (const TokenLogprob& alternative : completion_.top_logprobs[i]) {
+      if (alternative.token_id != ids()[i]) others += std::exp(alternative.logprob);
+    }
+    const double slack = std::exp(settings_.tolerance);
+    const auto at = static_cast<int64_t>(i);
+    if (chosen && *chosen == 0.0 && others > slack - 1.0) {
+      add("logprob_zero_chosen", at,
+          token(ids()[i]) + " has log-probability 0, probability 1, yet its other alternatives hold probability " +
+              short_number(others, 3));
+    } else if (const double total = others + (chosen ? std::exp(*chosen) : 0.0); total > slack) {
+      add("logprob_mass", at,
+          "the probabilities of " + token(ids()[i]) + " and its alternatives sum to " + short_number(total, 4) + ", above 1");
+    }
+  }
+
   bool in_vocabulary(const std::vector<int64_t>& ids) const {
     const int64_t vocabulary = settings_.rescorer->vocab_size();
     return std::all_of(ids.begin(), ids.end(), [vocabulary](int64_t id) { return id >= 0 && id < vocabulary; });
   }
 
   void add(std::string kind, std::optional<int64_t> index, std::string detail) {
+    if (!found_.insert(kind).second) return;
     findings_.push_back({question_id_, turn_, index, std::move(kind), std::move(detail)});
   }
 
   int64_t question_id_, turn_;
   const ReportedTurn& reported_;
+  const Completion& completion_;
+  std::set<std::string> found_;  // kinds already found in this turn
   const SideChannelSettings& settings_;
   std::vector<SideChannelFinding>& findings_;
 };
@@ -193,6 +297,7 @@ SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChann
     checker.finish_reason();
     if (settings.top_logprobs == 0 || !checker.logprobs_given()) continue;
     checker.not_all_zero();
+    checker.each_token_consistent();
     checker.chosen_is_most_likely();
     if (checker.against_target()) ++check.rescored_turns;
   }
@@ -227,7 +332,7 @@ std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, 
     const std::vector<int64_t>& our_ids = *ours->second.completion.token_ids;
     for (size_t i = 0; i < their_ids.size() && i < our_ids.size(); ++i) {
       if (their_ids[i] != our_ids[i]) break;
-      const std::optional<double> a = chosen_logprob(ours->second, i), b = chosen_logprob(theirs, i);
+      const std::optional<double> a = chosen_logprob(ours->second.completion, i), b = chosen_logprob(theirs.completion, i);
       if (a && b && std::abs(*a - *b) > tolerance) {
         findings.push_back({key.first, key.second, static_cast<int64_t>(i), "logprob_parity",
                             "token " + std::to_string(their_ids[i]) + " has " + figure(*b) + " here, " + figure(*a) +

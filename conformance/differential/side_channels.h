@@ -30,9 +30,10 @@ struct SideChannelFinding {
   int64_t question_id = 0;
   int64_t turn = 0;
   std::optional<int64_t> index;  // the token at fault, where one is
-  // usage, finish_reason, logprobs_missing, logprobs_zero, logprob_not_chosen,
-  // logprob_mismatch, logprob_parity, finish_reason_parity, prompt_logprobs_missing,
-  // prompt_logprob_mismatch or prompt_logprob_parity
+  // usage, finish_reason, logprobs_missing, logprobs_zero, logprob_count, logprob_order,
+  // logprob_positive, logprob_chosen_mismatch, logprob_zero_chosen, logprob_mass,
+  // logprob_not_chosen, logprob_mismatch, logprob_parity, finish_reason_parity,
+  // prompt_logprobs_missing, prompt_logprob_mismatch or prompt_logprob_parity
   std::string kind;
   std::string detail;
 };
@@ -40,6 +41,7 @@ struct SideChannelFinding {
 struct SideChannelSettings {
   int64_t max_new_tokens = 0;  // asked of every turn
   int64_t top_logprobs = 0;    // alternatives asked per token; 0: log-probabilities are not checked
+  AlternativesListing listing;  // what the server's API promises of each token's alternatives
   int64_t prompt_logprobs = 0;  // alternatives asked per prompt token; 0: not checked
   double tolerance = 0.05;   // nats between two log-probabilities of one token
   const Rescorer* rescorer = nullptr;  // the target, which gives each token's log-probability
@@ -51,19 +53,22 @@ struct SideChannelCheck {
 };
 
 // Each greedy turn: usage.completion_tokens against the token ids; a finish reason of length
-// before max_new_tokens tokens; when log-probabilities were
-// asked, that they came for every token, that not every one is 0 where several alternatives make that
-// impossible, that the chosen token is the most likely of its alternatives (within tolerance),
-// and, with a rescorer and the prompt's ids, that each chosen token's log-probability is the
-// target's (within tolerance); when prompt log-probabilities were asked, that they came, one per
-// prompt token after the first, each with its token, and with a rescorer the target's. The first
-// finding of each kind per turn.
+// before max_new_tokens tokens. When log-probabilities were asked, that they came for every
+// token, and of each token's: that its alternatives number and are ordered as the API promises,
+// that none is above 0 and together with the chosen token's they hold at most probability 1
+// (a chosen log-probability of 0 while another token has mass is logprob_zero_chosen), that the
+// value beside the token equals its entry among the alternatives, that the chosen token is the
+// most likely and its value the largest; that not every value is 0 where several alternatives
+// make that impossible; and, with a rescorer and the prompt's ids, that each chosen token's
+// log-probability is the target's. Values within `tolerance` nats of the bound pass. When prompt
+// log-probabilities were asked, that they came, one per prompt token after the first, each with
+// its token, and with a rescorer the target's. The first finding of each kind per turn.
 SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChannelSettings& settings);
 
 // Each turn `other` answered with the same tokens as `reference`: finish_reason_parity when both
 // give finish reasons and they differ. With `logprobs`, logprob_parity where the two reported the
-// same tokens up to a token: the first whose chosen log-probabilities differ by more than
-// `tolerance`. Always, prompt_logprob_parity: the same prompt's first token whose
+// same tokens up to a token: the first whose chosen log-probabilities (beside the token, else
+// among its alternatives) differ by more than `tolerance`. Always, prompt_logprob_parity: the same prompt's first token whose
 // log-probability differs by more than `tolerance`.
 std::vector<SideChannelFinding> compare_reports(const ReportedTurns& reference, const ReportedTurns& other, bool logprobs,
                                                 double tolerance);

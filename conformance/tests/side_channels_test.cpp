@@ -1,5 +1,6 @@
 // What a server reports besides its tokens, judged on hand-built turns: usage counts, missing,
-// zeroed and misplaced log-probabilities, and their parity between two schedules.
+// zeroed and misplaced log-probabilities, each token's figures against each other, and their
+// parity between two schedules.
 #include <gtest/gtest.h>
 
 #include "conformance/differential/side_channels.h"
@@ -73,28 +74,127 @@ TEST(SideChannels, ZeroedLogprobsAreAFindingWhereSeveralAlternativesMakeThemImpo
   for (auto& alternatives : turn.completion.top_logprobs) {
     for (TokenLogprob& a : alternatives) a.logprob = 0.0;
   }
-  EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), std::vector<std::string>{"logprobs_zero"});
+  EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), (std::vector<std::string>{"logprobs_zero", "logprob_zero_chosen"}));
   turn.completion.top_logprobs = {{{5, 0.0}}, {{6, 0.0}}};  // one alternative each: certain tokens, possible
-  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, kAsked).findings.empty());
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, SideChannelSettings{.top_logprobs = 1}).findings.empty());
 }
 
 TEST(SideChannels, AGreedyChoiceMustBeTheMostLikelyOfItsAlternatives) {
   ReportedTurn absent = good_turn();
-  absent.completion.top_logprobs[1] = {{8, -0.1}, {9, -0.3}};
+  absent.completion.top_logprobs[1] = {{8, -0.5}, {9, -1.5}};
   SideChannelCheck check = check_side_channels({{{1, 0}, absent}}, kAsked);
   ASSERT_EQ(kinds(check), std::vector<std::string>{"logprob_not_chosen"});
   EXPECT_EQ(check.findings[0].index, 1);
   EXPECT_EQ(check.findings[0].detail, "token 6 is not among its 2 alternatives, though greedy decoding chose it");
 
   ReportedTurn below = good_turn();
-  below.completion.top_logprobs[0] = {{9, -0.3}, {5, -0.4}};
+  below.completion.top_logprobs[0] = {{9, -0.9}, {5, -1.0}};
   check = check_side_channels({{{1, 0}, below}}, kAsked);
   ASSERT_EQ(kinds(check), std::vector<std::string>{"logprob_not_chosen"});
   EXPECT_EQ(check.findings[0].index, 0);
 
   ReportedTurn tie = good_turn();
-  tie.completion.top_logprobs[0] = {{9, -0.30}, {5, -0.32}};  // within the tolerance
+  tie.completion.top_logprobs[0] = {{9, -0.90}, {5, -0.92}};  // within the tolerance
   EXPECT_TRUE(check_side_channels({{{1, 0}, tie}}, kAsked).findings.empty());
+}
+
+// Findings of `kind` for `turn` under `settings`, the first one's detail when any.
+std::string finding(const ReportedTurn& turn, const std::string& kind, const SideChannelSettings& settings = kAsked) {
+  for (const SideChannelFinding& f : check_side_channels({{{1, 0}, turn}}, settings).findings) {
+    if (f.kind == kind) return "token " + std::to_string(*f.index) + ": " + f.detail;
+  }
+  return "none";
+}
+
+TEST(SideChannels, TheValueBesideTheTokenMustBeItsEntryAmongTheAlternatives) {
+  ReportedTurn turn = good_turn();
+  turn.completion.chosen_logprobs = {-0.12, -0.2};  // within the tolerance of -0.1
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, kAsked).findings.empty());
+  turn.completion.chosen_logprobs = {-0.1, -0.9};
+  EXPECT_EQ(finding(turn, "logprob_chosen_mismatch"), "token 1: token 6 has -0.9 beside it, -0.2 among its alternatives");
+  turn.completion.chosen_logprobs = {std::nullopt, -0.2};  // a null beside a token: nothing to compare
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, kAsked).findings.empty());
+}
+
+TEST(SideChannels, AChosenLogprobOfZeroIsImpossibleWhileAnotherTokenHasMass) {
+  // llama.cpp's accepted drafts before #27972: 0 beside the token, the alternatives right.
+  ReportedTurn turn = good_turn();
+  turn.completion.chosen_logprobs = {-0.1, 0.0};
+  EXPECT_EQ(finding(turn, "logprob_zero_chosen"), "token 1: token 6 has log-probability 0, probability 1, yet its other alternatives hold probability 0.15");
+  EXPECT_EQ(finding(turn, "logprob_chosen_mismatch"), "token 1: token 6 has 0 beside it, -0.2 among its alternatives");
+  // A token the alternatives leave out, 0 beside it.
+  turn.completion.top_logprobs[1] = {{8, -1.9}, {9, -2.0}};
+  turn.completion.chosen_logprobs = {-0.1, 0.0};
+  EXPECT_EQ(finding(turn, "logprob_zero_chosen"), "token 1: token 6 has log-probability 0, probability 1, yet its other alternatives hold probability 0.285");
+  // Near certain, and right: the others' mass is below what the tolerance allows.
+  turn = good_turn();
+  turn.completion.top_logprobs[1] = {{6, 0.0}, {8, -20.0}};
+  turn.completion.chosen_logprobs = {-0.1, 0.0};
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, kAsked).findings.empty());
+}
+
+TEST(SideChannels, NoLogprobIsAboveZeroAndTheListedProbabilitiesSumToAtMostOne) {
+  ReportedTurn turn = good_turn();
+  turn.completion.top_logprobs[0] = {{5, 0.04}, {9, -6.0}};  // above 0 by less than the tolerance
+  EXPECT_TRUE(check_side_channels({{{1, 0}, turn}}, kAsked).findings.empty());
+  turn.completion.top_logprobs[0] = {{5, 0.3}, {9, -6.0}};
+  EXPECT_EQ(finding(turn, "logprob_positive"), "token 0: token 5 has log-probability 0.3, above 0");
+  turn = good_turn();
+  turn.completion.chosen_logprobs = {-0.1, 0.5};  // beside the token only
+  EXPECT_EQ(finding(turn, "logprob_positive"), "token 1: token 6 has log-probability 0.5, above 0");
+  turn = good_turn();
+  turn.completion.top_logprobs[1] = {{6, -0.2}, {8, -0.9}};  // 0.819 + 0.407
+  EXPECT_EQ(kinds(check_side_channels({{{1, 0}, turn}}, kAsked)), std::vector<std::string>{"logprob_mass"});
+  EXPECT_EQ(finding(turn, "logprob_mass"), "token 1: the probabilities of token 6 and its alternatives sum to 1.225, above 1");
+  turn.completion.top_logprobs[1] = {{8, -0.9}, {9, -1.0}};  // the chosen token counted from beside it
+  turn.completion.chosen_logprobs = {-0.1, -0.2};
+  EXPECT_EQ(finding(turn, "logprob_mass"), "token 1: the probabilities of token 6 and its alternatives sum to 1.593, above 1");
+}
+
+TEST(SideChannels, TheAlternativesAreOrderedAsTheApiPromises) {
+  ReportedTurn reversed = good_turn();
+  reversed.completion.top_logprobs[1] = {{8, -1.9}, {6, -0.2}};
+  EXPECT_EQ(finding(reversed, "logprob_order"), "token 1: the alternatives of token 6 list token 6 (-0.2) after token 8 (-1.9)");
+  SideChannelSettings unordered = kAsked;
+  unordered.listing.order = AlternativesListing::Order::kNone;
+  EXPECT_TRUE(check_side_channels({{{1, 0}, reversed}}, unordered).findings.empty()) << "a JSON object's keys";
+
+  SideChannelSettings chosen_first = kAsked;
+  chosen_first.listing.order = AlternativesListing::Order::kChosenFirst;
+  EXPECT_TRUE(check_side_channels({{{1, 0}, good_turn()}}, chosen_first).findings.empty());
+  EXPECT_EQ(finding(reversed, "logprob_order", chosen_first), "token 1: the alternatives of token 6 begin with token 8, not the chosen token");
+  SideChannelSettings three = chosen_first;
+  three.top_logprobs = 3;
+  ReportedTurn sampled = good_turn();  // the chosen token first though less likely, then the rest in order
+  sampled.completion.top_logprobs[1] = {{6, -2.0}, {8, -0.5}, {9, -1.5}};
+  EXPECT_EQ(finding(sampled, "logprob_order", three), "none");
+  sampled.completion.top_logprobs[1] = {{6, -2.0}, {9, -1.5}, {8, -0.5}};
+  EXPECT_EQ(finding(sampled, "logprob_order", three), "token 1: the alternatives of token 6 list token 8 (-0.5) after token 9 (-1.5)");
+}
+
+TEST(SideChannels, TheAlternativesNumberWhatWasAsked) {
+  ReportedTurn turn = good_turn();
+  turn.completion.top_logprobs[1] = {{6, -0.2}};
+  EXPECT_EQ(finding(turn, "logprob_count"), "token 1: token 6 has 1 alternatives; 2 were asked");
+  turn.completion.top_logprobs[1] = {{6, -0.2}, {8, -1.9}, {9, -3.0}};
+  EXPECT_EQ(finding(turn, "logprob_count"), "token 1: token 6 has 3 alternatives; 2 were asked");
+  SideChannelSettings with_chosen = kAsked;
+  with_chosen.listing.beyond_asked = 1;  // vLLM's completions: the chosen token beside the k
+  EXPECT_EQ(finding(turn, "logprob_count", with_chosen), "none");
+  turn.completion.top_logprobs[1].push_back({10, -3.1});
+  EXPECT_EQ(finding(turn, "logprob_count", with_chosen), "token 1: token 6 has 4 alternatives; 2 or 3 were asked");
+  SideChannelSettings ties = kAsked;
+  ties.listing.ties_extend = true;  // TGI keeps every token tied with the k-th
+  turn.completion.top_logprobs[1] = {{6, -0.2}, {8, -1.9}, {9, -1.9}};
+  EXPECT_EQ(finding(turn, "logprob_count", ties), "none");
+  turn.completion.top_logprobs[1] = {{6, -0.2}, {8, -1.9}, {9, -2.5}};
+  EXPECT_EQ(finding(turn, "logprob_count", ties), "token 1: token 6 has 3 alternatives; 2 were asked");
+}
+
+TEST(SideChannels, AGreedyChoiceReportedBesideTheTokenMustBeTheLargest) {
+  ReportedTurn turn = good_turn();
+  turn.completion.chosen_logprobs = {-0.1, -2.4};
+  EXPECT_EQ(finding(turn, "logprob_not_chosen"), "token 1: greedy decoding chose token 6 (-2.4 beside it), yet token 8 has -1.9");
 }
 
 TEST(SideChannels, AFinishReasonOfLengthBeforeTheLengthAskedIsAFinding) {
@@ -166,6 +266,17 @@ TEST(SideChannels, ParityComparesTheSameTokensUpToTheFirstThatDiffers) {
   EXPECT_EQ(findings[0].kind, "logprob_parity");
   EXPECT_TRUE(compare_reports(reference, other, true, 0.25).empty());
   EXPECT_TRUE(compare_reports(reference, other, false, 0.05).empty()) << "log-probabilities compared only when asked";
+}
+
+TEST(SideChannels, ParityReadsTheValueBesideTheTokenInEverySchedule) {
+  ReportedTurn alone = good_turn();
+  alone.completion.chosen_logprobs = {-0.1, -0.2};
+  ReportedTurn crowded = alone;
+  crowded.completion.chosen_logprobs[1] = 0.0;  // changed only where speculation accepted it; the list as alone
+  const std::vector<SideChannelFinding> findings = compare_reports({{{1, 0}, alone}}, {{{1, 0}, crowded}}, true, 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "logprob_parity");
+  EXPECT_EQ(findings[0].detail, "token 6 has 0 here, -0.2 in the reference schedule");
 }
 
 }  // namespace
