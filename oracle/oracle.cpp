@@ -70,15 +70,18 @@ SequenceResult oracle_generate(const Transformer& model, std::span<const int64_t
   return output;
 }
 
-std::vector<std::vector<TokenLogprob>> oracle_top_logprobs(const Transformer& model, std::span<const int64_t> prompt,
-                                                           std::span<const int64_t> generated, int64_t k) {
-  TORCH_CHECK(!prompt.empty(), "oracle_top_logprobs: empty prompt");
-  std::vector<std::vector<TokenLogprob>> out;
+GeneratedLogprobs oracle_generated_logprobs(const Transformer& model, std::span<const int64_t> prompt,
+                                            std::span<const int64_t> generated, int64_t k) {
+  TORCH_CHECK(!prompt.empty(), "oracle_generated_logprobs: empty prompt");
+  GeneratedLogprobs out;
   if (generated.empty()) return out;
   std::vector<int64_t> tokens(prompt.begin(), prompt.end());
   tokens.insert(tokens.end(), generated.begin(), generated.end());
-  const at::Tensor logprobs = logprobs_before_last(model, tokens, static_cast<int64_t>(generated.size()));
-  for (int64_t i = 0; i < logprobs.size(0); ++i) out.push_back(most_likely(logprobs[i], k));
+  const at::Tensor logprobs = logprobs_before_last(model, tokens, static_cast<int64_t>(generated.size())).cpu();
+  for (int64_t i = 0; i < logprobs.size(0); ++i) {
+    out.chosen.push_back(logprobs[i][generated[static_cast<size_t>(i)]].item<double>());
+    out.top.push_back(most_likely(logprobs[i], k));
+  }
   return out;
 }
 

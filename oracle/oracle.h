@@ -25,11 +25,16 @@ struct OracleOptions {
 SequenceResult oracle_generate(const Transformer& model, std::span<const int64_t> prompt, const OracleOptions& options,
                                uint64_t sequence_index);
 
-// The `k` most likely tokens, with their log-probabilities under the model, at each token of
-// `generated` after `prompt` and the tokens before it: what oracle_generate records, from one
-// forward pass over tokens some other decoder generated.
-std::vector<std::vector<TokenLogprob>> oracle_top_logprobs(const Transformer& model, std::span<const int64_t> prompt,
-                                                           std::span<const int64_t> generated, int64_t k);
+// Each token of `generated` after `prompt` and the tokens before it, under the model.
+struct GeneratedLogprobs {
+  std::vector<double> chosen;                     // the token's own log-probability
+  std::vector<std::vector<TokenLogprob>> top;     // the `k` most likely tokens there, best first
+};
+
+// What oracle_generate records, and each token's own log-probability, from one forward pass over
+// tokens some other decoder generated.
+GeneratedLogprobs oracle_generated_logprobs(const Transformer& model, std::span<const int64_t> prompt,
+                                            std::span<const int64_t> generated, int64_t k);
 
 // Each token of `prompt` after the first: its own log-probability after the tokens before it, then
 // the `k` most likely tokens there, as vLLM's prompt_logprobs give them (the token itself first,

@@ -15,6 +15,7 @@ namespace specgate::cli {
 namespace {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 [[noreturn]] void refuse(const std::string& field, const std::string& problem) {
   throw RequestRefused(400, "field '" + field + "': " + problem);
@@ -180,29 +181,38 @@ void read_generation_fields(const json& body, const char* max_tokens_field, cons
 int64_t top_logprobs(const json& value, const char* field) { return integer(value, field, 0, 20); }
 
 // The choice's log-probabilities in each endpoint's shape, tokens named by text or by "token_id:<id>".
-json logprobs_of(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer) {
+// As vLLM's: a position's entries are the chosen token, then the k most likely, the chosen one
+// not repeated; completions report them all, a key each, chat the first k.
+ordered_json logprobs_of(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer) {
   if (request.top_logprobs == 0) return nullptr;
   const auto key = [&](int64_t token) {
     return request.token_id_keys ? "token_id:" + std::to_string(token) : tokenizer.decode(std::vector<int64_t>{token});
   };
   const auto entry = [&](const std::string& token, double logprob) {
-    return json{{"token", token}, {"logprob", logprob}, {"bytes", std::vector<uint8_t>(token.begin(), token.end())}};
+    return ordered_json{{"token", token}, {"logprob", logprob}, {"bytes", std::vector<uint8_t>(token.begin(), token.end())}};
   };
-  json tokens = json::array(), token_logprobs = json::array(), top = json::array(), content = json::array();
+  ordered_json tokens = ordered_json::array(), token_logprobs = ordered_json::array(), top = ordered_json::array(),
+               content = ordered_json::array();
   for (size_t i = 0; i < generated.sequence.tokens.size(); ++i) {
-    const std::string token = key(generated.sequence.tokens[i]);
-    json alternatives = json::object(), alternative_list = json::array();
-    json chosen = nullptr;
+    const int64_t chosen = generated.sequence.tokens[i];
+    const double beside = generated.chosen_logprobs.at(i);
+    std::vector<TokenLogprob> entries{{chosen, beside}};
     for (const TokenLogprob& a : generated.sequence.top_logprobs.at(i)) {
-      alternatives[key(a.token_id)] = a.logprob;
-      alternative_list.push_back(entry(key(a.token_id), a.logprob));
-      if (a.token_id == generated.sequence.tokens[i]) chosen = a.logprob;
+      if (a.token_id == chosen) {
+        entries.front().logprob = a.logprob;  // the list's own figure, whatever is reported beside it
+      } else {
+        entries.push_back(a);
+      }
     }
-    tokens.push_back(token);
-    token_logprobs.push_back(chosen);
+    ordered_json alternatives = ordered_json::object(), alternative_list = ordered_json::array();
+    for (const TokenLogprob& a : entries) {
+      alternatives[key(a.token_id)] = a.logprob;
+      if (static_cast<int64_t>(alternative_list.size()) < request.top_logprobs) alternative_list.push_back(entry(key(a.token_id), a.logprob));
+    }
+    tokens.push_back(key(chosen));
+    token_logprobs.push_back(beside);
     top.push_back(std::move(alternatives));
-    json item = entry(token, 0.0);
-    item["logprob"] = chosen;
+    ordered_json item = entry(key(chosen), beside);
     item["top_logprobs"] = std::move(alternative_list);
     content.push_back(std::move(item));
   }
@@ -212,10 +222,10 @@ json logprobs_of(const ServeRequest& request, const Generated& generated, const 
 
 // vLLM's prompt_logprobs: null for the first prompt token, then {"<id>": {logprob,
 // decoded_token}} for each other, the token itself among them.
-json prompt_logprobs_of(const Generated& generated, const Tokenizer& tokenizer) {
-  json out = json::array({nullptr});
+ordered_json prompt_logprobs_of(const Generated& generated, const Tokenizer& tokenizer) {
+  ordered_json out = ordered_json::array({nullptr});
   for (const auto& alternatives : generated.prompt_logprobs) {
-    json entry = json::object();
+    ordered_json entry = ordered_json::object();
     for (const TokenLogprob& a : alternatives)
       entry[std::to_string(a.token_id)] = {{"logprob", a.logprob}, {"decoded_token", tokenizer.decode(std::span(&a.token_id, 1))}};
     out.push_back(std::move(entry));
@@ -257,7 +267,8 @@ std::string response_body(const ServeRequest& request, const Generated& generate
                           const std::string& model, int64_t id) {
   const bool chat = request.api == ServeApi::kChat;
   const std::string text = tokenizer.decode(generated.sequence.tokens);
-  json choice = {{"index", 0}};
+  // vLLM's keys in vLLM's order, and each position's log-probabilities in its order.
+  ordered_json choice = {{"index", 0}};
   if (chat) {
     choice["message"] = {{"role", "assistant"}, {"content", text}};
   } else {
@@ -275,11 +286,11 @@ std::string response_body(const ServeRequest& request, const Generated& generate
   const auto created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
   const int64_t prompt_tokens = static_cast<int64_t>(request.prompt.size());
   const int64_t completion_tokens = generated.completion_tokens;
-  json response = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id)},
+  ordered_json response = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id)},
                    {"object", chat ? "chat.completion" : "text_completion"},
                    {"created", created.count()},
                    {"model", model},
-                   {"choices", json::array({choice})},
+                   {"choices", ordered_json::array({choice})},
                    {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens + completion_tokens},
                               {"completion_tokens", completion_tokens}}}};
   if (chat && request.return_token_ids) response["prompt_token_ids"] = request.prompt;

@@ -1,10 +1,26 @@
 #include "conformance/serve/response_faults.h"
 
+#include <algorithm>
+
 namespace specgate::cli {
 namespace {
 
-constexpr std::string_view kNames[] = {"zeroed-logprobs", "stale-logprobs", "usage-counts-drafted", "shifted-prompt-logprobs"};
+constexpr std::string_view kNames[] = {"zeroed-logprobs",         "stale-logprobs",    "usage-counts-drafted",
+                                       "shifted-prompt-logprobs", "zeroed-drafted-logprobs", "unsorted-logprobs",
+                                       "unnormalized-logprobs"};
 static_assert(std::size(kNames) == static_cast<size_t>(ResponseFault::kCount));
+
+// Whether each token was an accepted draft: every round appends its accepted drafts, then a
+// token of the target's own; the prefill's pass gives the first.
+std::vector<bool> accepted_drafts(const SequenceResult& sequence) {
+  std::vector<bool> drafted(sequence.tokens.size(), false);
+  size_t next = 1;
+  for (const int64_t appended : sequence.accept_lengths) {
+    for (int64_t k = 0; k + 1 < appended && next < drafted.size(); ++k) drafted[next++] = true;
+    ++next;
+  }
+  return drafted;
+}
 
 }  // namespace
 
@@ -18,13 +34,32 @@ std::optional<ResponseFault> response_fault_from_name(std::string_view name) {
 std::vector<std::string> response_fault_names() { return {std::begin(kNames), std::end(kNames)}; }
 
 void report_under_faults(const ResponseFaults& faults, Generated& generated) {
+  std::vector<std::vector<TokenLogprob>>& top = generated.sequence.top_logprobs;
   if (faults.has(ResponseFault::kZeroedLogprobs)) {
-    for (auto& alternatives : generated.sequence.top_logprobs) {
+    for (auto& alternatives : top) {
       for (TokenLogprob& alternative : alternatives) alternative.logprob = 0.0;
+    }
+    for (double& chosen : generated.chosen_logprobs) chosen = 0.0;
+  }
+  if (faults.has(ResponseFault::kZeroedDraftedLogprobs) && !generated.chosen_logprobs.empty()) {
+    const std::vector<bool> drafted = accepted_drafts(generated.sequence);
+    for (size_t i = 0; i < drafted.size(); ++i) {
+      if (drafted[i]) generated.chosen_logprobs.at(i) = 0.0;
+    }
+  }
+  if (faults.has(ResponseFault::kUnsortedLogprobs)) {
+    for (auto& alternatives : top) std::reverse(alternatives.begin(), alternatives.end());
+  }
+  if (faults.has(ResponseFault::kUnnormalizedLogprobs)) {
+    for (size_t i = 0; i < top.size(); ++i) {
+      if (top[i].empty()) continue;
+      const double shift = 1.0 - top[i].front().logprob;
+      for (TokenLogprob& alternative : top[i]) alternative.logprob += shift;
+      generated.chosen_logprobs.at(i) += shift;
     }
   }
   if (faults.has(ResponseFault::kStaleLogprobs)) {
-    for (size_t i = generated.sequence.top_logprobs.size(); i > 1; --i) generated.sequence.top_logprobs[i - 1] = generated.sequence.top_logprobs[i - 2];
+    for (size_t i = top.size(); i > 1; --i) top[i - 1] = top[i - 2];
   }
   if (faults.has(ResponseFault::kUsageCountsDrafted)) generated.completion_tokens += (generated.sequence.drafted - generated.sequence.accepted);
   if (faults.has(ResponseFault::kShiftedPromptLogprobs)) {

@@ -17,6 +17,9 @@ enum class ResponseFault {
   kStaleLogprobs,       // each token reports the alternatives of the token before it
   kUsageCountsDrafted,  // usage.completion_tokens counts rejected drafts as well as the tokens
   kShiftedPromptLogprobs,  // each prompt token reports the next one's log-probabilities
+  kZeroedDraftedLogprobs,  // an accepted draft token reports log-probability 0 beside it, its alternatives right
+  kUnsortedLogprobs,       // each token's alternatives listed least likely first
+  kUnnormalizedLogprobs,   // every value shifted so the most likely reads 1, as unnormalized logits would
   kCount,
 };
 
@@ -30,12 +33,12 @@ class ResponseFaults {
   std::bitset<static_cast<size_t>(ResponseFault::kCount)> on_;
 };
 
-// zeroed-logprobs, stale-logprobs, usage-counts-drafted, shifted-prompt-logprobs; nullopt for
-// any other name.
+// zeroed-logprobs, stale-logprobs, usage-counts-drafted, shifted-prompt-logprobs,
+// zeroed-drafted-logprobs, unsorted-logprobs, unnormalized-logprobs; nullopt for any other name.
 std::optional<ResponseFault> response_fault_from_name(std::string_view name);
 std::vector<std::string> response_fault_names();
 
-// What `generated` reports under `faults`: its top_logprobs, prompt_logprobs and usage count.
+// What `generated` reports under `faults`: its log-probabilities, prompt_logprobs and usage count.
 void report_under_faults(const ResponseFaults& faults, Generated& generated);
 
 }  // namespace specgate::cli

@@ -39,8 +39,11 @@ Generated reported(const ServeEngineSettings& settings, SequenceResult result, c
   Generated generated{.sequence = std::move(result)};
   SequenceResult& sequence = generated.sequence;
   generated.completion_tokens = static_cast<int64_t>(sequence.tokens.size());
-  if (asked.top_logprobs > 0)
-    sequence.top_logprobs = oracle_top_logprobs(*settings.target, asked.prompt, sequence.tokens, asked.top_logprobs);
+  if (asked.top_logprobs > 0) {
+    GeneratedLogprobs logprobs = oracle_generated_logprobs(*settings.target, asked.prompt, sequence.tokens, asked.top_logprobs);
+    sequence.top_logprobs = std::move(logprobs.top);
+    generated.chosen_logprobs = std::move(logprobs.chosen);
+  }
   if (asked.prompt_logprobs > 0) generated.prompt_logprobs = oracle_prompt_logprobs(*settings.target, asked.prompt, asked.prompt_logprobs);
   report_under_faults(settings.response_faults, generated);
   return generated;
@@ -80,13 +83,10 @@ class BatchServeEngine : public ServeEngine {
     auto [id, request] = std::move(waiting_.front());
     waiting_.pop_front();
     const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
-                                .eos_ids = settings_.decoder.decode.eos_ids, .top_logprobs = request.top_logprobs};
-    Generated generated{.sequence = oracle_generate(*settings_.target, request.prompt, options, random_stream(request))};
-    generated.sequence.sequence_index = id;
-    generated.completion_tokens = static_cast<int64_t>(generated.sequence.tokens.size());
-    if (request.prompt_logprobs > 0)
-      generated.prompt_logprobs = oracle_prompt_logprobs(*settings_.target, request.prompt, request.prompt_logprobs);
-    return {id, std::move(generated)};
+                                .eos_ids = settings_.decoder.decode.eos_ids};
+    SequenceResult sequence = oracle_generate(*settings_.target, request.prompt, options, random_stream(request));
+    sequence.sequence_index = id;
+    return {id, reported(settings_, std::move(sequence), Asked::of(request))};
   }
 
   ServeEngineSettings settings_;

@@ -73,8 +73,10 @@ grep -q '<h1>specgate differential: <span class="pass">passed</span></h1>' "$wor
 [ "$(grep -c '<tr>' "$work/correct-0.html")" -ge 11 ] || fail "HTML lacks the tables"
 # Other dialects: text prompts (openai) and the chat endpoint, which renders the conversation.
 for api in openai vllm-chat; do
+  logprobs=()
+  [ $api = vllm-chat ] && logprobs=(--top-logprobs 3)
   "$conformance" differential --endpoint "$correct" --api $api --model fixture --bench "$bench" --limit 8 \
-    --max-new-tokens 16 --crowds 1 --max-in-flight 4 --out-dir "$work/$api" >"$work/$api.out" 2>&1 ||
+    --max-new-tokens 16 --crowds 1 --max-in-flight 4 "${logprobs[@]}" --out-dir "$work/$api" >"$work/$api.out" 2>&1 ||
     fail "differential --api $api against a correct server: $(tail -3 "$work/$api.out")"
   grep -q "crowd-1 .*8 identical" "$work/$api.out" || fail "--api $api: $(cat "$work/$api.out")"
 done
@@ -119,30 +121,35 @@ PY
 done
 
 # Faults of what a speculative server reports besides tokens: the tokens are right, the reports
-# cannot be.
-for fault in zeroed-logprobs:logprobs_zero stale-logprobs:logprob_not_chosen usage-counts-drafted:usage \
-             shifted-prompt-logprobs:prompt_logprob_mismatch; do
-  name=${fault%%:*} kind=${fault##*:}
+# cannot be. Each as NAME:KIND:API, KIND a finding it must give.
+for fault in zeroed-logprobs:logprobs_zero:vllm stale-logprobs:logprob_not_chosen:vllm usage-counts-drafted:usage:vllm \
+             shifted-prompt-logprobs:prompt_logprob_mismatch:vllm zeroed-drafted-logprobs:logprob_chosen_mismatch:vllm \
+             zeroed-drafted-logprobs:logprob_zero_chosen:vllm-chat unsorted-logprobs:logprob_order:vllm-chat \
+             unnormalized-logprobs:logprob_positive:vllm; do
+  IFS=: read -r name kind api <<<"$fault"
+  asks=(--api "$api" --model fixture --bench "$bench" --max-new-tokens 24 --top-logprobs 3)
+  [ "$api" = vllm ] && asks+=(--target "$fixtures/target" --prompt-logprobs 2)
   serve "$name" "${exspec[@]}" --inject-fault "$name" || continue
-  differential "$url" --crowds 1 --out-dir "$work/$name" --json "$work/$name.json" >"$work/$name.out" 2>&1
+  "$conformance" differential --endpoint "$url" "${asks[@]}" --limit 12 --max-in-flight 6 --fillers 2 --filler-chars 300 \
+    --timeout 8 --retries 0 --rescore-with "$fixtures/target" --dtype float64 --crowds 1 --out-dir "$work/$name-$api" \
+    --json "$work/$name-$api.json" >"$work/$name-$api.out" 2>&1
   status=$?
-  [ $status -eq 1 ] || fail "$name: exit $status, not 1: $(tail -3 "$work/$name.out")"
-  "$python" - "$work/$name.json" "$kind" <<'PY' || fail "$name: report"
+  [ $status -eq 1 ] || fail "$name: exit $status, not 1: $(tail -3 "$work/$name-$api.out")"
+  "$python" - "$work/$name-$api.json" "$kind" <<'PY' || fail "$name --api $api: report"
 import json, sys
 report = json.load(open(sys.argv[1]))
 for s in report["schedules"]:
     assert s["identical"] == 12 and not s["differences"], s
     kinds = {f["kind"] for f in s["side_channels"]["findings"]}
     assert sys.argv[2] in kinds, kinds
-    assert len(s["side_channels"]["findings"]) >= 12
+    assert len({f["question_id"] for f in s["side_channels"]["findings"]}) == 12, s["side_channels"]["findings"]
 PY
   # Without re-scoring, the server's own figures give it away.
-  "$conformance" differential --endpoint "$url" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
-    --limit 4 --max-new-tokens 24 --crowds 1 --top-logprobs 3 --prompt-logprobs 2 --out-dir "$work/$name-alone" \
-    >"$work/$name-alone.out" 2>&1
+  "$conformance" differential --endpoint "$url" "${asks[@]}" --limit 4 --crowds 1 --out-dir "$work/$name-$api-alone" \
+    >"$work/$name-$api-alone.out" 2>&1
   status=$?
-  [ $status -eq 1 ] || fail "$name without --rescore-with: exit $status, not 1"
-  grep -q "$kind" "$work/$name-alone.out" || fail "$name without --rescore-with: no $kind in $(cat "$work/$name-alone.out")"
+  [ $status -eq 1 ] || fail "$name --api $api without --rescore-with: exit $status, not 1"
+  grep -q "$kind" "$work/$name-$api-alone.out" || fail "$name --api $api without --rescore-with: no $kind in $(cat "$work/$name-$api-alone.out")"
 done
 
 # SIGTERM (a background job ignores SIGINT) while the first schedule runs: the requests in flight

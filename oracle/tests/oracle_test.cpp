@@ -81,16 +81,21 @@ TEST_F(Oracle, RecordsTheModelsTopLogprobs) {
 TEST_F(Oracle, OneTeacherForcedPassGivesTheLogprobsItRecordsAsItDecodes) {
   const SequenceResult out = oracle_generate(
       model_, prompt_, {.max_new_tokens = 9, .sampling = {.temperature = 1.0, .seed = 3}, .top_logprobs = 4}, 2);
-  const std::vector<std::vector<TokenLogprob>> forced = oracle_top_logprobs(model_, prompt_, out.tokens, 4);
-  ASSERT_EQ(forced.size(), out.top_logprobs.size());
-  for (size_t i = 0; i < forced.size(); ++i) {
-    ASSERT_EQ(forced[i].size(), 4u);
+  const GeneratedLogprobs forced = oracle_generated_logprobs(model_, prompt_, out.tokens, 4);
+  ASSERT_EQ(forced.top.size(), out.top_logprobs.size());
+  ASSERT_EQ(forced.chosen.size(), out.tokens.size());
+  std::vector<int64_t> context = prompt_;
+  for (size_t i = 0; i < forced.top.size(); ++i) {
+    ASSERT_EQ(forced.top[i].size(), 4u);
     for (size_t j = 0; j < 4; ++j) {
-      EXPECT_EQ(forced[i][j].token_id, out.top_logprobs[i][j].token_id) << "token " << i;
-      EXPECT_NEAR(forced[i][j].logprob, out.top_logprobs[i][j].logprob, 1e-12) << "token " << i;
+      EXPECT_EQ(forced.top[i][j].token_id, out.top_logprobs[i][j].token_id) << "token " << i;
+      EXPECT_NEAR(forced.top[i][j].logprob, out.top_logprobs[i][j].logprob, 1e-12) << "token " << i;
     }
+    EXPECT_NEAR(forced.chosen[i], next_logits(context).log_softmax(-1)[out.tokens[i]].item<double>(), 1e-12)
+        << "token " << i << " itself";
+    context.push_back(out.tokens[i]);
   }
-  EXPECT_TRUE(oracle_top_logprobs(model_, prompt_, {}, 4).empty());
+  EXPECT_TRUE(oracle_generated_logprobs(model_, prompt_, {}, 4).top.empty());
 }
 
 TEST_F(Oracle, PromptLogprobsGiveEachPromptTokenItselfThenTheMostLikely) {
