@@ -38,7 +38,9 @@ struct CompletionRequest {
 struct Completion {
   std::string text;
   std::optional<std::vector<int64_t>> token_ids;
-  std::vector<std::vector<TokenLogprob>> top_logprobs;  // per generated token, as listed; empty when not given
+  // Per generated token, in the server's order where its API gives a list, most likely first where
+  // it gives an object; empty when not given.
+  std::vector<std::vector<TokenLogprob>> top_logprobs;
   // Per generated token: the log-probability reported beside the token itself, apart from its
   // alternatives (nullopt where that is null); empty when not given.
   std::vector<std::optional<double>> chosen_logprobs;

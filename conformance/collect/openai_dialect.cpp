@@ -94,6 +94,7 @@ class OpenaiDialect : public Dialect {
         const std::string field = at(path, i) + "." + key;
         alternatives[i].push_back({token_id_key(key, field), number(logprob, field)});
       }
+      // An object's keys have no order to keep.
       std::sort(alternatives[i].begin(), alternatives[i].end(),
                 [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob > b.logprob; });
     }

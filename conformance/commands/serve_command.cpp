@@ -143,7 +143,8 @@ void add_serve_command(CLI::App& app) {
   c->add_option("--inject-fault", o->faults,
                 "Seed a named fault (repeatable): a decoder's (a sampling fault acts on requests with a temperature > 0) "
                 "or one of what eqspec and exspec report besides tokens: zeroed-logprobs, stale-logprobs, "
-                "usage-counts-drafted, shifted-prompt-logprobs");
+                "usage-counts-drafted, shifted-prompt-logprobs, zeroed-drafted-logprobs, unsorted-logprobs, "
+                "unnormalized-logprobs");
   add_model_flags(*c, o->loading, "dtype of target and draft");
   c->callback([o] { run_serve(*o); });
 }

@@ -128,7 +128,11 @@ class TurnChecker {
       const auto& alternatives = completion_.top_logprobs[i];
       if (alternatives.empty()) continue;
       const std::optional<double> listed = listed_logprob(completion_, i), beside = beside_logprob(completion_, i);
-      if (!listed) {
+      const double best = std::max_element(alternatives.begin(), alternatives.end(), [](const TokenLogprob& a, const TokenLogprob& b) {
+                            return a.logprob < b.logprob;
+                          })->logprob;
+      // A tie at the k-th place may leave the chosen token out; the value beside it says so.
+      if (!listed && !(beside && best - *beside <= settings_.tolerance)) {
         add("logprob_not_chosen", static_cast<int64_t>(i),
             token(ids()[i]) + " is not among its " + std::to_string(alternatives.size()) +
                 " alternatives, though greedy decoding chose it");
@@ -215,7 +219,8 @@ class TurnChecker {
   void count(size_t i, const std::vector<TokenLogprob>& alternatives) {
     const AlternativesListing& listing = settings_.listing;
     const auto given = static_cast<int64_t>(alternatives.size());
-    const int64_t asked = settings_.top_logprobs, most = asked + listing.beyond_asked;
+    const int64_t asked = std::min(settings_.top_logprobs, settings_.vocabulary.value_or(settings_.top_logprobs));
+    const int64_t most = asked + listing.beyond_asked;
     const bool tied = listing.ties_extend && given > asked &&
                       std::all_of(alternatives.begin() + asked, alternatives.end(), [&](const TokenLogprob& a) {
                         return std::abs(a.logprob - alternatives[asked - 1].logprob) <= kOrderSlack;

@@ -42,6 +42,7 @@ struct SideChannelSettings {
   int64_t max_new_tokens = 0;  // asked of every turn
   int64_t top_logprobs = 0;    // alternatives asked per token; 0: log-probabilities are not checked
   AlternativesListing listing;  // what the server's API promises of each token's alternatives
+  std::optional<int64_t> vocabulary;  // the model's, when known: a smaller one than asked is listed whole
   int64_t prompt_logprobs = 0;  // alternatives asked per prompt token; 0: not checked
   double tolerance = 0.05;   // nats between two log-probabilities of one token
   const Rescorer* rescorer = nullptr;  // the target, which gives each token's log-probability

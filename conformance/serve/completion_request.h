@@ -35,7 +35,7 @@ struct ServeRequest {
 // What serve answers for a finished sequence: the sequence, its log-probabilities when asked,
 // the prompt's when asked, and the count usage reports.
 struct Generated {
-  SequenceResult sequence;  // its top_logprobs, when asked, best first
+  SequenceResult sequence;  // its top_logprobs when asked: the oracle's, best first, unless a fault reorders them
   std::vector<double> chosen_logprobs;  // when asked: each token's own log-probability
   // When asked: each prompt token after the first, itself first, then its alternatives.
   std::vector<std::vector<TokenLogprob>> prompt_logprobs;

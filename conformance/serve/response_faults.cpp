@@ -10,11 +10,14 @@ constexpr std::string_view kNames[] = {"zeroed-logprobs",         "stale-logprob
                                        "unnormalized-logprobs"};
 static_assert(std::size(kNames) == static_cast<size_t>(ResponseFault::kCount));
 
-// Whether each token was an accepted draft: every round appends its accepted drafts, then a
-// token of the target's own; the prefill's pass gives the first.
+// Whether each token was an accepted draft: the prefill's pass gives the tokens before the
+// rounds, then every round appends its accepted drafts and a token of the target's own (a round
+// cut short by max_tokens or EOS may end on a draft, left unmarked).
 std::vector<bool> accepted_drafts(const SequenceResult& sequence) {
   std::vector<bool> drafted(sequence.tokens.size(), false);
-  size_t next = 1;
+  int64_t appended_in_rounds = 0;
+  for (const int64_t appended : sequence.accept_lengths) appended_in_rounds += appended;
+  size_t next = static_cast<size_t>(std::max<int64_t>(static_cast<int64_t>(drafted.size()) - appended_in_rounds, 0));
   for (const int64_t appended : sequence.accept_lengths) {
     for (int64_t k = 0; k + 1 < appended && next < drafted.size(); ++k) drafted[next++] = true;
     ++next;
@@ -53,7 +56,9 @@ void report_under_faults(const ResponseFaults& faults, Generated& generated) {
   if (faults.has(ResponseFault::kUnnormalizedLogprobs)) {
     for (size_t i = 0; i < top.size(); ++i) {
       if (top[i].empty()) continue;
-      const double shift = 1.0 - top[i].front().logprob;
+      const auto most_likely = std::max_element(top[i].begin(), top[i].end(),
+                                                [](const TokenLogprob& a, const TokenLogprob& b) { return a.logprob < b.logprob; });
+      const double shift = 1.0 - most_likely->logprob;
       for (TokenLogprob& alternative : top[i]) alternative.logprob += shift;
       generated.chosen_logprobs.at(i) += shift;
     }

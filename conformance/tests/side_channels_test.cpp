@@ -183,6 +183,11 @@ TEST(SideChannels, TheAlternativesNumberWhatWasAsked) {
   EXPECT_EQ(finding(turn, "logprob_count", with_chosen), "none");
   turn.completion.top_logprobs[1].push_back({10, -3.1});
   EXPECT_EQ(finding(turn, "logprob_count", with_chosen), "token 1: token 6 has 4 alternatives; 2 or 3 were asked");
+  SideChannelSettings small = kAsked;
+  small.vocabulary = 1;  // a vocabulary smaller than asked, listed whole
+  ReportedTurn whole = good_turn();
+  whole.completion.top_logprobs = {{{5, 0.0}}, {{6, 0.0}}};
+  EXPECT_EQ(finding(whole, "logprob_count", small), "none");
   SideChannelSettings ties = kAsked;
   ties.listing.ties_extend = true;  // TGI keeps every token tied with the k-th
   turn.completion.top_logprobs[1] = {{6, -0.2}, {8, -1.9}, {9, -1.9}};
@@ -195,6 +200,13 @@ TEST(SideChannels, AGreedyChoiceReportedBesideTheTokenMustBeTheLargest) {
   ReportedTurn turn = good_turn();
   turn.completion.chosen_logprobs = {-0.1, -2.4};
   EXPECT_EQ(finding(turn, "logprob_not_chosen"), "token 1: greedy decoding chose token 6 (-2.4 beside it), yet token 8 has -1.9");
+  // Tied with the k-th, left out of the list: the value beside it shows the tie.
+  turn.completion.top_logprobs[1] = {{8, -0.9}};
+  turn.completion.chosen_logprobs = {-0.1, -0.9};
+  EXPECT_EQ(finding(turn, "logprob_not_chosen", SideChannelSettings{.top_logprobs = 1}), "none");
+  turn.completion.chosen_logprobs = {-0.1, -1.5};
+  EXPECT_EQ(finding(turn, "logprob_not_chosen", SideChannelSettings{.top_logprobs = 1}),
+            "token 1: token 6 is not among its 1 alternatives, though greedy decoding chose it");
 }
 
 TEST(SideChannels, AFinishReasonOfLengthBeforeTheLengthAskedIsAFinding) {
