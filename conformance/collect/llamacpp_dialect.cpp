@@ -4,7 +4,9 @@
 // response's content, tokens, stop_type (stop_type_to_str: eos, word, limit or none),
 // completion_probabilities (per token {id, token, bytes, logprob, top_logprobs: [{id, token,
 // bytes, logprob}]}) and timings, whose draft_n and
-// draft_n_accepted count the draft tokens of speculative decoding.
+// draft_n_accepted count the draft tokens of speculative decoding. server-context.cpp's
+// populate_token_probs takes the alternatives from get_token_probabilities, the softmax of the
+// target's logits sorted: min(n_vocab, n_probs) of them, most likely first.
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/response_fields.h"
 

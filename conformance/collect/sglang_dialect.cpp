@@ -9,7 +9,9 @@
 // hold (logprob, token_id, token_text) triples; under speculative decoding
 // _calculate_spec_decoding_metrics adds spec_verify_ct, the target's verification passes, and
 // the draft tokens proposed and accepted as spec_draft_token_num and spec_accept_token_num,
-// renamed spec_num_proposed_drafts and spec_num_correct_drafts in 2026).
+// renamed spec_num_proposed_drafts and spec_num_correct_drafts in 2026). The alternatives come
+// from layers/logits_processor.py's get_top_logprobs, logprobs.topk(k): k of them, most likely
+// first, whichever token was chosen.
 #include <algorithm>
 
 #include "conformance/collect/dialect.h"
