@@ -17,6 +17,17 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
+// Deeper than any request of these APIs nests, far shallower than what the recursion of writing
+// a value out can take.
+constexpr int kMaxNesting = 64;
+
+// A value as an error message quotes it: at most 200 bytes of its JSON.
+std::string quoted(const json& value) {
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 200) text = text.substr(0, 200) + "... (" + std::to_string(text.size()) + " bytes)";
+  return text;
+}
+
 [[noreturn]] void refuse(const std::string& field, const std::string& problem) {
   throw RequestRefused(400, "field '" + field + "': " + problem);
 }
@@ -99,7 +110,7 @@ std::vector<int64_t> chat_prompt_of(const json& body, const Tokenizer& tokenizer
     const std::string expected = i % 2 == 0 ? "user" : "assistant";
     if (*role != expected)
       refuse(field + ".role", "expected '" + expected + "' (user and assistant alternate from the user's, template " +
-                                  std::string(chat_template_name(limits.chat_template)) + "), got " + role->dump());
+                                  std::string(chat_template_name(limits.chat_template)) + "), got " + quoted(*role));
     (i % 2 == 0 ? user_turns : answers).push_back(content->get<std::string>());
   }
   if (messages->size() % 2 == 0) refuse("messages", "the last message must be the user's");
@@ -125,13 +136,19 @@ void refuse_unsupported_fields(const json& body, ServeApi api) {
                          (field == "user" && value.is_string()) ||
                          (api == ServeApi::kCompletions && ((field == "echo" && is(value, false)) || (field == "best_of" && is(value, 1)))) ||
                          (api == ServeApi::kChat && field == "add_generation_prompt" && is(value, true));
-    if (!neutral) refuse(field, "not supported by this server (" + value.dump(-1, ' ', false, json::error_handler_t::replace) + ")");
+    if (!neutral) refuse(field, "not supported by this server (" + quoted(value) + ")");
   }
 }
 
 // The body as an object for this server's model, its fields all supported.
 json request_object(std::string_view text, const ServeLimits& limits, ServeApi api) {
-  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  bool too_deep = false;
+  const json::parser_callback_t nesting = [&too_deep](int depth, json::parse_event_t, json&) {
+    too_deep = too_deep || depth > kMaxNesting;
+    return !too_deep;
+  };
+  json body = json::parse(text, nesting, /*allow_exceptions=*/false);
+  if (too_deep) throw RequestRefused(400, "the body nests deeper than " + std::to_string(kMaxNesting) + " levels");
   if (body.is_discarded()) throw RequestRefused(400, "the body is not valid JSON");
   if (!body.is_object()) throw RequestRefused(400, "the body is a JSON " + describe_json(body) + ", not an object");
   if (const json* model = present(body, "model")) {

@@ -168,6 +168,16 @@ expect_http 400 "field 'echo': not supported" POST /v1/completions '{"prompt": "
 expect_http 400 "field 'best_of': not supported" POST /v1/completions '{"prompt": "a", "best_of": 2}'
 expect_http 400 "field 'frobnicate': not supported" POST /v1/completions '{"prompt": "a", "frobnicate": 1}'
 expect_http 200 '"finish_reason"' POST /v1/completions '{"prompt": "a", "max_tokens": 2, "stop": [], "echo": false, "best_of": 1, "user": "u"}'
+# Nesting past what writing a value out can recurse through, and values too long to quote whole.
+deep=$(printf '[%.0s' $(seq 60000))$(printf ']%.0s' $(seq 60000))
+expect_http 400 "the body nests deeper than 64 levels" POST /v1/completions "{\"prompt\": \"a\", \"x\": $deep}"
+expect_http 400 "the body nests deeper than 64 levels" POST /v1/chat/completions "{\"messages\": $deep}"
+expect_http 400 "field 'x': not supported by this server ([[[[" POST /v1/completions \
+  "{\"prompt\": \"a\", \"x\": $(printf '[%.0s' $(seq 63))$(printf ']%.0s' $(seq 63))}"
+long_value=$(printf 'v%.0s' $(seq 5000))
+got=$(http POST /v1/completions "{\"prompt\": \"a\", \"x\": \"$long_value\"}")
+[[ "$got" == *'... (5002 bytes))'* && ${#got} -lt 600 ]] || fail "a 5000-byte value quoted in full: ${#got} bytes: ${got:0:300}"
+expect_http 200 '"finish_reason"' POST /v1/completions '{"prompt": [1, 70, 71], "max_tokens": 3}'
 expect_http 404 "does not exist" POST /v1/completions '{"prompt": "a", "model": "other"}'
 chat() { expect_http "$1" "$2" POST /v1/chat/completions "$3"; }
 chat 200 '"message":{"role":"assistant","content":' '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 2}'
