@@ -10,6 +10,7 @@
 #include "impl/bench/conversation.h"
 #include "impl/common/json_line_context.h"
 #include "impl/common/json_value.h"
+#include "impl/common/short_number.h"
 
 namespace specgate::cli {
 namespace {
@@ -177,6 +178,8 @@ void read_generation_fields(const json& body, const char* max_tokens_field, cons
     request.sampling.temperature = real(*temperature, "temperature");
     if (!(request.sampling.temperature >= 0.0 && std::isfinite(request.sampling.temperature)))
       refuse("temperature", "must be a finite number >= 0");
+    if (request.sampling.temperature > 0.0 && request.sampling.temperature < kMinTemperature)
+      refuse("temperature", "below " + short_number(kMinTemperature) + ", where engines decode greedily; give 0 for greedy decoding");
   }
   if (const json* top_k = present(body, "top_k")) {
     const int64_t k = integer(*top_k, "top_k", -1, limits.vocab_size);

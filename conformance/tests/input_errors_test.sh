@@ -145,6 +145,8 @@ cmp -s "$bench" "$work/bench-copy.jsonl" || fail "collect --out over --bench cha
 expect_usage_error "--min-p: the tgi API has no min_p" collect --endpoint http://127.0.0.1:9 --api tgi --model m \
   --bench "$bench" --out "$work/tgi.jsonl" --temperature 0.8 --min-p 0.1 --retries 0
 [ ! -e "$work/tgi.jsonl" ] || fail "collect --api tgi --min-p left an answer file"
+expect_usage_error "--temperature: 1e-300 is below 1e-05, where engines decode greedily" generate --engine oracle \
+  --target "$fixtures/target" --bench "$bench" --temperature 1e-300 --out "$work/never.jsonl"
 expect_usage_error "--min-p: must be in [0, 1]" generate --engine oracle --target "$fixtures/target" --bench "$bench" \
   --limit 1 --temperature 1 --min-p 1.5 --out "$work/min-p.jsonl"
 # The sampling flags are checked alike wherever they are declared (conformance/commands/sampling_flags.h).

@@ -212,6 +212,30 @@ expect_input_error "$work/r.json" "no-prompt.jsonl:1: field 'prompt_token_ids'" 
   --answers "$work/no-prompt.jsonl" --json "$work/r.json"
 expect_input_error "$work/r.json" "field 'run.sampling.seed'" sampling --target "$fixtures/target" \
   --answers "$work/eqspec-1.jsonl" --answers "$work/eqspec-1.jsonl" --json "$work/r.json"
+# Ids no model can re-score and temperatures no engine samples at.
+"$python" - "$work/eqspec-1.jsonl" "$work" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+def write(name, change):
+    with open(f"{sys.argv[2]}/{name}.jsonl", "w") as out:
+        for line in lines:
+            line = json.loads(json.dumps(line))
+            change(line)
+            out.write(json.dumps(line) + "\n")
+write("empty-prompt", lambda line: line["choices"][0].update(prompt_token_ids=[[]]))
+write("prompt-beyond", lambda line: line["choices"][0]["prompt_token_ids"][0].__setitem__(1, 2**31 - 1))
+write("subnormal", lambda line: line["run"]["sampling"].update(temperature=5e-324))
+PY
+for bad in "empty-prompt:field 'prompt_token_ids': the prompt is empty" \
+           "prompt-beyond:field 'prompt_token_ids': token 2147483647 is outside the target's vocabulary of 259" \
+           "subnormal:field 'run.sampling.temperature': 4.941e-324 is below 1e-05, where engines decode greedily"; do
+  for command in sampling acceptance; do
+    expect_input_error "$work/r.json" "${bad%%:*}.jsonl:1: ${bad#*:}" $command --target "$fixtures/target" \
+      $([ $command = acceptance ] && echo --draft "$fixtures/draft") --answers "$work/${bad%%:*}.jsonl" --json "$work/r.json"
+  done
+done
+expect_usage_error "--temperature: 1e-310 is below 1e-05" sampling --target "$fixtures/target" --answers "$work/eqspec-1.jsonl" \
+  --temperature 1e-310
 # One seed on two questions, as a server sent one seed with every request: their draws share a stream.
 "$python" - "$work/eqspec-1.jsonl" "$work/one-seed.jsonl" <<'PY'
 import json, sys

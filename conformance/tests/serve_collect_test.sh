@@ -160,6 +160,7 @@ expect_http 400 "field 'max_tokens': expected an integer, got string" POST /v1/c
 expect_http 400 "token 99999 is outside the vocabulary" POST /v1/completions '{"prompt": [1, 99999]}'
 expect_http 400 "need 4098 positions, the model has 4096" POST /v1/completions '{"prompt": "a", "max_tokens": 4096}'
 expect_http 400 "field 'temperature': expected a number, got string" POST /v1/completions '{"prompt": "a", "temperature": "hot"}'
+expect_http 400 "field 'temperature': below 1e-05, where engines decode greedily" POST /v1/completions '{"prompt": "a", "temperature": 5e-324}'
 expect_http 200 '"token_logprobs":[' POST /v1/completions '{"prompt": "a", "max_tokens": 2, "logprobs": 2}'
 expect_http 400 "field 'logprobs': 21 is outside [0, 20]" POST /v1/completions '{"prompt": "a", "logprobs": 21}'
 expect_http 400 "not valid JSON" POST /v1/completions '{"prompt": '

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -23,6 +24,16 @@ struct SamplingParams {
     return temperature == other.temperature && top_k == other.top_k && top_p == other.top_p && min_p == other.min_p;
   }
 };
+
+// A temperature is 0 (greedy) or at least this: engines decode greedily below it (vLLM's
+// _SAMPLING_EPS), and logits scaled by a subnormal one overflow.
+inline constexpr double kMinTemperature = 1e-5;
+
+// What is wrong with a setting: its field (temperature, top_k, top_p or min_p) and why.
+struct SamplingProblem {
+  std::string field, problem;
+};
+std::optional<SamplingProblem> sampling_problem(const SamplingParams& params);
 
 // Throws InputError naming the offending flag.
 void validate(const SamplingParams& params);

@@ -84,11 +84,7 @@ class AcceptanceReader {
     if (first < 0 || first > 1)
       throw InputError(field + ": the rounds append " + std::to_string(appended) + " tokens to a turn of " + std::to_string(n) +
                        "; they must add up to its tokens, or to all but the prefill's first");
-    for (int64_t token : generated) {
-      if (token < 0 || token >= request_.target->vocab_size())
-        throw InputError(at + ": field 'token_ids': token " + std::to_string(token) +
-                         " is outside the target's vocabulary of " + std::to_string(request_.target->vocab_size()));
-    }
+    check_rescorable_turn(record, turn, request_.target->vocab_size(), at);
     if (lengths.empty()) return;
     // Rounds that add up to the whole turn may count the prefill's pass as their first.
     const size_t first_round = first == 0 ? 1 : 0;

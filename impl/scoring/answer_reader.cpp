@@ -503,6 +503,20 @@ std::string answer_location(const std::filesystem::path& file, int64_t line) {
   return file.string() + ":" + std::to_string(line);
 }
 
+void check_rescorable_turn(const AnswerRecord& record, size_t turn, int64_t vocabulary, const std::string& at) {
+  const std::string of_turn = record.token_ids->size() > 1 ? " of turn " + std::to_string(turn) : "";
+  if ((*record.prompt_token_ids)[turn].empty())
+    throw InputError(at + ": field 'prompt_token_ids': the prompt" + of_turn + " is empty; re-scoring needs its tokens");
+  for (const char* field : {"prompt_token_ids", "token_ids"}) {
+    const auto& ids = std::string_view(field) == "token_ids" ? *record.token_ids : *record.prompt_token_ids;
+    for (const int64_t id : ids[turn]) {
+      if (id < 0 || id >= vocabulary)
+        throw InputError(at + ": field '" + field + "': token " + std::to_string(id) + of_turn +
+                         " is outside the target's vocabulary of " + std::to_string(vocabulary));
+    }
+  }
+}
+
 AnswerReader::AnswerReader(const std::filesystem::path& path, TurnScope scope)
     : reader_(path), scope_(scope), source_(path.string()) {}
 

@@ -73,6 +73,11 @@ std::vector<TokenLogprob> recorded_alternatives(std::string_view line, const std
 // "<file>:<line>", how errors and reports name an answer.
 std::string answer_location(const std::filesystem::path& file, int64_t line);
 
+// Throws InputError "<at>: field '...': ..." unless turn `turn` of `record` can be re-scored by a
+// model of `vocabulary` tokens: a prompt of at least one token, and every prompt and generated
+// id in [0, vocabulary). Needs token_ids and prompt_token_ids.
+void check_rescorable_turn(const AnswerRecord& record, size_t turn, int64_t vocabulary, const std::string& at);
+
 // Reads an answer file one line at a time; blank lines are skipped.
 class AnswerReader {
  public:

@@ -29,7 +29,8 @@ SamplingParams AnswerWarpers::of(const AnswerRecord& record, const std::string& 
                                 .min_p = s.min_p.value_or(0.0)};
   if (recorded.greedy() && !greedy_refusal_.empty())
     throw InputError(at + ": field 'run.sampling.temperature': 0, greedy decoding; " + greedy_refusal_);
-  validate(recorded);
+  if (const std::optional<SamplingProblem> wrong = sampling_problem(recorded))
+    throw InputError(at + ": field 'run.sampling." + wrong->field + "': " + wrong->problem);
   if (!settled_) settled_ = recorded;
   if (!same_warpers(*settled_, recorded))
     throw InputError(at + ": field 'run.sampling': " + describe(recorded) + ", where earlier answers have " + describe(*settled_));

@@ -83,11 +83,7 @@ class SideReader {
       const std::vector<int64_t>& generated = (*record.token_ids)[turn];
       if (generated.empty()) continue;
       const std::vector<int64_t>& prompt = (*record.prompt_token_ids)[turn];
-      for (int64_t token : generated) {
-        if (token >= request_.rescorer->vocab_size())
-          throw InputError(at + ": field 'token_ids': token " + std::to_string(token) + " is outside the target's vocabulary of " +
-                           std::to_string(request_.rescorer->vocab_size()));
-      }
+      check_rescorable_turn(record, turn, request_.rescorer->vocab_size(), at);
       std::string why_not;
       const std::optional<TokenMasses> masses =
           request_.rescorer->sampled_token_masses(prompt, generated, warpers, margin_, why_not);
