@@ -130,9 +130,10 @@ void add_serve_command(CLI::App& app) {
   c->add_option("--max-body-bytes", o->connections.max_body_bytes, "Largest request body; a larger one is answered 413")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  c->add_option("--max-header-bytes", o->connections.max_header_bytes, "Largest request headers; larger are answered 431")
+  c->add_option("--max-header-bytes", o->connections.max_header_bytes,
+                "Largest request headers, at most 65533 (the largest field the HTTP parser holds); larger are answered 431")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t{256}, int64_t{1} << 30));
+      ->check(CLI::Range(int64_t{256}, int64_t{65533}));
   c->add_option("--request-timeout", o->connections.request_timeout_seconds,
                 "Seconds to receive one whole request (or to wait idle for the next) before the connection closes")
       ->capture_default_str()

@@ -154,6 +154,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // interim answer before it sends the body.
   void on_header(beast::error_code error, size_t bytes) {
     if (error) return on_read(error, bytes);
+    // A chunked body's size, chunk extensions and trailer fields are bounded by no limit the
+    // parser keeps, and a trailer field past 65,533 bytes throws out of it.
+    if (parser_->get().find(http::field::transfer_encoding) != parser_->get().end())
+      return answer_and_close(http::status::length_required,
+                              "send the body with Content-Length: this server reads no Transfer-Encoding");
     const auto expect = parser_->get().find(http::field::expect);
     if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
       auto proceed = std::make_shared<http::response<http::empty_body>>(http::status::continue_, parser_->get().version());

@@ -76,6 +76,22 @@ final = s.recv(65536)
 check(final.startswith(b"HTTP/1.1 200"), f"the body after 100 Continue got {final[:40]!r}")
 s.close()
 
+# Chunked bodies, whose trailers no limit bounds (a 70,000-byte trailer field once ended the
+# server), get 411 before a byte of the body is read; the server serves on.
+for encoding in (b"chunked", b"gzip, chunked"):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Transfer-Encoding: " + encoding + b"\r\n\r\n%x\r\n" % len(body) + body + b"\r\n0\r\n")
+    try:
+        s.sendall(b"X-Trailer: " + b"t" * 70000 + b"\r\n\r\n")
+    except OSError:
+        pass  # answered and closed before the trailer was sent
+    reply = s.recv(65536)
+    check(reply.startswith(b"HTTP/1.1 411") and b"Content-Length" in reply, f"Transfer-Encoding {encoding!r}: {reply[:120]!r}")
+    s.close()
+status, text = complete({"prompt": [1, 2, 3], "max_tokens": 2})
+check(status == 200, f"after chunked bodies: {status} {text}")
+
 # 300 idle connections and 20 slowloris ones trickling a header byte at a time: /health and a
 # completion are still answered at once.
 idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
@@ -141,4 +157,7 @@ PY
 kill -TERM "$serve_pid"
 wait "$serve_pid" || fail "serve exited $? after SIGTERM"
 grep -q "failed" "$work/serve.err" && fail "a request failed inside serve: $(head -1 "$work/serve.err")"
+# Headers past the largest field the parser holds could only end the server.
+expect_usage_error "--max-header-bytes: Value 1000000 not in range 256 to 65533" serve --target "$fixtures/target" \
+  --port 0 --max-header-bytes 1000000
 finish serve_limits
