@@ -14,6 +14,7 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/seed_check.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/files/output_file.h"
 #include "conformance/terminal/progress_bar.h"
@@ -260,8 +261,7 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--max-wait", o->max_wait, "exspec-aging: most steps a sequence may be left out (raised to the smallest feasible)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  c->add_option("--seed", o->seed, "Seed of the scripted acceptance")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  c->add_option("--seed", o->seed, "Seed of the scripted acceptance")->capture_default_str()->check(seed_check());
   c->add_option("--json", o->json, "Results JSON to write")->required();
   c->add_option("--svg", o->svg, "Charts of throughput, speedup over nonspec-batch and realign share against batch size");
   c->callback([o] { run_bench(*o); });

@@ -8,10 +8,11 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/decoder_flags.h"
+#include "conformance/commands/seed_check.h"
 #include "conformance/commands/verdict.h"
-#include "conformance/files/output_file.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
+#include "conformance/files/output_file.h"
 #include "conformance/terminal/progress_bar.h"
 #include "fixtures/bench/embedded_sample_bench.h"
 #include "fixtures/models/default_fixtures.h"
@@ -214,7 +215,7 @@ void add_demo_command(CLI::App& app) {
   command->add_option("--fixtures", options->fixtures,
                       "A fixture pair built before (`conformance fixtures --out DIR`; the build trains one into "
                       "build/fixture_pair) instead of training one into OUT/fixtures");
-  command->add_option("--seed", options->seed, "Fixture seed")->capture_default_str()->check(CLI::NonNegativeNumber);
+  command->add_option("--seed", options->seed, "Fixture seed")->capture_default_str()->check(seed_check());
   command->add_option("--max-new-tokens", options->max_new_tokens, "Tokens generated per question")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

@@ -9,6 +9,7 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/seed_check.h"
 #include "conformance/commands/server_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/differential/differential.h"
@@ -121,7 +122,9 @@ void add_differential_command(CLI::App& app) {
   c->add_option("--stagger", o->crowd.stagger_seconds, "Most seconds a request of a staggered crowd waits before it is sent")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 60.0));
-  c->add_option("--seed", o->crowd.seed, "Draws the crowds: the same seed sends the same schedules")->capture_default_str();
+  c->add_option("--seed", o->crowd.seed, "Draws the crowds: the same seed sends the same schedules")
+      ->capture_default_str()
+      ->check(seed_check());
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
                 "A difference whose margin |logprob(alone) - logprob(crowd)| is at most this many nats is a near-tie")
       ->capture_default_str();

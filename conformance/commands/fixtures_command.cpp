@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/seed_check.h"
 #include "fixtures/models/default_fixtures.h"
 
 namespace specgate::cli {
@@ -20,7 +21,7 @@ void add_fixtures_command(CLI::App& app) {
       "fixtures", "Write the fixture target/draft pair (DIR/target, DIR/draft), trained on synthetic pseudo-language, and DIR/fixture_report.json");
   command->add_option("--out", options->out, "Folder to write into")->required();
   command->add_option("--seed", options->seed, "Seed of the weights, the training texts and the training order")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seed_check());
   command->add_option("--measure-bench", options->measure_bench,
                       "A Spec-Bench question.jsonl on whose first turns the draft's agreement is also measured")
       ->check(CLI::ExistingFile);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/seed_check.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
 #include "impl/common/error.h"
@@ -127,8 +128,7 @@ void add_mutants_command(CLI::App& app) {
   c->add_option("--json", o->json, "Write, per mutant, whether and how it was killed, and the kill rate");
   c->add_option("--fault", o->faults, "Only these faults (repeatable; default: all)");
   c->add_option("--cases", o->cases, "RapidCheck cases per property")->capture_default_str()->check(CLI::Range(1, 1000000));
-  c->add_option("--seed", o->seed, "RapidCheck seed of every property")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  c->add_option("--seed", o->seed, "RapidCheck seed of every property")->capture_default_str()->check(seed_check());
   c->add_flag("--no-shrink", o->no_shrink, "Report the first failing case as found");
   c->add_option("--regressions", o->regressions,
                 "Write each shrunk counterexample here as a regression file naming its fault");

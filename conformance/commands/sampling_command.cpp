@@ -11,8 +11,9 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/model_flags.h"
-#include "conformance/commands/verdict.h"
 #include "conformance/commands/sampling_flags.h"
+#include "conformance/commands/seed_check.h"
+#include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/error.h"
@@ -78,7 +79,9 @@ void add_sampling_command(CLI::App& app) {
                 "The same engine's answers with speculation off (repeatable): the verdict becomes the two-sample test");
   c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token")->required();
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
-  c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms and of the permutations")->capture_default_str();
+  c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms and of the permutations")
+      ->capture_default_str()
+      ->check(seed_check());
   add_support_margin_flags(*c, o->margin);
   c->add_option("--permutations", o->permutations,
                 "Permutations of the two-sample test: enough that 1 / (N + 1) reaches alpha over the hypotheses")

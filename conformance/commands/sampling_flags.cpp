@@ -1,5 +1,6 @@
 #include "conformance/commands/sampling_flags.h"
 
+#include "conformance/commands/seed_check.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -26,7 +27,7 @@ void add_sampling_flags(CLI::App& command, SamplingParams& flags, SamplingUse us
   if (use == SamplingUse::kWarpers) return;
   CLI::Option* seed = command.add_option(
       "--seed", flags.seed, decode ? "Seed of every sequence's random stream" : "Sent only when given");
-  seed->check(CLI::NonNegativeNumber);
+  seed->check(seed_check());
   if (decode) seed->capture_default_str();
 }
 

@@ -171,6 +171,11 @@ fi
 expect_input_error "$out" "--max-new-tokens" generate --engine oracle --target "$fixtures/target" --bench "$bench" --out "$out" \
   --max-new-tokens 99999999999999999999
 expect_input_error "$out" "--seed" "${generate[@]}" --target "$fixtures/target" --bench "$bench" --seed -1
+# One past the largest seed, which CLI11 alone would read as the largest.
+expect_input_error "$out" "--seed: must be an integer in [0, 18446744073709551615], got 18446744073709551616" \
+  "${generate[@]}" --target "$fixtures/target" --bench "$bench" --seed 18446744073709551616
+expect_input_error "$report" "--pit-seed: must be an integer in [0, 18446744073709551615], got 18446744073709551616" \
+  sampling --target "$fixtures/target" --answers "$work/good.jsonl" --json "$report" --pit-seed 18446744073709551616
 expect_input_error "$report" "--min-exact" "${score[@]}" --reference "$work/good.jsonl" --candidate "$work/good.jsonl" --min-exact 1e400
 expect_usage_error "generate has no option --batch; did you mean --batch-size?" "${generate[@]}" --target "$fixtures/target" --bench "$bench" --batch 8
 expect_usage_error "score has no option --refrence; did you mean --reference?" score --refrence "$work/good.jsonl"
