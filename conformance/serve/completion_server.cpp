@@ -59,7 +59,8 @@ class Routes {
     const http::verb wanted = generates ? http::verb::post : http::verb::get;
     if (!generates && path != "/health" && path != "/v1/models")
       return reply(error_reply(http::status::not_found, "no route " + path));
-    if (request.method() != wanted)
+    const bool head_of_get = wanted == http::verb::get && request.method() == http::verb::head;
+    if (request.method() != wanted && !head_of_get)
       return reply(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
     if (generates) return complete(path == "/v1/chat/completions" ? ServeApi::kChat : ServeApi::kCompletions,
                                    request.body(), std::move(reply));
@@ -142,6 +143,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void read() {
+    head_ = false;
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(limits_.max_header_bytes));
     parser_->body_limit(static_cast<uint64_t>(limits_.max_body_bytes));
@@ -194,6 +196,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const Request& request = parser_->get();
     close_after_write_ = !request.keep_alive();
     version_ = request.version();
+    head_ = request.method() == http::verb::head;
     stream_.expires_never();  // decoding takes what it takes
     ++tally_.unanswered;
     answering_ = true;
@@ -213,6 +216,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_->version(version_);
     response_->keep_alive(!close_after_write_);
     response_->prepare_payload();
+    if (head_) {  // the headers a GET would get, without its body
+      const size_t length = response_->body().size();
+      response_->body().clear();
+      response_->content_length(length);
+    }
     stream_.expires_after(timeout());
     http::async_write(stream_, *response_, beast::bind_front_handler(&Connection::on_write, shared_from_this()));
   }
@@ -237,6 +245,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<Response> response_;
   unsigned version_ = 11;
+  bool head_ = false;  // the request being answered is a HEAD
   bool close_after_write_ = false;
   bool answering_ = false;
 };

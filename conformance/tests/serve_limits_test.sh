@@ -61,6 +61,18 @@ status, text = request("GET", "/health", headers={"X-Padding": "p" * 3000})
 check(status == 431 and "--max-header-bytes" in text, f"3000-byte header: {status} {text}")
 status, text = request("GET", "/v1/completions")
 check(status == 405, f"GET /v1/completions: {status} {text}")
+# HEAD gets what GET would, without the body, and the connection serves on.
+connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+for path in ("/health", "/v1/models"):
+    connection.request("HEAD", path)
+    response = connection.getresponse()
+    length = response.getheader("Content-Length")
+    check(response.status == 200 and response.read() == b"", f"HEAD {path}: {response.status}")
+    connection.request("GET", path)
+    response = connection.getresponse()
+    body = response.read()
+    check(response.status == 200 and length == str(len(body)), f"HEAD {path}: Content-Length {length}, GET's body {len(body)}")
+connection.close()
 status, text = request("GET", "/nowhere")
 check(status == 404, f"GET /nowhere: {status} {text}")
 
