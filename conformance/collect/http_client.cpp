@@ -3,6 +3,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -72,21 +73,33 @@ struct HttpClient::Connection {
     request.body() = body;
     request.keep_alive(true);
     request.prepare_payload();
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(static_cast<uint64_t>(limits.max_response_bytes));
+    std::optional<http::response_parser<http::string_body>> parser;
+    const auto fresh_parser = [&] {
+      parser.emplace();
+      parser->body_limit(static_cast<uint64_t>(limits.max_response_bytes));
+    };
+    fresh_parser();
 
     const bool reused = open;
     std::optional<beast::error_code> outcome;
     const auto finish = [&](beast::error_code error) { outcome = error; };
+    // The header alone first: Beast 1.74 checks body_limit against Content-Length reliably only
+    // when the header is read without the body. An interim reply (100 Continue, 103 Early Hints)
+    // has no body and comes before the final one.
+    std::function<void()> read_reply = [&] {
+      http::async_read_header(stream, buffer, *parser, [&](beast::error_code header_error, size_t) {
+        if (header_error) return finish(header_error);
+        if (parser->get().result_int() / 100 == 1 && parser->get().result() != http::status::switching_protocols) {
+          fresh_parser();
+          return read_reply();
+        }
+        http::async_read(stream, buffer, *parser, [&](beast::error_code read_error, size_t) { finish(read_error); });
+      });
+    };
     const auto send = [&] {
-      // The header alone first: Beast 1.74 checks body_limit against Content-Length reliably only
-      // when the header is read without the body.
       http::async_write(stream, request, [&](beast::error_code error, size_t) {
         if (error) return finish(error);
-        http::async_read_header(stream, buffer, parser, [&](beast::error_code header_error, size_t) {
-          if (header_error) return finish(header_error);
-          http::async_read(stream, buffer, parser, [&](beast::error_code read_error, size_t) { finish(read_error); });
-        });
+        read_reply();
       });
     };
     if (open) {
@@ -123,8 +136,8 @@ struct HttpClient::Connection {
     }
 
     HttpResponse response;
-    if (*outcome || !parser.is_done()) {
-      const bool stale = reused && stopped.empty() && !parser.got_some();
+    if (*outcome || !parser->is_done()) {
+      const bool stale = reused && stopped.empty() && !parser->got_some();
       close();
       // A kept-alive connection that the server closed while idle fails before any reply.
       if (stale) return exchange(method, path, body);
@@ -137,7 +150,7 @@ struct HttpClient::Connection {
       }
       return response;
     }
-    http::response<http::string_body> message = parser.release();
+    http::response<http::string_body> message = parser->release();
     response.status = static_cast<int>(message.result_int());
     response.retry_after = retry_after_of(message);
     if (!message.keep_alive()) close();

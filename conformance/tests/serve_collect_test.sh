@@ -222,4 +222,33 @@ expect_usage_error "the vllm-chat API renders the conversation with the server's
   --endpoint "http://127.0.0.1:$port" --api vllm-chat --chat-template vicuna
 expect_usage_error "--top-logprobs: the openai API names alternatives by text, not token id" "${asks[@]}" \
   --endpoint "http://127.0.0.1:$port" --api openai --top-logprobs 2
+
+# A server that sends interim replies (100 Continue, 103 Early Hints) before its answer.
+"$python" - "$work/interim.port" <<'PY' &
+import json, socket, sys
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(4)
+open(sys.argv[1] + ".tmp", "w").write(str(listener.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+body = json.dumps({"choices": [{"index": 0, "text": "ab", "token_ids": [97, 98], "finish_reason": "length"}]}).encode()
+connection, _ = listener.accept()
+received = b""
+while b"\r\n\r\n" not in received:
+    received += connection.recv(65536)
+head, rest = received.split(b"\r\n\r\n", 1)
+length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+while len(rest) < length:
+    rest += connection.recv(65536)
+connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
+                   b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+connection.close()
+PY
+interim=$!
+for _ in $(seq 100); do [ -s "$work/interim.port" ] && break; sleep 0.1; done
+"$conformance" collect --endpoint "http://127.0.0.1:$(cat "$work/interim.port")" --api vllm --model m --bench "$bench" \
+  --limit 1 --max-new-tokens 2 --retries 0 --timeout 10 --out "$work/interim.jsonl" >"$work/interim.out" 2>&1 ||
+  fail "collect after interim replies: $(cat "$work/interim.out")"
+grep -q '"token_ids":\[\[97,98\]\]' "$work/interim.jsonl" || fail "interim replies: $(cat "$work/interim.jsonl")"
+wait $interim
 finish serve_collect
