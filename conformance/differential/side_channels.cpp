@@ -128,19 +128,16 @@ class TurnChecker {
       const auto& alternatives = completion_.top_logprobs[i];
       if (alternatives.empty()) continue;
       const std::optional<double> listed = listed_logprob(completion_, i), beside = beside_logprob(completion_, i);
-      const double best = std::max_element(alternatives.begin(), alternatives.end(), [](const TokenLogprob& a, const TokenLogprob& b) {
-                            return a.logprob < b.logprob;
-                          })->logprob;
+      std::optional<TokenLogprob> best_other;
+      for (const TokenLogprob& alternative : alternatives) {
+        if (alternative.token_id != ids()[i] && (!best_other || alternative.logprob > best_other->logprob)) best_other = alternative;
+      }
       // A tie at the k-th place may leave the chosen token out; the value beside it says so.
-      if (!listed && !(beside && best - *beside <= settings_.tolerance)) {
+      if (!listed && !(beside && best_other->logprob - *beside <= settings_.tolerance)) {
         add("logprob_not_chosen", static_cast<int64_t>(i),
             token(ids()[i]) + " is not among its " + std::to_string(alternatives.size()) +
                 " alternatives, though greedy decoding chose it");
         return;
-      }
-      std::optional<TokenLogprob> best_other;
-      for (const TokenLogprob& alternative : alternatives) {
-        if (alternative.token_id != ids()[i] && (!best_other || alternative.logprob > best_other->logprob)) best_other = alternative;
       }
       for (const auto& [where, value] : {std::pair{"", listed}, std::pair{" beside it", beside}}) {
         if (!value || !best_other || best_other->logprob - *value <= settings_.tolerance) continue;
