@@ -46,9 +46,9 @@ struct CollectJob {
   // A question that fails is recorded in CollectResult::failures and the others go on, instead
   // of ending the run.
   bool keep_going = false;
-  // false: a usage count that disagrees with the token ids is kept for the caller to judge, not
-  // refused as a malformed response.
-  bool usage_checked = true;
+  // false: a usage count that disagrees with the token ids, or a log-probability above 0, is kept
+  // for the caller to judge, not refused as a malformed response.
+  bool reports_checked = true;
   // Called with each turn a question (not a filler) was answered, from the request's thread.
   std::function<void(const Question&, size_t turn, const CompletionRequest&, const Completion&)> on_completion;
 };

@@ -4,18 +4,32 @@
 
 namespace specgate::cli {
 
-void check_completion(const Completion& completion, const CompletionRequest& request, bool usage_checked) {
+void check_completion(const Completion& completion, const CompletionRequest& request, const CompletionChecks& checks) {
   constexpr int64_t kNoVocabularyReaches = int64_t{1} << 31;
-  const auto check_id = [](int64_t id, const std::string& field) {
+  // float32 rounding puts a certain token's log-probability a few 1e-7 above 0, no more.
+  constexpr double kAboveZero = 1e-3;
+  // An alternative may be a padding row of the model's embedding, past the tokenizer's ids.
+  const auto check_id = [&](int64_t id, const std::string& field, bool tokenized = true) {
     if (id >= kNoVocabularyReaches) throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond any vocabulary");
+    if (tokenized && checks.vocabulary && id >= *checks.vocabulary)
+      throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond the tokenizer's vocabulary of " +
+                                         std::to_string(*checks.vocabulary));
   };
+  const auto check_logprob = [&](double logprob, const std::string& field) {
+    if (checks.reports && logprob > kAboveZero)
+      throw MalformedResponse(field, "log-probability " + std::to_string(logprob) + " is above 0");
+  };
+  const bool ran_out = completion.finish_reason == "length";
+  if (checks.reports && ran_out && request.max_new_tokens > 0 &&
+      ((completion.token_ids && completion.token_ids->empty()) || (!completion.token_ids && completion.new_tokens == 0)))
+    throw MalformedResponse("finish_reason", "length, with no tokens though " + std::to_string(request.max_new_tokens) + " were asked");
   if (completion.token_ids) {
     const std::vector<int64_t>& ids = *completion.token_ids;
     for (size_t i = 0; i < ids.size(); ++i) check_id(ids[i], "token_ids[" + std::to_string(i) + "]");
     if (static_cast<int64_t>(ids.size()) > request.max_new_tokens)
       throw MalformedResponse("token_ids", std::to_string(ids.size()) + " tokens, more than the " +
                                                std::to_string(request.max_new_tokens) + " asked");
-    if (usage_checked && completion.new_tokens && *completion.new_tokens != static_cast<int64_t>(ids.size()))
+    if (checks.reports && completion.new_tokens && *completion.new_tokens != static_cast<int64_t>(ids.size()))
       throw MalformedResponse("completion_tokens", "the server counts " + std::to_string(*completion.new_tokens) +
                                                        " tokens, but gave " + std::to_string(ids.size()) + " token ids");
   } else if (completion.new_tokens && *completion.new_tokens > request.max_new_tokens) {
@@ -25,7 +39,13 @@ void check_completion(const Completion& completion, const CompletionRequest& req
   for (size_t i = 0; i < completion.prompt_token_ids.size(); ++i)
     check_id(completion.prompt_token_ids[i], "prompt_token_ids[" + std::to_string(i) + "]");
   for (size_t i = 0; i < completion.top_logprobs.size(); ++i) {
-    for (const TokenLogprob& alternative : completion.top_logprobs[i]) check_id(alternative.token_id, "top_logprobs[" + std::to_string(i) + "]");
+    for (const TokenLogprob& alternative : completion.top_logprobs[i]) {
+      check_id(alternative.token_id, "top_logprobs[" + std::to_string(i) + "]", /*tokenized=*/false);
+      check_logprob(alternative.logprob, "top_logprobs[" + std::to_string(i) + "]");
+    }
+  }
+  for (size_t i = 0; i < completion.chosen_logprobs.size(); ++i) {
+    if (completion.chosen_logprobs[i]) check_logprob(*completion.chosen_logprobs[i], "token_logprobs[" + std::to_string(i) + "]");
   }
 }
 

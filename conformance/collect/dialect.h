@@ -106,10 +106,18 @@ std::unique_ptr<Dialect> make_openai_chat_dialect();
 std::unique_ptr<Dialect> make_vllm_chat_dialect();
 std::unique_ptr<Dialect> make_sglang_chat_dialect();
 
+// What check_completion holds a completion to.
+struct CompletionChecks {
+  // The figures besides tokens too: a token count that disagrees with the token ids, a finish
+  // reason of length with no tokens, a log-probability above 0. false where the caller judges
+  // them itself (differential).
+  bool reports = true;
+  std::optional<int64_t> vocabulary;  // ids must be below it, when known; below 2^31 always
+};
+
 // MalformedResponse when a completion cannot be the answer to `request`: more tokens than it
-// asked, a token count that disagrees with the token ids (unless not `usage_checked`), an id
-// beyond any vocabulary (2^31).
-void check_completion(const Completion& completion, const CompletionRequest& request, bool usage_checked = true);
+// asked, a token or prompt id beyond the vocabulary, and what `checks` asks.
+void check_completion(const Completion& completion, const CompletionRequest& request, const CompletionChecks& checks = {});
 
 // openai, vllm, sglang, llamacpp, tgi, openai-chat, vllm-chat or sglang-chat; InputError naming
 // --api otherwise.

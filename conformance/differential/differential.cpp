@@ -43,7 +43,7 @@ Collected collect_schedule(const DifferentialJob& job, const Schedule& schedule,
   collect.stagger_seconds = schedule.stagger_seconds;
   collect.stagger_seed = schedule.stagger_seed;
   collect.keep_going = !reference;
-  collect.usage_checked = false;
+  collect.reports_checked = false;
   Collected collected;
   std::mutex mutex;
   collect.on_completion = [&](const Question& question, size_t turn, const CompletionRequest& request, const Completion& completion) {

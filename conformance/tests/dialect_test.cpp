@@ -82,9 +82,9 @@ TEST(VllmDialect, AsksForTokenIdsAndReadsThem) {
 }
 
 // What no answer can be: check_completion's refusals, whatever the dialect parsed.
-std::string impossible(const Completion& completion, int64_t max_new_tokens) {
+std::string impossible(const Completion& completion, int64_t max_new_tokens, const CompletionChecks& checks = {}) {
   try {
-    check_completion(completion, CompletionRequest{.max_new_tokens = max_new_tokens});
+    check_completion(completion, CompletionRequest{.max_new_tokens = max_new_tokens}, checks);
   } catch (const MalformedResponse& e) {
     return e.what();
   }
@@ -101,6 +101,27 @@ TEST(CheckCompletion, RefusesCountsAndIdsNoAnswerCanHave) {
   EXPECT_EQ(impossible({.new_tokens = 999}, 8), "field 'completion_tokens': 999 tokens, more than the 8 asked");
   EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .prompt_token_ids = {int64_t{1} << 40}}, 8),
             "field 'prompt_token_ids[0]': token id 1099511627776 is beyond any vocabulary");
+
+  const CompletionChecks fixture{.vocabulary = 259};
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1, 2147483647}}, 8, fixture),
+            "field 'token_ids[1]': token id 2147483647 is beyond the tokenizer's vocabulary of 259");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .prompt_token_ids = {259}}, 8, fixture),
+            "field 'prompt_token_ids[0]': token id 259 is beyond the tokenizer's vocabulary of 259");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .top_logprobs = {{{300, -1.0}}}}, 8, fixture), "accepted")
+      << "an alternative may be a padding row of the embedding";
+}
+
+TEST(CheckCompletion, RefusesFiguresBesideTheTokensThatCannotBeUnlessTheCallerJudgesThem) {
+  const Completion positive{.token_ids = std::vector<int64_t>{1}, .top_logprobs = {{{1, 5.0}}}};
+  EXPECT_EQ(impossible(positive, 8), "field 'top_logprobs[0]': log-probability 5.000000 is above 0");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .chosen_logprobs = {1e308}}, 8),
+            "field 'token_logprobs[0]': log-probability " + std::to_string(1e308) + " is above 0");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .top_logprobs = {{{1, 2e-7}}}}, 8), "accepted")
+      << "float32's rounding of a certain token";
+  const Completion empty{.token_ids = std::vector<int64_t>{}, .finish_reason = "length"};
+  EXPECT_EQ(impossible(empty, 8), "field 'finish_reason': length, with no tokens though 8 were asked");
+  for (const Completion& judged_elsewhere : {positive, empty})
+    EXPECT_EQ(impossible(judged_elsewhere, 8, {.reports = false}), "accepted") << "differential's findings";
 }
 
 TEST(OpenaiDialect, ReadsTextAndTheUsageCount) {
