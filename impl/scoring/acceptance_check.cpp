@@ -10,6 +10,7 @@
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/answer_warpers.h"
 #include "impl/scoring/rescorer.h"
+#include "impl/scoring/stream_registry.h"
 
 namespace specgate {
 namespace {
@@ -63,6 +64,7 @@ class AcceptanceReader {
       throw InputError(at + ": field 'choices[0].accept_lengths': one flat list over several turns; the acceptance check "
                        "needs each turn's rounds, one list per turn");
     const SamplingParams warpers = warpers_.of(record, at);
+    streams_.add(record, at);
     const int64_t k = draft_tokens_of(record, at);
     for (size_t turn = 0; turn < record.token_ids->size(); ++turn) add_turn(file, record, turn, warpers, k, at);
   }
@@ -191,6 +193,7 @@ class AcceptanceReader {
   const AcceptanceCheckRequest& request_;
   AcceptanceCheckReport& report_;
   AnswerWarpers warpers_;
+  StreamRegistry streams_;  // an answer drawn twice would count its trials twice
   std::optional<int64_t> draft_tokens_;
   std::vector<BernoulliTrial> trials_;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <set>
 #include <tuple>
 
@@ -12,6 +11,7 @@
 #include "impl/common/utc_now.h"
 #include "impl/scoring/answer_warpers.h"
 #include "impl/scoring/rescorer.h"
+#include "impl/scoring/stream_registry.h"
 #include "impl/statistics/multiple_testing.h"
 #include "impl/statistics/randomized_pit.h"
 
@@ -25,31 +25,6 @@ struct SideValues {
   SampledSide side;
   std::vector<SampleUnit> units;
   std::vector<std::string> unit_subtasks;
-};
-
-// The random streams answers drew from: a stream on two answers makes their draws dependent.
-class StreamRegistry {
- public:
-  void add(const AnswerRecord& record, const std::string& at) {
-    if (!record.speed.run || !record.speed.run->sampling.seed) return;
-    const SamplingSettings& s = record.speed.run->sampling;
-    const auto key = std::make_tuple(*s.seed, s.stream.value_or(kNoStream));
-    const auto [found, added] = first_.try_emplace(key, std::make_pair(record.question_id, at));
-    if (added) return;
-    const std::string stream = s.stream ? " stream " + std::to_string(*s.stream) : "";
-    const std::string what = found->second.first == record.question_id
-                                 ? "question " + std::to_string(record.question_id) + " drawn twice"
-                                 : "questions " + std::to_string(found->second.first) + " and " +
-                                       std::to_string(record.question_id) + " drew from it";
-    throw InputError(at + ": field 'run.sampling.seed': seed " + std::to_string(*s.seed) + stream + " also at " +
-                     found->second.second + " (" + what +
-                     "); answers sharing a random stream are not independent samples: give each request a seed of its own, "
-                     "and each file (collect --seed S sends S + q N + j) a --seed far from the others'");
-  }
-
- private:
-  static constexpr uint64_t kNoStream = ~uint64_t{0};
-  std::map<std::tuple<uint64_t, uint64_t>, std::pair<int64_t, std::string>> first_;
 };
 
 class SideReader {
