@@ -206,8 +206,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
+  // Refuses a request whose body may still be on its way.
   void answer_and_close(http::status status, const std::string& message) {
-    close_after_write_ = true;
+    close_after_write_ = linger_ = true;
     write(error_reply(status, message));
   }
 
@@ -230,11 +231,33 @@ class Connection : public std::enable_shared_from_this<Connection> {
       answering_ = false;
       --tally_.unanswered;
     }
-    if (error || close_after_write_) {
+    if (error) {
+      stream_.socket().shutdown(tcp::socket::shutdown_send, error);
+      return;
+    }
+    if (close_after_write_ && linger_) return linger();
+    if (close_after_write_) {
       stream_.socket().shutdown(tcp::socket::shutdown_send, error);
       return;
     }
     read();
+  }
+
+  // After refusing a request, what the client still sends is read and dropped for up to 2 s before
+  // the socket closes: closed with unread data, it would reset the connection, and a client
+  // still sending a body too large would lose the answer that says so.
+  void linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(2));
+    drain();
+  }
+
+  void drain() {
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(buffer_.prepare(64 * 1024), [self = shared_from_this()](beast::error_code error, size_t) {
+      if (!error) self->drain();
+    });
   }
 
   beast::tcp_stream stream_;
@@ -247,6 +270,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   unsigned version_ = 11;
   bool head_ = false;  // the request being answered is a HEAD
   bool close_after_write_ = false;
+  bool linger_ = false;  // drain what the client still sends before closing
   bool answering_ = false;
 };
 

@@ -57,6 +57,17 @@ check(status == 200 and json.loads(text)["usage"]["completion_tokens"] == 3, f"m
 # Limits: body, headers, method, route.
 status, text = complete({"prompt": "a" * 5000})
 check(status == 413 and "--max-body-bytes" in text, f"5000-byte body: {status} {text}")
+# A client that sends all of a 16 MB body before it reads (no Expect: 100-continue) still gets the 413.
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+big = 16 << 20
+try:
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % big + b"x" * big)
+    reply = s.recv(65536)
+except OSError as e:
+    reply = repr(e).encode()
+check(reply.startswith(b"HTTP/1.1 413"), f"a 16 MB body sent whole: {reply[:80]!r}")
+s.close()
 status, text = request("GET", "/health", headers={"X-Padding": "p" * 3000})
 check(status == 431 and "--max-header-bytes" in text, f"3000-byte header: {status} {text}")
 status, text = request("GET", "/v1/completions")
