@@ -155,7 +155,7 @@ json request_object(std::string_view text, const ServeLimits& limits, ServeApi a
   if (const json* model = present(body, "model")) {
     if (!model->is_string()) wrong_type("model", "a string", *model);
     if (model->get<std::string>() != limits.model)
-      throw RequestRefused(404, "The model `" + model->get<std::string>() + "` does not exist (this server serves `" +
+      throw RequestRefused(404, "The model " + quoted(*model) + " does not exist (this server serves `" +
                                     limits.model + "`)");
   }
   refuse_unsupported_fields(body, api);

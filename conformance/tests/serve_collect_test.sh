@@ -180,6 +180,7 @@ got=$(http POST /v1/completions "{\"prompt\": \"a\", \"x\": \"$long_value\"}")
 [[ "$got" == *'... (5002 bytes))'* && ${#got} -lt 600 ]] || fail "a 5000-byte value quoted in full: ${#got} bytes: ${got:0:300}"
 expect_http 200 '"finish_reason"' POST /v1/completions '{"prompt": [1, 70, 71], "max_tokens": 3}'
 expect_http 404 "does not exist" POST /v1/completions '{"prompt": "a", "model": "other"}'
+expect_http 404 'The model \"a\\u0000b\" does not exist' POST /v1/completions '{"prompt": "a", "model": "a\u0000b"}'
 chat() { expect_http "$1" "$2" POST /v1/chat/completions "$3"; }
 chat 200 '"message":{"role":"assistant","content":' '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 2}'
 chat 200 '"prompt_token_ids":[' '{"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
