@@ -6,12 +6,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cmath>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <unistd.h>
@@ -23,6 +21,7 @@
 #include "impl/bench/answer.h"
 #include "impl/bench/conversation.h"
 #include "impl/common/error.h"
+#include "impl/common/line_reader.h"
 
 namespace specgate::cli {
 namespace {
@@ -95,17 +94,16 @@ std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
   return seed->is_number_unsigned() ? std::optional(seed->get<uint64_t>()) : std::nullopt;
 }
 
-// The answers `path` already holds, with their seeds when `by_seed`. A last line without its
-// newline was cut short by a killed run and does not count.
+// The answers `path` already holds, with their seeds when `by_seed`, read a line at a time. A
+// last line without its newline was cut short by a killed run and does not count.
 std::set<Answered> answered(const std::filesystem::path& path, bool by_seed) {
   std::set<Answered> ids;
-  if (!std::filesystem::exists(path)) return ids;
-  std::ifstream in(path, std::ios::binary);
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t complete = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
-  std::istringstream lines(content.substr(0, complete));
+  const uint64_t complete = resumable_bytes("--out", path);
+  if (complete == 0) return ids;
+  LineReader lines(path);
   std::string line;
-  for (int64_t number = 1; std::getline(lines, line); ++number) {
+  while (lines.next(line) && lines.line_offset() < complete) {
+    const int64_t number = lines.line_number();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     const auto id = object.is_object() ? object.find("question_id") : object.end();

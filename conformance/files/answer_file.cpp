@@ -1,20 +1,55 @@
 #include "conformance/files/answer_file.h"
 
+#include <algorithm>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
+
+#include "impl/common/error.h"
+#include "impl/common/line_reader.h"
 
 namespace specgate::cli {
+
+uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw InputError(flag + ": " + path.string() + " is a folder");
+  if (!std::filesystem::exists(path, error)) return 0;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InputError(flag + ": " + path.string() + ": cannot be read");
+  const auto size = static_cast<uint64_t>(in.tellg());
+  constexpr uint64_t kBlock = 64 * 1024;
+  std::vector<char> block(kBlock);
+  for (uint64_t end = size; end > 0;) {
+    const uint64_t start = end > kBlock ? end - kBlock : 0;
+    in.seekg(static_cast<std::streamoff>(start));
+    in.read(block.data(), static_cast<std::streamsize>(end - start));
+    if (!in) throw InputError(flag + ": " + path.string() + ": cannot be read");
+    for (uint64_t i = end; i > start; --i) {
+      if (block[i - 1 - start] == '\n') return i;
+    }
+    end = start;
+    if (size - end > kMaxLineBytes)
+      throw InputError(flag + ": " + path.string() + ": more than " + std::to_string(kMaxLineBytes) +
+                       " bytes follow its last newline, more than any answer line holds; it is no answer file cut short");
+  }
+  return 0;
+}
 
 AnswerFile::AnswerFile(const std::string& flag, const std::filesystem::path& path, const std::vector<NamedInput>& inputs,
                        bool resume)
     : out_(flag, path, inputs) {
-  if (!resume || !std::filesystem::is_regular_file(path)) return;
+  if (!resume) return;
+  uint64_t left = resumable_bytes(flag, path);
   std::ifstream in(path, std::ios::binary);
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t complete = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
-  out_.stream().write(content.data(), static_cast<std::streamsize>(complete));
+  std::vector<char> block(1 << 20);
+  while (left > 0) {
+    const auto chunk = static_cast<std::streamsize>(std::min<uint64_t>(left, block.size()));
+    if (!in.read(block.data(), chunk)) throw InputError(flag + ": " + path.string() + ": cannot be read");
+    out_.stream().write(block.data(), chunk);
+    left -= static_cast<uint64_t>(chunk);
+  }
   out_.flush();
 }
 

@@ -10,6 +10,12 @@
 
 namespace specgate::cli {
 
+// The bytes of `path` up to and including its last newline: what --resume keeps, a last line
+// without its newline having been cut short by a killed run; 0 when the path does not exist.
+// Reads at most one line's worth from the end. InputError naming `flag` when the path is a
+// folder, or when more follows the last newline than any answer line holds (kMaxLineBytes).
+uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& path);
+
 // An answer JSONL written one whole line at a time through an OutputFile: commit() puts the
 // complete lines written so far in place of the path; without it the path is left as it was.
 class AnswerFile {

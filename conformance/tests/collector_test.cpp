@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/collect/collector.h"
+#include "impl/common/error.h"
 #include "impl/tests/temp_folder.h"
 
 namespace specgate::cli {
@@ -176,6 +177,42 @@ TEST_F(CollectorTest, RetriesTransientFaultsAndReportsAMalformedResponseThenResu
   ASSERT_EQ(all.size(), 8u);
   for (const auto& [id, ids] : all) EXPECT_EQ(ids, json::array({json::array({id, id + 1})})) << "question " << id;
   for (int64_t id : {1, 2, 3, 4}) EXPECT_EQ(server.attempts(id), 2) << "question " << id << ": one retry";
+}
+
+// What --resume refuses or drops, the file read from its end and a line at a time.
+std::string resume_error(CollectJob job) {
+  job.resume = true;
+  try {
+    const CollectResult result = collect_answers(job);
+    return result.error.value_or("no error");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+TEST_F(CollectorTest, ResumeDropsALineCutShortAndRefusesWhatNoCutCanLeave) {
+  FaultServer server({});
+  CollectJob two = job(server, 2);
+  ASSERT_FALSE(collect_answers(two).error.has_value());
+  {
+    std::ofstream cut(two.out, std::ios::app);
+    cut << R"({"question_id": 3, "choi)";
+  }
+  CollectJob three = job(server, 3);
+  three.resume = true;
+  const CollectResult resumed = collect_answers(three);
+  ASSERT_FALSE(resumed.error.has_value()) << *resumed.error;
+  EXPECT_EQ(resumed.skipped, 2);
+  EXPECT_EQ(resumed.written, 1) << "the line cut short is answered again";
+  EXPECT_EQ(lines().size(), 3u);
+
+  // 20 MiB of NULs, as a sparse file reads: no newline where any answer line would end.
+  std::filesystem::resize_file(three.out, std::filesystem::file_size(three.out) + (size_t{20} << 20));
+  const std::string no_cut = "--out: " + three.out.string() + ": more than 16777216 bytes follow its last newline";
+  EXPECT_EQ(resume_error(three).substr(0, no_cut.size()), no_cut);
+  std::filesystem::remove(three.out);
+  std::filesystem::create_directory(three.out);
+  EXPECT_EQ(resume_error(three), "--out: " + three.out.string() + " is a folder");
 }
 
 TEST_F(CollectorTest, FillersAreSentAmongTheQuestionsButNotWrittenAndEachQuestionsCrowdIsRecorded) {
