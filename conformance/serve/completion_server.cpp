@@ -1,8 +1,10 @@
 #include "conformance/serve/completion_server.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -129,6 +131,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start() { read(); }
 
+  // Closes the connection if it still waits for a request's header, the longest of those that do
+  // (ConnectionRegistry): the server is at its limit, and a working client's connection comes first.
+  bool shed(std::chrono::steady_clock::rep waiting_since) {
+    if (!idle_since_.compare_exchange_strong(waiting_since, 0)) return false;
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ignored;
+      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      self->stream_.socket().close(ignored);
+    });
+    return true;
+  }
+
+  // Since when it has waited for a request's header (steady clock ticks); 0 while it does not.
+  std::chrono::steady_clock::rep idle_since() const { return idle_since_.load(); }
+
   // Answers 503 without reading a request: the server is at its connection limit.
   void refuse() {
     close_after_write_ = true;
@@ -148,6 +165,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(static_cast<uint32_t>(limits_.max_header_bytes));
     parser_->body_limit(static_cast<uint64_t>(limits_.max_body_bytes));
     stream_.expires_after(timeout());
+    idle_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
     http::async_read_header(stream_, buffer_, *parser_, beast::bind_front_handler(&Connection::on_header, shared_from_this()));
   }
 
@@ -155,6 +173,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // then. A client that sent "Expect: 100-continue" (curl, for bodies over 1 KiB) waits for the
   // interim answer before it sends the body.
   void on_header(beast::error_code error, size_t bytes) {
+    idle_since_ = 0;
     if (error) return on_read(error, bytes);
     // A chunked body's size, chunk extensions and trailer fields are bounded by no limit the
     // parser keeps, and a trailer field past 65,533 bytes throws out of it.
@@ -271,7 +290,40 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool head_ = false;  // the request being answered is a HEAD
   bool close_after_write_ = false;
   bool linger_ = false;  // drain what the client still sends before closing
+  std::atomic<std::chrono::steady_clock::rep> idle_since_{0};
   bool answering_ = false;
+};
+
+// The connections open, to shed the one that has waited longest for a request when a new one
+// finds the server at its limit: idle and slow sockets cannot lock working clients out.
+class ConnectionRegistry {
+ public:
+  void add(const std::shared_ptr<Connection>& connection) {
+    const std::lock_guard lock(mutex_);
+    std::erase_if(connections_, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
+    connections_.push_back(connection);
+  }
+
+  // False when every open connection has a request under way.
+  bool shed_longest_idle() {
+    const std::lock_guard lock(mutex_);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      std::shared_ptr<Connection> oldest;
+      std::chrono::steady_clock::rep since = 0;
+      for (const std::weak_ptr<Connection>& c : connections_) {
+        const std::shared_ptr<Connection> open = c.lock();
+        const auto waiting = open ? open->idle_since() : 0;
+        if (waiting != 0 && (!oldest || waiting < since)) oldest = open, since = waiting;
+      }
+      if (!oldest) return false;
+      if (oldest->shed(since)) return true;  // else it got its header meanwhile
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::weak_ptr<Connection>> connections_;
 };
 
 tcp::endpoint resolve(asio::io_context& io, const ServerAddress& address) {
@@ -289,6 +341,7 @@ void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const Serve
                        const std::function<void(int)>& on_listening) {
   Routes routes(loop, tokenizer, limits);
   Tally tally;
+  ConnectionRegistry registry;
   asio::io_context io(static_cast<int>(connections.io_threads));
   tcp::acceptor acceptor(asio::make_strand(io));  // accepts and the final close never run at once
   const tcp::endpoint endpoint = resolve(io, address);
@@ -308,9 +361,10 @@ void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const Serve
       if (!acceptor.is_open()) return;
       if (!failed) {
         auto connection = std::make_shared<Connection>(std::move(socket), routes, connections, tally);
-        if (tally.connections.load() > connections.max_connections) {
+        if (tally.connections.load() > connections.max_connections && !registry.shed_longest_idle()) {
           connection->refuse();
         } else {
+          registry.add(connection);
           connection->start();
         }
       }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `conformance serve` under hostile clients, on the fixture pair: a request that fails fails
-# alone and the server serves on; idle and slow connections cannot starve it; bodies, headers
-# and connections past their limits get 413, 431 and 503; a connection whose request does not
+# alone and the server serves on; idle and slow connections cannot starve it (at the connection
+# limit the longest idle is shed); bodies, headers and busy connections past their limits get
+# 413, 431 and 503; a connection whose request does not
 # arrive whole in time is closed; a burst of 64 connections is all answered.
 set -uo pipefail
 conformance=$1 fixtures=$2
@@ -147,14 +148,32 @@ for s in slow:
 for s in idle + slow:
     s.close()
 
-# One connection more than --max-connections (400) is answered 503 at once.
+# At --max-connections (400), a new connection sheds the one that has waited longest for a
+# request: 400 idle sockets cannot lock a working client out.
 held = [socket.create_connection(("127.0.0.1", port)) for _ in range(400)]
+time.sleep(0.3)
+status, _ = request("GET", "/health", timeout=5)
+check(status == 200, f"/health beside 400 idle connections: {status}")
+held[0].settimeout(5)
+try:
+    shed = held[0].recv(1) == b""
+except OSError:
+    shed = True
+check(shed, "the connection idle longest was not closed")
+for s in held:
+    s.close()
+time.sleep(0.3)
+# 400 connections each with a request under way (its body still to come) leave none to shed:
+# one more is answered 503 at once.
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(400)]
+for s in held:
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
 time.sleep(0.3)
 try:
     status, text = request("GET", "/health", timeout=5)
 except Exception as e:
     status, text = 0, str(e)
-check(status == 503 and "--max-connections" in text, f"connection 401: {status} {text}")
+check(status == 503 and "--max-connections" in text, f"connection 401 beside 400 requests under way: {status} {text}")
 for s in held:
     s.close()
 time.sleep(0.3)
