@@ -306,12 +306,6 @@ class Collector {
     return conversation;
   }
 
-  // The ids an answer may hold: the tokenizer's, when --target gives one.
-  std::optional<int64_t> vocabulary() const {
-    if (job_.prompt_format.tokenizer == nullptr) return std::nullopt;
-    return job_.prompt_format.tokenizer->vocab_size();
-  }
-
   static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {
     Completion& completion = reply.first;
     AnswerTurn turn{.text = std::move(completion.text), .token_ids = completion.token_ids.value_or(std::vector<int64_t>{}),
@@ -338,7 +332,7 @@ class Collector {
       if (response.status == 200) {
         try {
           Completion completion = job_.dialect->parse_response(response.body);
-          check_completion(completion, request, {.reports = job_.reports_checked, .vocabulary = vocabulary()});
+          check_completion(completion, request, {.reports = job_.reports_checked, .vocabulary = job_.vocabulary});
           return {std::move(completion), seconds};
         } catch (const MalformedResponse& e) {
           throw QuestionFailed{where + ": malformed " + std::string(job_.dialect->name()) + " response: " + e.what()};

@@ -25,6 +25,7 @@ struct CollectJob {
   // Prompts as generate builds them: where the dialect takes ids, the bench's prompt_token_ids
   // or the tokenizer's encoding of the template's text; the template's text otherwise.
   PromptFormat prompt_format;
+  std::optional<int64_t> vocabulary;  // the model's, when known: no answer holds an id past it
   int64_t concurrency = 1;
   HttpLimits http;                 // per request
   int64_t retries = 5;             // after the first attempt, on connection errors, 429 and 5xx

@@ -8,11 +8,10 @@ void check_completion(const Completion& completion, const CompletionRequest& req
   constexpr int64_t kNoVocabularyReaches = int64_t{1} << 31;
   // float32 rounding puts a certain token's log-probability a few 1e-7 above 0, no more.
   constexpr double kAboveZero = 1e-3;
-  // An alternative may be a padding row of the model's embedding, past the tokenizer's ids.
-  const auto check_id = [&](int64_t id, const std::string& field, bool tokenized = true) {
+  const auto check_id = [&](int64_t id, const std::string& field) {
     if (id >= kNoVocabularyReaches) throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond any vocabulary");
-    if (tokenized && checks.vocabulary && id >= *checks.vocabulary)
-      throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond the tokenizer's vocabulary of " +
+    if (checks.reports && checks.vocabulary && id >= *checks.vocabulary)
+      throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond the model's vocabulary of " +
                                          std::to_string(*checks.vocabulary));
   };
   const auto check_logprob = [&](double logprob, const std::string& field) {
@@ -40,7 +39,7 @@ void check_completion(const Completion& completion, const CompletionRequest& req
     check_id(completion.prompt_token_ids[i], "prompt_token_ids[" + std::to_string(i) + "]");
   for (size_t i = 0; i < completion.top_logprobs.size(); ++i) {
     for (const TokenLogprob& alternative : completion.top_logprobs[i]) {
-      check_id(alternative.token_id, "top_logprobs[" + std::to_string(i) + "]", /*tokenized=*/false);
+      check_id(alternative.token_id, "top_logprobs[" + std::to_string(i) + "]");
       check_logprob(alternative.logprob, "top_logprobs[" + std::to_string(i) + "]");
     }
   }

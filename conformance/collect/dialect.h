@@ -109,10 +109,10 @@ std::unique_ptr<Dialect> make_sglang_chat_dialect();
 // What check_completion holds a completion to.
 struct CompletionChecks {
   // The figures besides tokens too: a token count that disagrees with the token ids, a finish
-  // reason of length with no tokens, a log-probability above 0. false where the caller judges
-  // them itself (differential).
+  // reason of length with no tokens, a log-probability above 0, an id past `vocabulary`. false
+  // where the caller judges them itself (differential).
   bool reports = true;
-  std::optional<int64_t> vocabulary;  // ids must be below it, when known; below 2^31 always
+  std::optional<int64_t> vocabulary;  // the model's, when known; every id is below 2^31 anyway
 };
 
 // MalformedResponse when a completion cannot be the answer to `request`: more tokens than it

@@ -86,10 +86,12 @@ struct HttpClient::Connection {
     // The header alone first: Beast 1.74 checks body_limit against Content-Length reliably only
     // when the header is read without the body. An interim reply (100 Continue, 103 Early Hints)
     // has no body and comes before the final one.
+    bool interim = false;  // an interim reply came: the server has the request
     std::function<void()> read_reply = [&] {
       http::async_read_header(stream, buffer, *parser, [&](beast::error_code header_error, size_t) {
         if (header_error) return finish(header_error);
         if (parser->get().result_int() / 100 == 1 && parser->get().result() != http::status::switching_protocols) {
+          interim = true;
           fresh_parser();
           return read_reply();
         }
@@ -137,7 +139,7 @@ struct HttpClient::Connection {
 
     HttpResponse response;
     if (*outcome || !parser->is_done()) {
-      const bool stale = reused && stopped.empty() && !parser->got_some();
+      const bool stale = reused && stopped.empty() && !interim && !parser->got_some();
       close();
       // A kept-alive connection that the server closed while idle fails before any reply.
       if (stale) return exchange(method, path, body);

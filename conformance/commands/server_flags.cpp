@@ -1,7 +1,10 @@
 #include "conformance/commands/server_flags.h"
 
+#include <fstream>
+
 #include "impl/bench/chat_template.h"
 #include "impl/common/error.h"
+#include "impl/common/json_value.h"
 
 namespace specgate::cli {
 
@@ -38,6 +41,22 @@ void add_server_flags(CLI::App& c, ServerFlags& o) {
   c.add_option("--limit", o.limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
 }
 
+namespace {
+
+// The model's vocabulary where --target's config.json names it: the ids a server may answer with,
+// its embedding's padding rows included.
+std::optional<int64_t> model_vocabulary(const std::filesystem::path& target) {
+  std::ifstream in(target / "config.json");
+  JsonError error;
+  const std::optional<nlohmann::json> config = in ? parse_json(in, error) : std::nullopt;
+  if (!config || !config->is_object()) return std::nullopt;
+  const auto size = config->find("vocab_size");
+  if (size == config->end() || !size->is_number_integer() || size->get<int64_t>() <= 0) return std::nullopt;
+  return size->get<int64_t>();
+}
+
+}  // namespace
+
 CollectJob server_job(const ServerFlags& o, const CLI::App& command, std::unique_ptr<Dialect>& dialect,
                       std::unique_ptr<Tokenizer>& tokenizer) {
   dialect = dialect_from_name(o.api);
@@ -57,6 +76,7 @@ CollectJob server_job(const ServerFlags& o, const CLI::App& command, std::unique
     if (!dialect->takes_token_ids()) throw InputError("--target: the " + o.api + " API takes text prompts only");
     tokenizer = load_tokenizer(o.target);
     job.prompt_format.tokenizer = tokenizer.get();
+    job.vocabulary = model_vocabulary(o.target);
     check_template_tokens(job.prompt_format, "--chat-template");
   }
   job.http = o.http;

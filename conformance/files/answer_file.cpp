@@ -14,8 +14,10 @@ namespace specgate::cli {
 
 uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw InputError(flag + ": " + path.string() + " is a folder");
-  if (!std::filesystem::exists(path, error)) return 0;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) return 0;
+  if (error) throw InputError(flag + ": " + path.string() + ": " + error.message());
+  if (status.type() == std::filesystem::file_type::directory) throw InputError(flag + ": " + path.string() + " is a folder");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw InputError(flag + ": " + path.string() + ": cannot be read");
   const auto size = static_cast<uint64_t>(in.tellg());
@@ -26,13 +28,15 @@ uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& p
     in.seekg(static_cast<std::streamoff>(start));
     in.read(block.data(), static_cast<std::streamsize>(end - start));
     if (!in) throw InputError(flag + ": " + path.string() + ": cannot be read");
-    for (uint64_t i = end; i > start; --i) {
-      if (block[i - 1 - start] == '\n') return i;
+    uint64_t newline_end = 0;
+    for (uint64_t i = end; i > start && newline_end == 0; --i) {
+      if (block[i - 1 - start] == '\n') newline_end = i;
     }
-    end = start;
+    end = newline_end != 0 ? newline_end : start;
     if (size - end > kMaxLineBytes)
       throw InputError(flag + ": " + path.string() + ": more than " + std::to_string(kMaxLineBytes) +
                        " bytes follow its last newline, more than any answer line holds; it is no answer file cut short");
+    if (newline_end != 0) return newline_end;
   }
   return 0;
 }

@@ -148,7 +148,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Answers 503 without reading a request: the server is at its connection limit.
   void refuse() {
-    close_after_write_ = true;
+    close_after_write_ = linger_ = true;
     write(error_reply(http::status::service_unavailable,
                       "the server has " + std::to_string(limits_.max_connections) + " connections open (--max-connections)"));
   }
@@ -173,7 +173,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // then. A client that sent "Expect: 100-continue" (curl, for bodies over 1 KiB) waits for the
   // interim answer before it sends the body.
   void on_header(beast::error_code error, size_t bytes) {
-    idle_since_ = 0;
+    // read() left a time there: 0 means shed() claimed the connection first, and closes it.
+    if (idle_since_.exchange(0) == 0) return;
     if (error) return on_read(error, bytes);
     // A chunked body's size, chunk extensions and trailer fields are bounded by no limit the
     // parser keeps, and a trailer field past 65,533 bytes throws out of it.

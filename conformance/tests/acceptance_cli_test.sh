@@ -170,8 +170,11 @@ expect_usage_error "--near-tie-threshold: must be a finite number of nats >= 0" 
   --answers "$work/eqspec.jsonl" --near-tie-threshold -1
 expect_input_error "$work/x.json" "field 'run.sampling':" acceptance "${pair[@]}" --json "$work/x.json" \
   --answers "$work/eqspec.jsonl" --answers "$work/sampled.jsonl"
-# The same answers twice would count their trials twice: refused as sampling refuses them.
-expect_input_error "$work/x.json" "eqspec.jsonl:1: field 'run.sampling.seed': seed" acceptance "${pair[@]}" --json "$work/x.json" \
-  --answers "$work/eqspec.jsonl" --answers "$work/eqspec.jsonl"
+# The same sampled answers twice would count their draws twice: refused as sampling refuses
+# them. Greedy answers draw nothing, whatever seed they record.
+expect_input_error "$work/x.json" "sampled.jsonl:1: field 'run.sampling.seed': seed" acceptance "${pair[@]}" --json "$work/x.json" \
+  --answers "$work/sampled.jsonl" --answers "$work/sampled.jsonl"
+"$conformance" acceptance "${pair[@]}" --answers "$work/eqspec.jsonl" --answers "$work/eqspec.jsonl" >"$work/twice.out" 2>&1
+[ $? -ne 2 ] || fail "greedy answers given twice refused: $(cat "$work/twice.out")"
 
 finish "acceptance CLI"

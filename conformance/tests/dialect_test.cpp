@@ -104,11 +104,12 @@ TEST(CheckCompletion, RefusesCountsAndIdsNoAnswerCanHave) {
 
   const CompletionChecks fixture{.vocabulary = 259};
   EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1, 2147483647}}, 8, fixture),
-            "field 'token_ids[1]': token id 2147483647 is beyond the tokenizer's vocabulary of 259");
+            "field 'token_ids[1]': token id 2147483647 is beyond the model's vocabulary of 259");
   EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .prompt_token_ids = {259}}, 8, fixture),
-            "field 'prompt_token_ids[0]': token id 259 is beyond the tokenizer's vocabulary of 259");
-  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .top_logprobs = {{{300, -1.0}}}}, 8, fixture), "accepted")
-      << "an alternative may be a padding row of the embedding";
+            "field 'prompt_token_ids[0]': token id 259 is beyond the model's vocabulary of 259");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{1}, .top_logprobs = {{{300, -1.0}}}}, 8, fixture),
+            "field 'top_logprobs[0]': token id 300 is beyond the model's vocabulary of 259");
+  EXPECT_EQ(impossible({.token_ids = std::vector<int64_t>{258}}, 8, fixture), "accepted");
 }
 
 TEST(CheckCompletion, RefusesFiguresBesideTheTokensThatCannotBeUnlessTheCallerJudgesThem) {
@@ -120,6 +121,9 @@ TEST(CheckCompletion, RefusesFiguresBesideTheTokensThatCannotBeUnlessTheCallerJu
       << "float32's rounding of a certain token";
   const Completion empty{.token_ids = std::vector<int64_t>{}, .finish_reason = "length"};
   EXPECT_EQ(impossible(empty, 8), "field 'finish_reason': length, with no tokens though 8 were asked");
+  const Completion beyond{.token_ids = std::vector<int64_t>{300}};
+  EXPECT_EQ(impossible(beyond, 8, {.vocabulary = 259}), "field 'token_ids[0]': token id 300 is beyond the model's vocabulary of 259");
+  EXPECT_EQ(impossible(beyond, 8, {.reports = false, .vocabulary = 259}), "accepted") << "differential's findings";
   for (const Completion& judged_elsewhere : {positive, empty})
     EXPECT_EQ(impossible(judged_elsewhere, 8, {.reports = false}), "accepted") << "differential's findings";
 }

@@ -64,7 +64,7 @@ class AcceptanceReader {
       throw InputError(at + ": field 'choices[0].accept_lengths': one flat list over several turns; the acceptance check "
                        "needs each turn's rounds, one list per turn");
     const SamplingParams warpers = warpers_.of(record, at);
-    streams_.add(record, at);
+    if (!warpers.greedy()) streams_.add(record, at);
     const int64_t k = draft_tokens_of(record, at);
     for (size_t turn = 0; turn < record.token_ids->size(); ++turn) add_turn(file, record, turn, warpers, k, at);
   }
