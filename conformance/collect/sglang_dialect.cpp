@@ -76,7 +76,7 @@ class SglangDialect : public Dialect {
     } else {
       throw MalformedResponse("output_ids", "missing, and no meta_info.output_token_logprobs to take the ids from");
     }
-    if (logprobs != nullptr) completion.chosen_logprobs = chosen_alternatives(*logprobs, *completion.token_ids);
+    if (logprobs != nullptr) completion.chosen_logprobs = chosen_logprobs_of(*logprobs, *completion.token_ids);
     if (const json* top = optional_member(meta, "output_top_logprobs")) completion.top_logprobs = top_alternatives(*top, completion.token_ids->size());
     if (const json* passes = optional_member(meta, "spec_verify_ct")) completion.target_passes = count(*passes, "meta_info.spec_verify_ct");
     completion.drafted_tokens = either_count(meta, "spec_num_proposed_drafts", "spec_draft_token_num");
@@ -96,7 +96,7 @@ class SglangDialect : public Dialect {
   }
 
   // Each token's own triple: its log-probability, where the triple names that token.
-  static std::vector<std::optional<double>> chosen_alternatives(const json& logprobs, const std::vector<int64_t>& ids) {
+  static std::vector<std::optional<double>> chosen_logprobs_of(const json& logprobs, const std::vector<int64_t>& ids) {
     const std::string path = "meta_info.output_token_logprobs";
     std::vector<std::optional<double>> chosen;
     for (size_t i = 0; i < per_token(logprobs, ids.size(), path).size(); ++i) {

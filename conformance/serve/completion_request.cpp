@@ -307,12 +307,12 @@ std::string response_body(const ServeRequest& request, const Generated& generate
   const int64_t prompt_tokens = static_cast<int64_t>(request.prompt.size());
   const int64_t completion_tokens = generated.completion_tokens;
   ordered_json response = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id)},
-                   {"object", chat ? "chat.completion" : "text_completion"},
-                   {"created", created.count()},
-                   {"model", model},
-                   {"choices", ordered_json::array({choice})},
-                   {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens + completion_tokens},
-                              {"completion_tokens", completion_tokens}}}};
+                           {"object", chat ? "chat.completion" : "text_completion"},
+                           {"created", created.count()},
+                           {"model", model},
+                           {"choices", ordered_json::array({choice})},
+                           {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens + completion_tokens},
+                                      {"completion_tokens", completion_tokens}}}};
   if (chat && request.return_token_ids) response["prompt_token_ids"] = request.prompt;
   return response.dump(-1, ' ', false, json::error_handler_t::replace);
 }
