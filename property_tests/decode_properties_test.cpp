@@ -23,6 +23,7 @@ RC_GTEST_PROP(DecodeProperties, ScriptedAcceptance, ()) { check_property("script
 RC_GTEST_PROP(DecodeProperties, RowIsolation, ()) { check_property("row-isolation"); }
 RC_GTEST_PROP(DecodeProperties, ExspecPool, ()) { check_property("exspec-pool"); }
 RC_GTEST_PROP(DecodeProperties, Determinism, ()) { check_property("determinism"); }
+RC_GTEST_PROP(DecodeProperties, Cancellation, ()) { check_property("cancellation"); }
 RC_GTEST_PROP(DecodeProperties, MixedSampling, ()) { check_property("mixed-sampling"); }
 
 // Each property, on its own, fails under the fault it is there to catch (no shrinking).
@@ -34,6 +35,7 @@ TEST(DecodeProperties, EachPropertyCatchesTheFaultItTargets) {
       {"row-isolation", Fault::kMaskLetsPaddingThrough},
       {"exspec-pool", Fault::kRefillLosesSequence},
       {"determinism", Fault::kSharedRandomStream},
+      {"cancellation", Fault::kCancelShiftsRows},
       {"mixed-sampling", Fault::kSharedRandomStream},
   };
   for (const auto& [name, fault] : targets) {

@@ -26,6 +26,9 @@ class Decoder {
   virtual bool has_work() const = 0;
   // Runs the queued prompt passes and one round; returns the sequences that finished in it.
   virtual std::vector<SequenceResult> step() = 0;
+  // Drops a sequence, queued or being decoded, before the next step: no step returns it, and
+  // the others go on as if it had never come. Does nothing for a sequence it does not hold.
+  virtual void cancel(int64_t sequence_index) = 0;
   virtual const DecodeStats& stats() const = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 
 #include "impl/common/error.h"
+#include "impl/decoding/fault_sites.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/round.h"
@@ -72,6 +73,25 @@ class EqspecDecoder::Batch {
   }
 
   bool done() const { return layout_.state().rows.empty(); }
+
+  // The row of `sequence_index`, if the batch holds it, leaves; the others are realigned.
+  void drop(int64_t sequence_index) {
+    std::vector<Row>& rows = layout_.state().rows;
+    std::vector<int64_t> going_on;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].sequence_index != sequence_index) going_on.push_back(static_cast<int64_t>(i));
+    }
+    if (going_on.size() == rows.size()) return;
+    if (rows_shift_on_cancel_under_faults(options_.faults)) {
+      std::erase_if(rows, [&](const Row& row) { return row.sequence_index == sequence_index; });
+    } else if (going_on.empty()) {
+      layout_.take_rows();
+    } else {
+      layout_.realign(going_on);
+    }
+    timer_.charge(stats_.realign_seconds);
+    check_layout();
+  }
 
  private:
   void check_layout() const {
@@ -142,6 +162,13 @@ std::vector<SequenceResult> EqspecDecoder::step() {
   }
   if (batch_->done()) batch_.reset();
   return finished;
+}
+
+void EqspecDecoder::cancel(int64_t sequence_index) {
+  std::erase_if(queued_, [&](const SequenceRequest& request) { return request.sequence_index == sequence_index; });
+  if (batch_ == nullptr) return;
+  batch_->drop(sequence_index);
+  if (batch_->done()) batch_.reset();
 }
 
 std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, const DecodeOptions& options,

@@ -33,6 +33,7 @@ class EqspecDecoder final : public Decoder {
   void admit(SequenceRequest request) override;
   bool has_work() const override;
   std::vector<SequenceResult> step() override;
+  void cancel(int64_t sequence_index) override;
   const DecodeStats& stats() const override { return stats_; }
 
  private:

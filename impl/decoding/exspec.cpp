@@ -111,6 +111,19 @@ class ExspecDecoder::Impl {
     return finished;
   }
 
+  // A member still in the batch caches leaves its batch row behind, as a finished one does.
+  void cancel(int64_t sequence_index) {
+    std::erase_if(queue_, [&](const Row& row) { return row.sequence_index == sequence_index; });
+    const auto cancelled = std::find_if(window_.begin(), window_.end(),
+                                        [&](const Member& member) { return member.row.sequence_index == sequence_index; });
+    if (cancelled == window_.end()) return;
+    if (cancelled->batch_row >= 0 && rows_shift_on_cancel_under_faults(faults())) {
+      for (Member& member : window_) member.batch_row -= member.batch_row > cancelled->batch_row ? 1 : 0;
+    }
+    free_slots_.push_back(cancelled->pool_slot);
+    window_.erase(cancelled);
+  }
+
   const DecodeStats& stats() const { return stats_; }
   const ExspecStats& exspec_stats() const { return exspec_stats_; }
 
@@ -282,6 +295,7 @@ bool ExspecDecoder::fits(const SequenceRequest& request) const { return impl_->f
 void ExspecDecoder::admit(SequenceRequest request) { impl_->admit(std::move(request)); }
 bool ExspecDecoder::has_work() const { return impl_->has_work(); }
 std::vector<SequenceResult> ExspecDecoder::step() { return impl_->step(); }
+void ExspecDecoder::cancel(int64_t sequence_index) { impl_->cancel(sequence_index); }
 const DecodeStats& ExspecDecoder::stats() const { return impl_->stats(); }
 const ExspecStats& ExspecDecoder::exspec_stats() const { return impl_->exspec_stats(); }
 

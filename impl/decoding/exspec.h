@@ -67,6 +67,7 @@ class ExspecDecoder final : public Decoder {
   void admit(SequenceRequest request) override;
   bool has_work() const override;
   std::vector<SequenceResult> step() override;
+  void cancel(int64_t sequence_index) override;
 
   const DecodeStats& stats() const override;
   const ExspecStats& exspec_stats() const;

@@ -107,6 +107,8 @@ int64_t position_padding_under_faults(int64_t padding, int64_t held, const Fault
   return faults.has(Fault::kStalePositionIds) ? held : padding;
 }
 
+bool rows_shift_on_cancel_under_faults(const FaultSet& faults) { return faults.has(Fault::kCancelShiftsRows); }
+
 SlotRun source_under_faults(SlotRun run, int64_t to_first, const FaultSet& faults) {
   if (faults.has(Fault::kKvNotShifted)) run.first = to_first;
   return run;

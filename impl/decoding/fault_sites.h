@@ -102,6 +102,12 @@ int64_t position_padding_under_faults(int64_t padding, int64_t held, const Fault
 // as if it had never moved (kKvNotShifted).
 SlotRun source_under_faults(SlotRun run, int64_t to_first, const FaultSet& faults);
 
+// ---- Cancellation
+
+// Whether the rows after a cancelled one move up a batch row, each then reading the K/V of the
+// row before it (kCancelShiftsRows), where they should keep their own.
+bool rows_shift_on_cancel_under_faults(const FaultSet& faults);
+
 // ---- EXSPEC's pool and scheduling
 
 // The scheduler's choice: the longest waiting sequences, called a group whatever their lengths

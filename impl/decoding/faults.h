@@ -31,6 +31,7 @@ enum class Fault {
   kGreedyVerification,      // sampling: drafts checked against the target's argmax, bonus its argmax
   kDraftFilterSkipped,      // sampling: q in p/q is tempered but not top-k / top-p filtered
   kStaleDraftDistribution,  // sampling: q in p/q is a buffer filled in the first round, never refreshed
+  kCancelShiftsRows,        // a cancelled row leaves, the rows after it move up one without their K/V
   // EXSPEC only:
   kGroupMixedLengths,         // sequences of different lengths grouped without realignment
   kWrongSequenceKv,           // K/V written back into another sequence's slot of the pool

@@ -38,6 +38,7 @@ class ListDecoder final : public Decoder {
     held_.clear();
     return finished;
   }
+  void cancel(int64_t sequence_index) override { std::erase(held_, sequence_index); }
   const DecodeStats& stats() const override { return stats_; }
 
   std::vector<int64_t> admitted;

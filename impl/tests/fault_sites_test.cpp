@@ -87,6 +87,8 @@ std::vector<Site> sites() {
        [](const FaultSet& f) { return position_padding_under_faults(2, 5, f) != 2; }},
       {"source_under_faults", {Fault::kKvNotShifted},
        [](const FaultSet& f) { return !same(source_under_faults({1, 4, 6}, 2, f), {1, 4, 6}); }},
+      {"rows_shift_on_cancel_under_faults", {Fault::kCancelShiftsRows},
+       [](const FaultSet& f) { return rows_shift_on_cancel_under_faults(f); }},
       {"batch_under_faults", {Fault::kGroupMixedLengths},
        [=](const FaultSet& f) { return batch_under_faults(grouped, window, 2, f).members != grouped.members; }},
       {"group_padding_under_faults", {Fault::kGroupMixedLengths},

@@ -56,31 +56,67 @@ DecodeOptions CaseContext::options(const FaultSet& faults, bool check_invariants
   return o;
 }
 
-DecodeRun CaseContext::run(std::span<const SequenceRequest> requests, const FaultSet& faults, bool check_invariants) {
+// The case's decoder with what it drafts with, which must outlive it.
+struct CaseContext::CaseDecoder {
   ScriptedDrafts script;
+  std::unique_ptr<Drafter> drafter;
+  DecoderSettings settings;
+  std::unique_ptr<Decoder> decoder;
+};
+
+std::unique_ptr<CaseContext::CaseDecoder> CaseContext::make_decoder(std::span<const SequenceRequest> requests,
+                                                                    const FaultSet& faults, bool check_invariants) {
+  auto made = std::make_unique<CaseDecoder>();
+  ScriptedDrafts& script = made->script;
   if (case_.scripted()) {
     for (const SequenceRequest& request : requests) script.continuations[request.sequence_index] = continuation(request.prompt);
     script.script = [this](int64_t sequence, int64_t round) { return case_.scripted_accepts(sequence, round); };
     script.vocab_size = case_.target.vocab;
   }
-  std::unique_ptr<Drafter> drafter;
   if (case_.draft == DraftKind::kScriptOnly) {
-    drafter = std::make_unique<ScriptedDrafter>(script);
+    made->drafter = std::make_unique<ScriptedDrafter>(script);
   } else {
-    drafter = std::make_unique<ModelDrafter>(*draft_, case_.scripted() ? &script : nullptr);
+    made->drafter = std::make_unique<ModelDrafter>(*draft_, case_.scripted() ? &script : nullptr);
   }
-
   const DecodeOptions options = this->options(faults, check_invariants);
   // EQSPEC decodes the case's requests as one batch.
   const int64_t batch_size = is_exspec(case_.decoder) ? case_.exspec.batch_size : static_cast<int64_t>(requests.size());
-  const DecoderSettings settings{.decode = options, .batch_size = batch_size, .exspec = case_.exspec,
-                                 .sequence_capacity = cache_capacity(requests, options)};
-  const std::unique_ptr<Decoder> decoder = make_decoder(case_.decoder, target_, drafter.get(), settings);
+  made->settings = {.decode = options, .batch_size = batch_size, .exspec = case_.exspec,
+                    .sequence_capacity = cache_capacity(requests, options)};
+  made->decoder = specgate::make_decoder(case_.decoder, target_, made->drafter.get(), made->settings);
+  return made;
+}
+
+DecodeRun CaseContext::run(std::span<const SequenceRequest> requests, const FaultSet& faults, bool check_invariants) {
+  const std::unique_ptr<CaseDecoder> made = make_decoder(requests, faults, check_invariants);
   DecodeRun run;
-  run.results = decode_all(*decoder, requests, admits_shortest_first(case_.decoder, settings));
-  run.stats = decoder->stats();
-  run.exspec_stats = exspec_stats_of(*decoder);
+  run.results = decode_all(*made->decoder, requests, admits_shortest_first(case_.decoder, made->settings));
+  run.stats = made->decoder->stats();
+  run.exspec_stats = exspec_stats_of(*made->decoder);
   return run;
+}
+
+std::vector<std::pair<int64_t, SequenceResult>> CaseContext::run_cancelling(std::span<const SequenceRequest> requests,
+                                                                            const FaultSet& faults,
+                                                                            const std::map<int64_t, int64_t>& cancel_at) {
+  const std::unique_ptr<CaseDecoder> made = make_decoder(requests, faults, /*check_invariants=*/true);
+  Decoder& decoder = *made->decoder;
+  const std::vector<SequenceRequest> order = admits_shortest_first(case_.decoder, made->settings)
+                                                 ? shortest_prompt_first(requests)
+                                                 : std::vector<SequenceRequest>(requests.begin(), requests.end());
+  std::vector<std::pair<int64_t, SequenceResult>> finished;
+  int64_t step = 0;
+  for (size_t next = 0; next < order.size() || decoder.has_work(); ++step) {
+    for (; next < order.size() && decoder.free_places() > 0; ++next) {
+      const auto cancelled = cancel_at.find(order[next].sequence_index);
+      if (cancelled == cancel_at.end() || cancelled->second > step) decoder.admit(order[next]);  // else it left waiting
+    }
+    for (const auto& [sequence, at] : cancel_at) {
+      if (at == step) decoder.cancel(sequence);
+    }
+    for (SequenceResult& result : decoder.step()) finished.emplace_back(step, std::move(result));
+  }
+  return finished;
 }
 
 std::vector<SequenceRequest> requests_for(const std::vector<std::vector<int64_t>>& prompts) {

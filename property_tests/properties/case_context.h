@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -36,8 +37,18 @@ class CaseContext {
   DecodeOptions options(const FaultSet& faults, bool check_invariants) const;
   // Runs the case's decoder (EQSPEC or EXSPEC) with a fresh drafter.
   DecodeRun run(std::span<const SequenceRequest> requests, const FaultSet& faults, bool check_invariants = false);
+  // Runs it with I1-I4 checked, cancelling each sequence of `cancel_at` (sequence index -> step)
+  // just before that step (0: before the first). Returns the results in the order they
+  // finished, each with its step.
+  std::vector<std::pair<int64_t, SequenceResult>> run_cancelling(std::span<const SequenceRequest> requests,
+                                                                 const FaultSet& faults,
+                                                                 const std::map<int64_t, int64_t>& cancel_at);
 
  private:
+  struct CaseDecoder;
+  std::unique_ptr<CaseDecoder> make_decoder(std::span<const SequenceRequest> requests, const FaultSet& faults,
+                                            bool check_invariants);
+
   DecodeCase case_;
   Transformer target_;
   std::optional<Transformer> draft_;

@@ -232,6 +232,34 @@ CaseFailure determinism(const DecodeCase& c, const FaultSet& faults) {
   });
 }
 
+CaseFailure cancellation(const DecodeCase& c, const FaultSet& faults) {
+  return guarded([&]() -> CaseFailure {
+    CaseContext context(c);
+    const std::vector<SequenceRequest> requests = requests_for(c.prompts);
+    const DecodeRun whole = context.run(requests, faults);
+    if (CaseFailure v = check_result_order(whole.results, requests.size())) return v;
+    // Every other sequence, from one the case's seed picks, before a step from 0 (waiting) to 3.
+    std::map<int64_t, int64_t> cancel_at;
+    for (int64_t i = 0; i < c.batch_size(); ++i) {
+      if ((i + static_cast<int64_t>(c.target.seed)) % 2 == 0) cancel_at[i] = (i / 2) % 4;
+    }
+    std::map<int64_t, int64_t> finished_at;
+    for (auto& [step, result] : context.run_cancelling(requests, faults, cancel_at)) {
+      const int64_t i = result.sequence_index;
+      const std::string name = "sequence " + std::to_string(i);
+      if (i < 0 || i >= c.batch_size()) return "the decoder returned unknown sequence " + std::to_string(i);
+      if (!finished_at.emplace(i, step).second) return name + " finished twice";
+      if (cancel_at.contains(i) && step >= cancel_at.at(i))
+        return name + ", cancelled before step " + std::to_string(cancel_at.at(i)) + ", finished in step " + std::to_string(step);
+      if (CaseFailure v = compare_results(name + " changed when others were cancelled", whole.results[i], result)) return v;
+    }
+    for (int64_t i = 0; i < c.batch_size(); ++i) {
+      if (!cancel_at.contains(i) && !finished_at.contains(i)) return "sequence " + std::to_string(i) + " never finished";
+    }
+    return std::nullopt;
+  });
+}
+
 // The ways the rows of a mixed batch choose their tokens: greedy, and each warper alone and
 // together. Row i takes setting (i + case seed) % 5, so that the row that starts the pattern moves
 // from case to case.
@@ -286,6 +314,8 @@ const std::vector<DecodeProperty>& decode_properties() {
        exspec_pool},
       {"determinism", "the same case twice gives the same results and counters; reversing the batch changes no sequence",
        {}, determinism},
+      {"cancellation", "sequences cancelled while waiting or mid-decode leave, I1-I4 hold, and the others' outputs do not change",
+       {}, cancellation},
       {"mixed-sampling", "rows sampled differently in one batch (greedy, temperature, top-k, top-p, min-p) each give what a batch of their own setting gives",
        {.free_drafts = true}, mixed_sampling},
   };

@@ -34,6 +34,8 @@ struct DecodeProperty {
 //  exspec-pool          EXSPEC: every sequence finishes exactly once, results in request order;
 //  determinism          the same case twice gives the same results and counters, and (greedy
 //                       or sampling) no sequence changes when the batch is reversed;
+//  cancellation         sequences cancelled while waiting or mid-decode leave at once, I1-I4
+//                       hold after every round, and no other sequence changes;
 //  mixed-sampling       rows of one batch sampled five ways (greedy, temperature, top-k, top-p,
 //                       min-p) each give what a batch of their own setting gives them.
 const std::vector<DecodeProperty>& decode_properties();
