@@ -41,6 +41,7 @@ struct Setup {
   ModelPair models;
   std::vector<std::vector<int64_t>> prompts;
   std::optional<DecodeLoop> loop;
+  ServeReporter reporter{models.target, {}};
   std::atomic<bool> stop{false};
   std::thread server;
   int port = 0;
@@ -60,7 +61,7 @@ struct Setup {
     const ServeLimits limits{.model = "fixture", .vocab_size = models.target.config().vocab_size, .context = kMaxModelLen};
     std::atomic<int> bound{0};
     server = std::thread([this, limits, &bound] {
-      serve_completions(*loop, *models.tokenizer, limits, {"127.0.0.1", 0}, ConnectionLimits{}, stop, [&bound](int p) { bound = p; });
+      serve_completions(*loop, reporter, *models.tokenizer, limits, {"127.0.0.1", 0}, ConnectionLimits{}, stop, [&bound](int p) { bound = p; });
     });
     while (bound.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     port = bound.load();

@@ -32,6 +32,7 @@ struct ServeOptions {
   DecoderFlags decoder;
   int64_t max_queue = 256;
   int64_t max_model_len = 4096;
+  int64_t max_logprob_entries = ServeLimits{}.max_logprob_entries;
   ModelFlags loading{.dtype = "float32"};
   std::vector<std::string> faults;
   ConnectionLimits connections;
@@ -74,6 +75,7 @@ void run_serve(const ServeOptions& o) {
   const ServeLimits limits{.model = o.model.empty() ? o.target.filename().string() : o.model,
                            .vocab_size = config.vocab_size,
                            .context = std::min(o.max_model_len, config.max_position_embeddings),
+                           .max_logprob_entries = o.max_logprob_entries,
                            .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   DecodeOptions decode;
@@ -83,16 +85,16 @@ void run_serve(const ServeOptions& o) {
   const ServeEngineSettings settings{
       .engine = engine, .target = &models.target, .draft = models.draft_or_null(),
       .decoder = {.decode = decode, .batch_size = o.decoder.batch_size, .exspec = {.window = window},
-                  .sequence_capacity = cache_capacity(limits.context, o.decoder.draft_tokens)},
-      .response_faults = response_faults};
+                  .sequence_capacity = cache_capacity(limits.context, o.decoder.draft_tokens)}};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
+  const ServeReporter reporter(models.target, response_faults);
 
   struct sigaction action {};
   action.sa_handler = on_serve_signal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  serve_completions(loop, *models.tokenizer, limits, {o.host, o.port}, o.connections, stop_serving, [&](int port) {
+  serve_completions(loop, reporter, *models.tokenizer, limits, {o.host, o.port}, o.connections, stop_serving, [&](int port) {
     std::printf("serve: %s on http://%s:%d/v1/completions and /v1/chat/completions (template %s), model %s\n",
                 o.engine.c_str(), o.host.c_str(), port, o.chat_template.c_str(), limits.model.c_str());
     std::fflush(stdout);
@@ -121,6 +123,11 @@ void add_serve_command(CLI::App& app) {
                 "Positions a request may take, prompt plus max_tokens (at most the model's); sizes EXSPEC's pool")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
+  c->add_option("--max-logprob-entries", o->max_logprob_entries,
+                "Log-probabilities one request may ask reported, prompt and completion, each position's own and its "
+                "alternatives (prompt_logprobs k over P prompt tokens: (P - 1)(k + 1)); more are answered 400")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 32));
   c->add_option("--max-queue", o->max_queue, "Requests admitted and unfinished at once; more get 503")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));

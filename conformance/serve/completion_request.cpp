@@ -252,6 +252,17 @@ ordered_json prompt_logprobs_of(const Generated& generated, const Tokenizer& tok
   }
   return out;
 }
+// Refuses a request that asks more log-probabilities reported than the server allows.
+void check_logprob_entries(const ServeRequest& request, const ServeLimits& limits) {
+  const int64_t prompt = request.prompt_logprobs > 0 ? (static_cast<int64_t>(request.prompt.size()) - 1) * (request.prompt_logprobs + 1) : 0;
+  const int64_t generated = request.top_logprobs > 0 ? request.max_new_tokens * (request.top_logprobs + 1) : 0;
+  if (prompt + generated <= limits.max_logprob_entries) return;
+  const char* field = request.prompt_logprobs > 0 ? "prompt_logprobs"
+                      : request.api == ServeApi::kChat ? "top_logprobs" : "logprobs";
+  refuse(field, "asks " + std::to_string(prompt + generated) + " log-probabilities reported (each position's own and its " +
+                    "alternatives, prompt and completion), more than the " + std::to_string(limits.max_logprob_entries) +
+                    " this server reports per request (--max-logprob-entries)");
+}
 
 }  // namespace
 
@@ -262,6 +273,7 @@ ServeRequest parse_completion_request(std::string_view text, const Tokenizer& to
   read_generation_fields(body, "max_tokens", limits, request);
   if (const json* logprobs = present(body, "logprobs")) request.top_logprobs = top_logprobs(*logprobs, "logprobs");
   if (const json* logprobs = present(body, "prompt_logprobs")) request.prompt_logprobs = top_logprobs(*logprobs, "prompt_logprobs");
+  check_logprob_entries(request, limits);
   return request;
 }
 
@@ -280,6 +292,7 @@ ServeRequest parse_chat_request(std::string_view text, const Tokenizer& tokenize
   } else if (top != nullptr) {
     refuse("top_logprobs", "needs logprobs: true");
   }
+  check_logprob_entries(request, limits);
   return request;
 }
 

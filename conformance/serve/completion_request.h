@@ -10,7 +10,7 @@
 #include "impl/bench/chat_template.h"
 #include "impl/common/sequence_result.h"
 #include "impl/common/token_logprob.h"
-#include "impl/sampling/sampling.h"
+#include "impl/sampling/sampling_params.h"
 #include "impl/tokenizer/tokenizer.h"
 
 namespace specgate::cli {
@@ -57,6 +57,9 @@ struct ServeLimits {
   std::string model;
   int64_t vocab_size = 0;
   int64_t context = 0;       // positions: prompt plus max_tokens
+  // Log-probabilities one request may ask reported, each position's own and its alternatives,
+  // prompt and completion together: each costs the server time and reply bytes.
+  int64_t max_logprob_entries = int64_t{1} << 16;
   ChatTemplate chat_template = ChatTemplate::kRaw;  // renders chat requests' messages
 };
 

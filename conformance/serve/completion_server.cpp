@@ -1,6 +1,9 @@
 #include "conformance/serve/completion_server.h"
 
+#include <sys/socket.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -14,6 +17,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
@@ -47,57 +51,89 @@ Response error_reply(http::status status, const std::string& message) {
 // libtorch's messages carry a backtrace after their first line.
 std::string first_line(std::string_view message) { return std::string(message.substr(0, message.find('\n'))); }
 
+// Drops the work of a request whose client has gone; empty for a request answered at once.
+using Cancel = std::function<void()>;
+
 // The routes, and what every connection shares.
 class Routes {
  public:
-  Routes(DecodeLoop& loop, const Tokenizer& tokenizer, const ServeLimits& limits)
-      : loop_(loop), tokenizer_(tokenizer), limits_(limits) {}
+  Routes(DecodeLoop& loop, const ServeReporter& reporter, asio::thread_pool& reporting, const Tokenizer& tokenizer,
+         const ServeLimits& limits)
+      : loop_(loop), reporter_(reporter), reporting_(reporting), tokenizer_(tokenizer), limits_(limits) {}
 
-  // Answers `request` through `reply`: at once, or from the decode thread once decoded.
-  void route(const Request& request, Reply reply) {
+  // Answers `request` through `reply`: at once, or once decoded and reported.
+  Cancel route(const Request& request, Reply reply) {
     const std::string_view target(request.target().data(), request.target().size());
     const std::string path(target.substr(0, target.find('?')));
     const bool generates = path == "/v1/completions" || path == "/v1/chat/completions";
     const http::verb wanted = generates ? http::verb::post : http::verb::get;
+    const auto answer = [&](Response response) {
+      reply(std::move(response));
+      return Cancel();
+    };
     if (!generates && path != "/health" && path != "/v1/models")
-      return reply(error_reply(http::status::not_found, "no route " + path));
+      return answer(error_reply(http::status::not_found, "no route " + path));
     const bool head_of_get = wanted == http::verb::get && request.method() == http::verb::head;
     if (request.method() != wanted && !head_of_get)
-      return reply(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
+      return answer(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
     if (generates) return complete(path == "/v1/chat/completions" ? ServeApi::kChat : ServeApi::kCompletions,
                                    request.body(), std::move(reply));
     if (path == "/health") {
-      if (loop_.closing()) return reply(error_reply(http::status::service_unavailable, "the server is shutting down"));
-      return reply(Response{http::status::ok, 11});
+      if (loop_.closing()) return answer(error_reply(http::status::service_unavailable, "the server is shutting down"));
+      return answer(Response{http::status::ok, 11});
     }
-    reply(json_response(http::status::ok, models_card()));
+    return answer(json_response(http::status::ok, models_card()));
   }
 
  private:
-  void complete(ServeApi api, const std::string& body, Reply reply) {
+  Cancel complete(ServeApi api, const std::string& body, Reply reply) {
     auto request = std::make_shared<ServeRequest>();
     try {
       *request = api == ServeApi::kChat ? parse_chat_request(body, tokenizer_, limits_)
                                         : parse_completion_request(body, tokenizer_, limits_);
     } catch (const RequestRefused& refused) {
-      return reply(error_reply(http::int_to_status(static_cast<unsigned>(refused.status())), refused.what()));
+      reply(error_reply(http::int_to_status(static_cast<unsigned>(refused.status())), refused.what()));
+      return {};
     } catch (const std::exception& e) {
-      return reply(error_reply(http::status::bad_request, "the prompt cannot be encoded: " + first_line(e.what())));
+      reply(error_reply(http::status::bad_request, "the prompt cannot be encoded: " + first_line(e.what())));
+      return {};
     }
     const int64_t id = next_id_++;
-    const bool admitted = loop_.submit(*request, [this, request, reply, id](Outcome outcome) {
-      try {
-        if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) std::rethrow_exception(*failure);
-        reply(json_response(http::status::ok,
-                            response_body(*request, std::get<Generated>(outcome), tokenizer_, limits_.model, id)));
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "serve: request %lld failed: %s\n", static_cast<long long>(id), e.what());
-        reply(error_reply(http::status::internal_server_error, "decoding failed: " + first_line(e.what())));
-      }
+    const std::optional<int64_t> admitted = loop_.submit(*request, [this, request, reply, id](Outcome outcome) {
+      if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) return answer_failure(id, *failure, reply);
+      auto sequence = std::make_shared<SequenceResult>(std::move(std::get<SequenceResult>(outcome)));
+      // A target pass over prompt and tokens runs beside decoding, not on its thread.
+      if (ServeReporter::needs_pass(*request))
+        return asio::post(reporting_, [this, request, sequence, reply, id] { answer(*request, std::move(*sequence), reply, id); });
+      answer(*request, std::move(*sequence), reply, id);
     });
-    if (!admitted)
+    if (!admitted) {
       reply(error_reply(http::status::service_unavailable,
                         loop_.closing() ? "the server is shutting down" : "the request queue is full"));
+      return {};
+    }
+    return [this, loop_id = *admitted] { loop_.cancel(loop_id); };
+  }
+
+  void answer(const ServeRequest& request, SequenceResult sequence, const Reply& reply, int64_t id) const {
+    try {
+      const Generated generated = reporter_.report(request, std::move(sequence));
+      reply(json_response(http::status::ok, response_body(request, generated, tokenizer_, limits_.model, id)));
+    } catch (...) {
+      answer_failure(id, std::current_exception(), reply);
+    }
+  }
+
+  static void answer_failure(int64_t id, const std::exception_ptr& failure, const Reply& reply) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "serve: request %lld failed: %s\n", static_cast<long long>(id), e.what());
+      reply(error_reply(http::status::internal_server_error, "decoding failed: " + first_line(e.what())));
+    } catch (...) {
+      std::fprintf(stderr, "serve: request %lld failed\n", static_cast<long long>(id));
+      reply(error_reply(http::status::internal_server_error, "decoding failed"));
+    }
   }
 
   std::string models_card() const {
@@ -108,6 +144,8 @@ class Routes {
   }
 
   DecodeLoop& loop_;
+  const ServeReporter& reporter_;
+  asio::thread_pool& reporting_;
   const Tokenizer& tokenizer_;
   const ServeLimits& limits_;
   std::atomic<int64_t> next_id_{0};
@@ -162,8 +200,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read() {
     head_ = false;
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(limits_.max_header_bytes));
-    parser_->body_limit(static_cast<uint64_t>(limits_.max_body_bytes));
+    bound(*parser_, limits_);
     stream_.expires_after(timeout());
     idle_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
     http::async_read_header(stream_, buffer_, *parser_, beast::bind_front_handler(&Connection::on_header, shared_from_this()));
@@ -176,13 +213,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // read() left a time there: 0 means shed() claimed the connection first, and closes it.
     if (idle_since_.exchange(0) == 0) return;
     if (error) return on_read(error, bytes);
-    // A chunked body's size, chunk extensions and trailer fields are bounded by no limit the
-    // parser keeps, and a trailer field past 65,533 bytes throws out of it.
-    if (parser_->get().find(http::field::transfer_encoding) != parser_->get().end())
-      return answer_and_close(http::status::length_required,
-                              "send the body with Content-Length: this server reads no Transfer-Encoding");
-    const auto expect = parser_->get().find(http::field::expect);
-    if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
+    if (const std::optional<Refusal> refusal = refusal_after_header(*parser_)) return answer_and_close(*refusal);
+    if (expects_continue(*parser_)) {
       auto proceed = std::make_shared<http::response<http::empty_body>>(http::status::continue_, parser_->get().version());
       http::async_write(stream_, *proceed, [self = shared_from_this(), proceed](beast::error_code failed, size_t) {
         if (failed) return self->on_read(failed, 0);
@@ -198,17 +230,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_read(beast::error_code error, size_t) {
-    if (error == http::error::body_limit)
-      return answer_and_close(http::status::payload_too_large,
-                              "the request body is larger than " + std::to_string(limits_.max_body_bytes) + " bytes (--max-body-bytes)");
-    if (error == http::error::header_limit)
-      return answer_and_close(http::status::request_header_fields_too_large,
-                              "the request headers are larger than " + std::to_string(limits_.max_header_bytes) +
-                                  " bytes (--max-header-bytes)");
-    if (error && error.category() == http::make_error_code(http::error::bad_target).category() &&
-        error != http::error::end_of_stream && error != http::error::partial_message)
-      return answer_and_close(http::status::bad_request, "malformed HTTP request: " + error.message());
     if (error) {
+      if (const std::optional<Refusal> refusal = refusal_after_error(error, limits_)) return answer_and_close(*refusal);
       stream_.socket().close(error);
       return;
     }
@@ -220,16 +243,42 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.expires_never();  // decoding takes what it takes
     ++tally_.unanswered;
     answering_ = true;
-    routes_.route(request, [self = shared_from_this()](Response response) {
+    ++requests_;
+    cancel_ = routes_.route(request, [self = shared_from_this()](Response response) {
       asio::post(self->stream_.get_executor(),
                  [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
     });
+    if (cancel_) watch_client();
+  }
+
+  // While its request decodes, a client that closes the connection cancels it: the socket turns
+  // readable and a peek finds the end of the stream, or a reset. Data instead (the client's next
+  // request, sent early) ends the watch: that client is still there.
+  void watch_client() {
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), request = requests_](beast::error_code error) {
+      if (error || !self->answering_ || self->requests_ != request) return;
+      char byte;
+      const ssize_t peeked = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (peeked > 0) return;
+      if (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return self->watch_client();
+      self->abandon();
+    });
+  }
+
+  // The client has gone: its request leaves the decoder, and nothing is written.
+  void abandon() {
+    answering_ = false;
+    --tally_.unanswered;
+    std::exchange(cancel_, {})();
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
   }
 
   // Refuses a request whose body may still be on its way.
-  void answer_and_close(http::status status, const std::string& message) {
+  void answer_and_close(const Refusal& refusal) {
     close_after_write_ = linger_ = true;
-    write(error_reply(status, message));
+    write(error_reply(refusal.status, refusal.message));
   }
 
   void write(Response response) {
@@ -247,6 +296,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_write(beast::error_code error, size_t) {
+    cancel_ = {};
     if (answering_) {
       answering_ = false;
       --tally_.unanswered;
@@ -285,7 +335,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const ConnectionLimits& limits_;
   Tally& tally_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   std::optional<Response> response_;
   unsigned version_ = 11;
   bool head_ = false;  // the request being answered is a HEAD
@@ -293,6 +343,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool linger_ = false;  // drain what the client still sends before closing
   std::atomic<std::chrono::steady_clock::rep> idle_since_{0};
   bool answering_ = false;
+  int64_t requests_ = 0;  // routed on this connection
+  Cancel cancel_;         // the request being answered, while it decodes
 };
 
 // The connections open, to shed the one that has waited longest for a request when a new one
@@ -337,10 +389,11 @@ tcp::endpoint resolve(asio::io_context& io, const ServerAddress& address) {
 
 }  // namespace
 
-void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const ServeLimits& limits, const ServerAddress& address,
-                       const ConnectionLimits& connections, const std::atomic<bool>& stop,
+void serve_completions(DecodeLoop& loop, const ServeReporter& reporter, const Tokenizer& tokenizer, const ServeLimits& limits,
+                       const ServerAddress& address, const ConnectionLimits& connections, const std::atomic<bool>& stop,
                        const std::function<void(int)>& on_listening) {
-  Routes routes(loop, tokenizer, limits);
+  asio::thread_pool reporting(static_cast<size_t>(connections.report_threads));
+  Routes routes(loop, reporter, reporting, tokenizer, limits);
   Tally tally;
   ConnectionRegistry registry;
   asio::io_context io(static_cast<int>(connections.io_threads));
@@ -380,6 +433,7 @@ void serve_completions(DecodeLoop& loop, const Tokenizer& tokenizer, const Serve
   while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   loop.close();
   loop.drain();
+  reporting.join();
   // No new connections from here; the answers of the last requests are on their way out, each
   // write with its deadline.
   asio::post(acceptor.get_executor(), [&acceptor] { acceptor.close(); });

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
+#include <string>
 
 namespace specgate::cli {
 
@@ -17,16 +19,28 @@ DecodeLoop::~DecodeLoop() {
   thread_.join();
 }
 
-bool DecodeLoop::submit(ServeRequest request, OnFinished on_finished) {
+std::optional<int64_t> DecodeLoop::submit(ServeRequest request, OnFinished on_finished) {
+  int64_t id;
   {
     const std::lock_guard lock(mutex_);
-    if (closing_ || static_cast<int64_t>(unfinished_.size()) >= capacity_) return false;
-    const int64_t id = next_id_++;
+    if (closing_ || static_cast<int64_t>(unfinished_.size()) >= capacity_) return std::nullopt;
+    id = next_id_++;
     unfinished_.emplace(id, std::move(on_finished));
     arrived_.emplace_back(id, std::move(request));
   }
   changed_.notify_all();
-  return true;
+  return id;
+}
+
+void DecodeLoop::cancel(int64_t id) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (unfinished_.erase(id) == 0) return;  // finished already
+    const size_t waiting = arrived_.size();
+    std::erase_if(arrived_, [id](const auto& request) { return request.first == id; });
+    if (arrived_.size() == waiting) cancelled_.push_back(id);
+  }
+  changed_.notify_all();
 }
 
 void DecodeLoop::close() {
@@ -53,10 +67,12 @@ void DecodeLoop::run() {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [this] { return stopping_ || !arrived_.empty() || engine_->has_work(); });
       if (stopping_ && unfinished_.empty()) return;
+      for (int64_t id : cancelled_) engine_->cancel(id);
+      cancelled_.clear();
       for (auto& [id, request] : arrived_) engine_->admit(id, std::move(request));
       arrived_.clear();
     }
-    std::vector<std::pair<int64_t, Generated>> finished;
+    std::vector<SequenceResult> finished;
     std::exception_ptr failure;
     try {
       finished = engine_->step();
@@ -66,6 +82,18 @@ void DecodeLoop::run() {
     std::vector<std::pair<OnFinished, Outcome>> outcomes;
     {
       const std::lock_guard lock(mutex_);
+      for (SequenceResult& result : finished) {
+        const int64_t id = result.sequence_index;
+        const auto it = unfinished_.find(id);
+        if (it != unfinished_.end()) {
+          outcomes.emplace_back(std::move(it->second), std::move(result));
+          unfinished_.erase(it);
+        } else if (std::find(cancelled_.begin(), cancelled_.end(), id) == cancelled_.end() && !failure) {
+          // Neither waiting for it nor cancelled during the step: the engine is broken.
+          failure = std::make_exception_ptr(std::logic_error(
+              "the decoder returned request " + std::to_string(id) + " twice, or one it was never given"));
+        }
+      }
       if (failure) {
         // The engine's state is unknown after a failure: the requests it holds get the error,
         // and those that arrived meanwhile go to a fresh engine.
@@ -78,12 +106,8 @@ void DecodeLoop::run() {
           outcomes.emplace_back(std::move(it->second), failure);
           it = unfinished_.erase(it);
         }
+        cancelled_.clear();
         engine_ = make_engine_();
-      }
-      for (auto& [id, generated] : finished) {
-        const auto it = unfinished_.find(id);
-        outcomes.emplace_back(std::move(it->second), std::move(generated));
-        unfinished_.erase(it);
       }
     }
     for (auto& [on_finished, outcome] : outcomes) on_finished(std::move(outcome));

@@ -8,23 +8,27 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include "conformance/serve/serve_engine.h"
 
 namespace specgate::cli {
 
-// What became of a request: its generation, or why decoding it failed.
-using Outcome = std::variant<Generated, std::exception_ptr>;
+// What became of a request: its decoded sequence, or why decoding it failed.
+using Outcome = std::variant<SequenceResult, std::exception_ptr>;
 
 // Feeds requests to a ServeEngine on a thread of its own. Requests that arrive while it
-// decodes are admitted before its next step. At most `capacity` requests are admitted and
-// unfinished at once. When a step throws, the requests admitted to the engine get that error
+// decodes are admitted before its next step, and those cancelled meanwhile leave then. At most
+// `capacity` requests are admitted and unfinished at once. When a step throws, or returns a
+// request twice or one it was never given, the requests admitted to the engine get that error
 // and a fresh engine from `make_engine` takes the next ones.
 class DecodeLoop {
  public:
-  // Called once per request, on the loop's thread, when it finished or failed.
+  // Called once per request, on the loop's thread, when it finished or failed; never for a
+  // request cancelled first.
   using OnFinished = std::function<void(Outcome)>;
 
   DecodeLoop(std::function<std::unique_ptr<ServeEngine>()> make_engine, int64_t capacity);
@@ -32,12 +36,15 @@ class DecodeLoop {
   DecodeLoop(const DecodeLoop&) = delete;
   DecodeLoop& operator=(const DecodeLoop&) = delete;
 
-  // False, and `on_finished` never called, when the loop is full or closing.
-  bool submit(ServeRequest request, OnFinished on_finished);
+  // The request's id; nullopt, and `on_finished` never called, when the loop is full or closing.
+  std::optional<int64_t> submit(ServeRequest request, OnFinished on_finished);
+  // Drops request `id`, whose answer nobody will read: its on_finished is not called from now
+  // on, and it leaves the engine before the next step.
+  void cancel(int64_t id);
   // Refuses new requests from now on; those admitted still finish.
   void close();
   bool closing() const;
-  // Returns once close() was called and every admitted request has finished.
+  // Returns once close() was called and every admitted request has finished or was cancelled.
   void drain();
 
  private:
@@ -49,6 +56,7 @@ class DecodeLoop {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::pair<int64_t, ServeRequest>> arrived_;
+  std::vector<int64_t> cancelled_;  // admitted to the engine, to leave it before the next step
   std::map<int64_t, OnFinished> unfinished_;
   int64_t next_id_ = 0;
   bool closing_ = false;

@@ -1,7 +1,10 @@
 // The decoders behind `serve`: requests arriving at staggered times while others decode get
 // the oracle's greedy answer, each with its own max_tokens, and a seeded sampled request the
 // same tokens whatever arrives with it, greedy or sampled with other warpers.
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <future>
 #include <memory>
 #include <optional>
@@ -20,12 +23,12 @@ void PrintTo(Engine engine, std::ostream* out) { *out << engine_name(engine); } 
 namespace {
 
 // The request's future generation, or nullopt when the loop refused it.
-std::optional<std::future<Generated>> submit(DecodeLoop& loop, ServeRequest request) {
-  auto promise = std::make_shared<std::promise<Generated>>();
-  std::future<Generated> future = promise->get_future();
-  const bool admitted = loop.submit(std::move(request), [promise](Outcome outcome) {
+std::optional<std::future<SequenceResult>> submit(DecodeLoop& loop, ServeRequest request) {
+  auto promise = std::make_shared<std::promise<SequenceResult>>();
+  std::future<SequenceResult> future = promise->get_future();
+  const std::optional<int64_t> admitted = loop.submit(std::move(request), [promise](Outcome outcome) {
     if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) return promise->set_exception(*failure);
-    promise->set_value(std::move(std::get<Generated>(outcome)));
+    promise->set_value(std::move(std::get<SequenceResult>(outcome)));
   });
   if (!admitted) return std::nullopt;
   return future;
@@ -51,10 +54,10 @@ TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
       64);
   const std::vector<SequenceRequest> sequences = test_support::mixed_requests(14, 5);
   std::mt19937_64 rng(11);
-  std::vector<std::pair<ServeRequest, std::future<Generated>>> sent;
+  std::vector<std::pair<ServeRequest, std::future<SequenceResult>>> sent;
   for (const SequenceRequest& sequence : sequences) {
     ServeRequest request{.prompt = sequence.prompt, .max_new_tokens = 4 + static_cast<int64_t>(rng() % 20)};
-    std::optional<std::future<Generated>> future = submit(loop, request);
+    std::optional<std::future<SequenceResult>> future = submit(loop, request);
     ASSERT_TRUE(future.has_value());
     sent.emplace_back(std::move(request), std::move(*future));
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 12));  // some arrive mid-decode, some together
@@ -62,7 +65,7 @@ TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
   for (auto& [request, future] : sent) {
     const std::vector<int64_t> expected =
         oracle_generate(models.target, request.prompt, {.max_new_tokens = request.max_new_tokens, .top_logprobs = 0}, 0).tokens;
-    EXPECT_EQ(future.get().sequence.tokens, expected) << "prompt of " << request.prompt.size() << " tokens";
+    EXPECT_EQ(future.get().tokens, expected) << "prompt of " << request.prompt.size() << " tokens";
   }
 }
 
@@ -78,9 +81,9 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
   };
   const ServeRequest probe = sampled(0, 7);
   const auto tokens_of = [](DecodeLoop& loop, ServeRequest request) {
-    std::optional<std::future<Generated>> future = submit(loop, std::move(request));
+    std::optional<std::future<SequenceResult>> future = submit(loop, std::move(request));
     EXPECT_TRUE(future.has_value());
-    return future->get().sequence.tokens;
+    return future->get().tokens;
   };
   DecodeLoop alone(engine, 64);
   const std::vector<int64_t> expected = tokens_of(alone, probe);
@@ -88,8 +91,8 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
   // The same request again, after and amid other traffic that shares its batch: greedy, and
   // sampled with other warpers, with and without seeds.
   DecodeLoop busy(engine, 64);
-  std::vector<std::pair<ServeRequest, std::future<Generated>>> others;
-  std::optional<std::future<Generated>> amid;
+  std::vector<std::pair<ServeRequest, std::future<SequenceResult>>> others;
+  std::optional<std::future<SequenceResult>> amid;
   for (size_t i = 1; i < sequences.size(); ++i) {
     ServeRequest other{.prompt = sequences[i].prompt, .max_new_tokens = 12};
     if (i % 3 == 1) other.sampling = {.temperature = 0.6, .top_k = 5}, other.seed = i;
@@ -97,13 +100,13 @@ TEST_P(ServeEngineTest, ASeededSampledRequestGivesTheSameTokensWhateverArrivesWi
     others.emplace_back(other, *submit(busy, other));
     if (i == 4) amid = submit(busy, probe);
   }
-  std::future<Generated> later = *submit(busy, probe);
+  std::future<SequenceResult> later = *submit(busy, probe);
   ASSERT_TRUE(amid.has_value());
-  EXPECT_EQ(amid->get().sequence.tokens, expected) << "sent amid others";
-  EXPECT_EQ(later.get().sequence.tokens, expected) << "sent after others";
+  EXPECT_EQ(amid->get().tokens, expected) << "sent amid others";
+  EXPECT_EQ(later.get().tokens, expected) << "sent after others";
   EXPECT_NE(tokens_of(busy, sampled(0, 8)), expected) << "another seed samples other tokens";
   for (auto& [request, future] : others) {
-    const std::vector<int64_t> tokens = future.get().sequence.tokens;
+    const std::vector<int64_t> tokens = future.get().tokens;
     if (!request.sampling.greedy()) continue;
     EXPECT_EQ(tokens, oracle_generate(models.target, request.prompt, {.max_new_tokens = 12, .top_logprobs = 0}, 0).tokens)
         << "a greedy request beside sampled ones";
@@ -118,15 +121,149 @@ INSTANTIATE_TEST_SUITE_P(Engines, ServeEngineTest,
                            return name;
                          });
 
+// The steps an engine took, and whether it had work left after the last.
+struct StepCount {
+  std::mutex mutex;
+  std::condition_variable stepped;
+  int64_t steps = 0;
+  bool idle = true;
+
+  // The steps taken once the engine has no work left.
+  int64_t when_idle() {
+    std::unique_lock lock(mutex);
+    stepped.wait(lock, [this] { return idle; });
+    return steps;
+  }
+};
+
+class StepCounter : public ServeEngine {
+ public:
+  StepCounter(std::unique_ptr<ServeEngine> engine, StepCount& count) : engine_(std::move(engine)), count_(count) {}
+  void admit(int64_t id, ServeRequest request) override {
+    engine_->admit(id, std::move(request));
+    const std::lock_guard lock(count_.mutex);
+    count_.idle = false;
+  }
+  bool has_work() const override { return engine_->has_work(); }
+  std::vector<SequenceResult> step() override {
+    std::vector<SequenceResult> finished = engine_->step();
+    {
+      const std::lock_guard lock(count_.mutex);
+      ++count_.steps;
+      count_.idle = !engine_->has_work();
+    }
+    count_.stepped.notify_all();
+    return finished;
+  }
+  void cancel(int64_t id) override { engine_->cancel(id); }
+
+ private:
+  std::unique_ptr<ServeEngine> engine_;
+  StepCount& count_;
+};
+
+// A request for 4,000 tokens shares its batch with two others; the first to finish cancels it,
+// mid-decode. It leaves before the next step, is never answered, and the third request, still
+// decoding beside it, gets the oracle's tokens.
+TEST_P(ServeEngineTest, ACancelledRequestLeavesMidDecodeAndTheOthersGoOnAsAlone) {
+  const test_support::Models& models = test_support::models();
+  StepCount count;
+  DecodeLoop loop([&] { return std::make_unique<StepCounter>(make_serve_engine(settings_for(GetParam())), count); }, 8);
+  const ServeRequest first{.prompt = {1, 2, 3}, .max_new_tokens = 40}, third{.prompt = {4, 5}, .max_new_tokens = 120};
+  std::promise<std::optional<int64_t>> long_id;
+  std::shared_future<std::optional<int64_t>> long_id_known = long_id.get_future().share();
+  std::promise<SequenceResult> first_done;
+  std::future<SequenceResult> first_future = first_done.get_future();
+  ASSERT_TRUE(loop.submit(first, [&](Outcome outcome) {
+    if (const auto id = long_id_known.get()) loop.cancel(*id);
+    first_done.set_value(std::move(std::get<SequenceResult>(outcome)));
+  }));
+  std::atomic<bool> long_answered{false};
+  long_id.set_value(loop.submit({.prompt = {6, 7, 8, 9}, .max_new_tokens = 4000}, [&](Outcome) { long_answered = true; }));
+  std::optional<std::future<SequenceResult>> third_future = submit(loop, third);
+  ASSERT_TRUE(third_future.has_value());
+  const auto oracle = [&](const ServeRequest& request) {
+    return oracle_generate(models.target, request.prompt, {.max_new_tokens = request.max_new_tokens, .top_logprobs = 0}, 0).tokens;
+  };
+  EXPECT_EQ(first_future.get().tokens, oracle(first));
+  EXPECT_EQ(third_future->get().tokens, oracle(third)) << "decoding beside the cancelled request";
+  // K = 3: decoding the long request to its end would take at least 4000 / 4 rounds.
+  EXPECT_LT(count.when_idle(), 1000) << "the cancelled request was decoded on";
+  EXPECT_FALSE(long_answered.load());
+}
+
+// Returns the first sequence that finished once more, a step later, while it holds another, as
+// a decoder that let a sequence into its window twice would.
+class Duplicating : public ServeEngine {
+ public:
+  explicit Duplicating(std::unique_ptr<ServeEngine> engine) : engine_(std::move(engine)) {}
+  void admit(int64_t id, ServeRequest request) override {
+    ++admitted_;
+    engine_->admit(id, std::move(request));
+  }
+  bool has_work() const override { return engine_->has_work(); }
+  std::vector<SequenceResult> step() override {
+    std::vector<SequenceResult> finished = engine_->step();
+    if (!first_ && !finished.empty()) {
+      first_ = finished.front();
+    } else if (first_ && !returned_again_ && admitted_ >= 2 && engine_->has_work()) {
+      returned_again_ = true;
+      finished.push_back(*first_);
+    }
+    return finished;
+  }
+  void cancel(int64_t id) override { engine_->cancel(id); }
+
+ private:
+  std::unique_ptr<ServeEngine> engine_;
+  int64_t admitted_ = 0;
+  std::optional<SequenceResult> first_;
+  bool returned_again_ = false;
+};
+
+// The request returned first is answered; the other one the engine holds fails with the
+// engine's fault named, and a fresh engine answers what comes next.
+TEST(DecodeLoopTest, AnEngineThatReturnsARequestTwiceFailsTheRequestsItHolds) {
+  DecodeLoop loop([&] { return std::make_unique<Duplicating>(make_serve_engine(settings_for(Engine::kExspec))); }, 8);
+  std::optional<std::future<SequenceResult>> first = submit(loop, {.prompt = {1, 2}, .max_new_tokens = 4});
+  std::optional<std::future<SequenceResult>> second = submit(loop, {.prompt = {3}, .max_new_tokens = 400});
+  ASSERT_TRUE(first.has_value() && second.has_value());
+  EXPECT_EQ(first->get().tokens.size(), 4u);
+  try {
+    second->get();
+    ADD_FAILURE() << "the request the broken engine held was answered";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("returned request 0 twice"), std::string::npos) << e.what();
+  }
+  std::optional<std::future<SequenceResult>> next = submit(loop, {.prompt = {4}, .max_new_tokens = 3});
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->get().tokens.size(), 3u);
+}
+
+TEST(DecodeLoopTest, ACancelledWaitingRequestIsNeverAdmitted) {
+  const test_support::Models& models = test_support::models();
+  StepCount count;
+  DecodeLoop loop([&] { return std::make_unique<StepCounter>(make_serve_engine({.engine = Engine::kOracle, .target = &models.target}), count); }, 8);
+  std::optional<std::future<SequenceResult>> first = submit(loop, {.prompt = {1, 2}, .max_new_tokens = 300});
+  std::atomic<bool> answered{false};
+  const std::optional<int64_t> waiting = loop.submit({.prompt = {3}, .max_new_tokens = 5}, [&](Outcome) { answered = true; });
+  ASSERT_TRUE(first.has_value() && waiting.has_value());
+  loop.cancel(*waiting);
+  loop.cancel(*waiting);  // twice: nothing more happens
+  first->get();
+  EXPECT_EQ(count.when_idle(), 1) << "the oracle decodes one request a step";
+  EXPECT_FALSE(answered.load());
+}
+
 TEST(DecodeLoopTest, RefusesBeyondItsCapacityAndAfterClose) {
   const test_support::Models& models = test_support::models();
   DecodeLoop loop([&] { return make_serve_engine({.engine = Engine::kNonspecBatch, .target = &models.target}); }, 1);
-  std::optional<std::future<Generated>> first = submit(loop, {.prompt = {1, 2, 3}, .max_new_tokens = 200});
+  std::optional<std::future<SequenceResult>> first = submit(loop, {.prompt = {1, 2, 3}, .max_new_tokens = 200});
   ASSERT_TRUE(first.has_value());
   EXPECT_FALSE(submit(loop, {.prompt = {4}, .max_new_tokens = 2}).has_value()) << "full";
   loop.close();
   EXPECT_TRUE(loop.closing());
-  EXPECT_EQ(first->get().sequence.tokens.size(), 200u) << "admitted before close: still finishes";
+  EXPECT_EQ(first->get().tokens.size(), 200u) << "admitted before close: still finishes";
   loop.drain();
   EXPECT_FALSE(submit(loop, {.prompt = {4}, .max_new_tokens = 2}).has_value()) << "closed";
 }
@@ -139,15 +276,15 @@ TEST_P(ServeEngineTest, AFailedStepFailsItsRequestsAndTheLoopServesOn) {
       },
       8);
   const int64_t beyond_vocabulary = models.target.config().vocab_size + 5;
-  std::optional<std::future<Generated>> failing = submit(loop, {.prompt = {1, beyond_vocabulary}, .max_new_tokens = 4});
+  std::optional<std::future<SequenceResult>> failing = submit(loop, {.prompt = {1, beyond_vocabulary}, .max_new_tokens = 4});
   ASSERT_TRUE(failing.has_value());
   EXPECT_ANY_THROW(failing->get());
   const std::vector<int64_t> prompt = {1, 2, 3};
   const std::vector<int64_t> expected = oracle_generate(models.target, prompt, {.max_new_tokens = 5, .top_logprobs = 0}, 0).tokens;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::optional<std::future<Generated>> next = submit(loop, {.prompt = prompt, .max_new_tokens = 5});
+    std::optional<std::future<SequenceResult>> next = submit(loop, {.prompt = prompt, .max_new_tokens = 5});
     ASSERT_TRUE(next.has_value()) << "the loop refuses requests after a failure";
-    EXPECT_EQ(next->get().sequence.tokens, expected);
+    EXPECT_EQ(next->get().tokens, expected);
   }
 }
 

@@ -3,27 +3,41 @@
 # alone and the server serves on; idle and slow connections cannot starve it (at the connection
 # limit the longest idle is shed); bodies, headers and busy connections past their limits get
 # 413, 431 and 503; a connection whose request does not
-# arrive whole in time is closed; a burst of 64 connections is all answered.
+# arrive whole in time is closed; the work of clients that have gone is cancelled; a burst of
+# 64 connections is all answered.
 set -uo pipefail
 conformance=$1 fixtures=$2
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 
-"$conformance" serve --target "$fixtures/target" --engine nonspec-batch --port 0 --model fixture \
-  --max-connections 400 --max-body-bytes 4096 --max-header-bytes 2048 --request-timeout 2 \
-  >"$work/serve.out" 2>"$work/serve.err" &
-serve_pid=$!
-trap 'kill -TERM $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null; rm -rf "$work"' EXIT
-port=""
-for _ in $(seq 600); do
-  port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/serve.out")
-  [ -n "$port" ] && break
-  kill -0 "$serve_pid" 2>/dev/null || break
-  sleep 0.1
-done
-[ -n "$port" ] || { fail "serve did not start: $(cat "$work/serve.err")"; finish serve_limits; }
+# Starts serve on the fixture target with the flags given, on a free port: sets serve_pid and port.
+start_serve() {
+  "$conformance" serve --target "$fixtures/target" --engine nonspec-batch --port 0 --model fixture "$@" \
+    >"$work/serve.out" 2>"$work/serve.err" &
+  serve_pid=$!
+  port=""
+  for _ in $(seq 600); do
+    port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/serve.out")
+    [ -n "$port" ] && break
+    kill -0 "$serve_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { fail "serve did not start: $(cat "$work/serve.err")"; finish serve_limits; }
+}
 
+# Stops serve; nothing abandoned is still decoding, so SIGTERM ends it at once (within 20 s
+# here, generously), and no request failed inside it.
+stop_serve() {
+  kill -TERM "$serve_pid"
+  for _ in $(seq 200); do kill -0 "$serve_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$serve_pid" 2>/dev/null && fail "serve still runs 20 s after SIGTERM"
+  wait "$serve_pid" || fail "serve exited $? after SIGTERM"
+  grep -q "failed" "$work/serve.err" && fail "a request failed inside serve: $(head -1 "$work/serve.err")"
+}
+
+trap 'kill -TERM $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null; rm -rf "$work"' EXIT
+start_serve --max-connections 400 --max-body-bytes 4096 --max-header-bytes 2048 --request-timeout 2
 "$python" - "$port" <<'PY' || fail "see above"
 import json, socket, sys, threading, time, http.client
 port = int(sys.argv[1])
@@ -183,6 +197,20 @@ time.sleep(0.3)
 status, _ = request("GET", "/health", timeout=5)
 check(status == 200, f"/health once they closed: {status}")
 
+# 256 requests for 4,000 tokens each, every socket closed right after sending (the default
+# --max-queue is 256): their work is cancelled, and a working client is answered, not refused.
+body = json.dumps({"prompt": [1, 2, 3, 4], "max_tokens": 4000}).encode()
+head = f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+for _ in range(256):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(head.encode() + body)
+    s.close()
+time.sleep(0.5)
+started = time.time()
+status, text = complete({"prompt": [5, 6, 7], "max_tokens": 4}, timeout=30)
+print(f"after 256 abandoned requests: {status} in {time.time() - started:.3f} s")
+check(status == 200, f"a completion after 256 abandoned requests: {status} {text[:200]}")
+
 # A burst of 64 completions at once: every one answered, none reset.
 results = []
 def one(i):
@@ -199,9 +227,49 @@ check(results.count(200) == 64, f"64-client burst: {sorted(map(str, results))[:5
 sys.exit(1 if failed else 0)
 PY
 
-kill -TERM "$serve_pid"
-wait "$serve_pid" || fail "serve exited $? after SIGTERM"
-grep -q "failed" "$work/serve.err" && fail "a request failed inside serve: $(head -1 "$work/serve.err")"
+stop_serve
+
+# Log-probabilities are reported beside decoding, not on its thread: eight requests for the
+# prompt log-probabilities of 1,900-token prompts, 20 alternatives each (1,899 x 21 entries,
+# --max-logprob-entries), do not hold up another client's completion; one more prompt token
+# than the limit allows is refused, naming the field.
+start_serve --max-logprob-entries 39879
+"$python" - "$port" <<'PY' || fail "see above"
+import json, random, sys, threading, time, http.client
+port = int(sys.argv[1])
+def complete(body, timeout):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    connection.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    return response.status, response.read().decode()
+rng = random.Random(7)
+prompts = [[rng.randrange(3, 250) for _ in range(1900)] for _ in range(8)]
+heavy = []
+threads = [threading.Thread(target=lambda p=p: heavy.append(complete({"prompt": p, "max_tokens": 1, "prompt_logprobs": 20}, 120)))
+           for p in prompts]
+for t in threads:
+    t.start()
+time.sleep(1.0)  # their batch decoded, their reports under way
+started = time.time()
+status, text = complete({"prompt": [5, 6, 7], "max_tokens": 4}, 30)
+light = time.time() - started
+for t in threads:
+    t.join()
+print(f"a 4-token completion beside 8 prompt_logprobs requests: {status} in {light:.3f} s")
+failed = []
+if status != 200 or light > 2:
+    failed.append(f"the completion beside heavy requests: {status} after {light:.1f} s")
+if sorted(s for s, _ in heavy) != [200] * 8 or any(len(json.loads(t)["choices"][0]["prompt_logprobs"]) != 1900 for _, t in heavy):
+    failed.append(f"the heavy requests: {[(s, t[:100]) for s, t in heavy]}")
+status, text = complete({"prompt": prompts[0] + [5], "max_tokens": 1, "prompt_logprobs": 20}, 30)
+if status != 400 or "field 'prompt_logprobs': asks 39900 log-probabilities" not in text or "--max-logprob-entries" not in text:
+    failed.append(f"past --max-logprob-entries: {status} {text[:300]}")
+for f in failed:
+    print("FAIL:", f)
+sys.exit(1 if failed else 0)
+PY
+stop_serve
+
 # Headers past the largest field the parser holds could only end the server.
 expect_usage_error "--max-header-bytes: Value 1000000 not in range 256 to 65533" serve --target "$fixtures/target" \
   --port 0 --max-header-bytes 1000000
