@@ -198,7 +198,7 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
   const SideChannelSettings side{.max_new_tokens = job.collect.defaults.max_new_tokens,
                                  .top_logprobs = job.collect.dialect->gives_top_logprobs() ? job.collect.defaults.top_logprobs : 0,
                                  .listing = job.collect.dialect->alternatives_listing(),
-                                 .vocabulary = job.rescorer == nullptr ? std::nullopt : std::optional(job.rescorer->vocab_size()),
+                                 .vocabulary = job.rescorer == nullptr ? job.collect.vocabulary : std::optional(job.rescorer->vocab_size()),
                                  .prompt_logprobs = job.collect.defaults.prompt_logprobs,
                                  .tolerance = job.logprob_tolerance, .rescorer = job.rescorer};
   for (size_t s = 0; s < report.schedules.size(); ++s) {

@@ -62,6 +62,29 @@ class TurnChecker {
           "usage.completion_tokens is " + std::to_string(*completion_.new_tokens) + ", the answer has " + std::to_string(tokens) + " tokens");
   }
 
+  // Every id the turn holds, answer, prompt and alternatives, within the model's vocabulary.
+  void ids_in_vocabulary() {
+    if (!settings_.vocabulary) return;
+    const int64_t vocabulary = *settings_.vocabulary;
+    const auto beyond = [vocabulary](int64_t id) { return id < 0 || id >= vocabulary; };
+    const auto flag = [&](std::optional<int64_t> at, const std::string& what, int64_t id) {
+      add("token_beyond_vocabulary", at, what + " " + std::to_string(id) + " is beyond the model's vocabulary of " + std::to_string(vocabulary));
+    };
+    if (has_ids()) {
+      for (size_t i = 0; i < ids().size(); ++i) {
+        if (beyond(ids()[i])) return flag(static_cast<int64_t>(i), "token", ids()[i]);
+      }
+    }
+    for (size_t i = 0; i < completion_.top_logprobs.size(); ++i) {
+      for (const TokenLogprob& alternative : completion_.top_logprobs[i]) {
+        if (beyond(alternative.token_id)) return flag(static_cast<int64_t>(i), "alternative", alternative.token_id);
+      }
+    }
+    for (const int64_t id : reported_.prompt) {
+      if (beyond(id)) return flag(std::nullopt, "prompt token", id);
+    }
+  }
+
   void finish_reason() {
     const auto tokens = static_cast<int64_t>(ids().size());
     if (completion_.finish_reason == "length" && tokens < settings_.max_new_tokens)
@@ -186,15 +209,7 @@ class TurnChecker {
   // True when the turn was re-scored.
   bool against_target() {
     if (settings_.rescorer == nullptr || reported_.prompt.empty()) return false;
-    if (!in_vocabulary(reported_.prompt)) return false;
-    const int64_t vocabulary = settings_.rescorer->vocab_size();
-    for (size_t i = 0; i < ids().size(); ++i) {
-      if (ids()[i] < 0 || ids()[i] >= vocabulary) {
-        add("logprob_mismatch", static_cast<int64_t>(i),
-            "token " + std::to_string(ids()[i]) + " is beyond the target's vocabulary of " + std::to_string(vocabulary));
-        return true;
-      }
-    }
+    if (!in_vocabulary(reported_.prompt) || !in_vocabulary(ids())) return false;  // token_beyond_vocabulary
     std::string why_not;
     const std::optional<std::vector<double>> target = settings_.rescorer->generated_logprobs(reported_.prompt, ids(), why_not);
     if (!target) return false;
@@ -293,6 +308,7 @@ SideChannelCheck check_side_channels(const ReportedTurns& turns, const SideChann
   for (const auto& [key, reported] : turns) {
     ++check.turns;
     TurnChecker checker(key.first, key.second, reported, settings, check.findings);
+    checker.ids_in_vocabulary();
     if (settings.prompt_logprobs > 0) checker.prompt_logprobs();
     if (!checker.has_ids()) continue;
     checker.usage();

@@ -33,7 +33,8 @@ struct SideChannelFinding {
   // usage, finish_reason, logprobs_missing, logprobs_zero, logprob_count, logprob_order,
   // logprob_positive, logprob_chosen_mismatch, logprob_zero_chosen, logprob_mass,
   // logprob_not_chosen, logprob_mismatch, logprob_parity, finish_reason_parity,
-  // prompt_logprobs_missing, prompt_logprob_mismatch or prompt_logprob_parity
+  // prompt_logprobs_missing, prompt_logprob_mismatch, prompt_logprob_parity or
+  // token_beyond_vocabulary
   std::string kind;
   std::string detail;
 };
@@ -42,7 +43,7 @@ struct SideChannelSettings {
   int64_t max_new_tokens = 0;  // asked of every turn
   int64_t top_logprobs = 0;    // alternatives asked per token; 0: log-probabilities are not checked
   AlternativesListing listing;  // what the server's API promises of each token's alternatives
-  std::optional<int64_t> vocabulary;  // the model's, when known: a smaller one than asked is listed whole
+  std::optional<int64_t> vocabulary;  // the model's, when known: no id is past it, and a smaller one than asked is listed whole
   int64_t prompt_logprobs = 0;  // alternatives asked per prompt token; 0: not checked
   double tolerance = 0.05;   // nats between two log-probabilities of one token
   const Rescorer* rescorer = nullptr;  // the target, which gives each token's log-probability
@@ -53,7 +54,8 @@ struct SideChannelCheck {
   int64_t turns = 0, rescored_turns = 0;
 };
 
-// Each greedy turn: usage.completion_tokens against the token ids; a finish reason of length
+// Each greedy turn: every id (answer, alternatives, prompt) within the vocabulary, where it is
+// known; usage.completion_tokens against the token ids; a finish reason of length
 // before max_new_tokens tokens. When log-probabilities were asked, that they came for every
 // token, and of each token's: that its alternatives number and are ordered as the API promises,
 // that none is above 0 and together with the chosen token's they hold at most probability 1

@@ -165,6 +165,42 @@ status=$?
 [ $status -eq 130 ] || fail "SIGTERM: exit $status, not 130: $(tail -2 "$work/interrupted.out")"
 grep -q "differential: interrupted in schedule alone" "$work/interrupted.out" || fail "SIGTERM: $(tail -2 "$work/interrupted.out")"
 
+# A server that answers a token id past the re-scoring target's vocabulary (2^31 - 1) fails the
+# gate, each turn named, rather than passing.
+"$python" - "$work/impossible.port" <<'PY' &
+import json, sys, http.server
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps({"choices": [{"index": 0, "text": "a", "token_ids": [1, 2147483647], "finish_reason": "length"}],
+                           "usage": {"completion_tokens": 2}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+open(sys.argv[1] + ".tmp", "w").write(str(server.server_address[1]))
+__import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.serve_forever()
+PY
+servers+=($!)
+for _ in $(seq 100); do [ -s "$work/impossible.port" ] && break; sleep 0.1; done
+"$conformance" differential --endpoint "http://127.0.0.1:$(cat "$work/impossible.port")" --api vllm --model fixture \
+  --bench "$bench" --limit 2 --max-new-tokens 2 --crowds 1 --fillers 0 --retries 0 --timeout 8 \
+  --rescore-with "$fixtures/target" --dtype float64 --out-dir "$work/impossible" --json "$work/impossible.json" \
+  >"$work/impossible.out" 2>&1
+status=$?
+[ $status -eq 1 ] || fail "an id past the vocabulary: exit $status, not 1: $(tail -3 "$work/impossible.out")"
+"$python" - "$work/impossible.json" <<'PY' || fail "an id past the vocabulary is not named: $(tail -3 "$work/impossible.out")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+found = [f for s in report["schedules"] for f in s["side_channels"]["findings"] if f["kind"] == "token_beyond_vocabulary"]
+assert len(found) == 4 and "token 2147483647 is beyond the model's vocabulary of 259" in found[0]["detail"], found
+PY
+
 # Bad input: exit 2, one line.
 args=(differential --api vllm --model fixture --bench "$bench" --out-dir "$work/bad")
 expect_usage_error "expected http://HOST[:PORT][/PREFIX]" "${args[@]}" --endpoint "$correct" --spec-off-endpoint ftp://x

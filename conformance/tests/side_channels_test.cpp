@@ -54,6 +54,26 @@ TEST(SideChannels, AUsageCountThatIsNotTheTokensIsAFinding) {
   EXPECT_TRUE(check_side_channels({{{7, 1}, turn}}, kAsked).findings.empty()) << "a server that gives no count";
 }
 
+TEST(SideChannels, AnIdPastTheModelsVocabularyIsAFindingWhereTheVocabularyIsKnown) {
+  const SideChannelSettings known{.top_logprobs = 2, .vocabulary = 9, .tolerance = 0.05};
+  EXPECT_TRUE(check_side_channels({{{1, 0}, good_turn()}}, SideChannelSettings{.top_logprobs = 2, .vocabulary = 10}).findings.empty());
+  ReportedTurn answer = good_turn();
+  (*answer.completion.token_ids)[1] = 2147483647;
+  answer.completion.top_logprobs[1][0].token_id = 2147483647;
+  const SideChannelCheck check = check_side_channels({{{1, 0}, answer}}, known);
+  ASSERT_EQ(kinds(check), std::vector<std::string>{"token_beyond_vocabulary"});
+  EXPECT_EQ(check.findings[0].index, 1);
+  EXPECT_EQ(check.findings[0].detail, "token 2147483647 is beyond the model's vocabulary of 9");
+  EXPECT_TRUE(check_side_channels({{{1, 0}, answer}}, SideChannelSettings{.top_logprobs = 0}).findings.empty()) << "unknown vocabulary";
+  const SideChannelCheck alternative = check_side_channels({{{1, 0}, good_turn()}}, known);  // alternative 9 of token 0
+  ASSERT_EQ(kinds(alternative), std::vector<std::string>{"token_beyond_vocabulary"});
+  EXPECT_EQ(alternative.findings[0].detail, "alternative 9 is beyond the model's vocabulary of 9");
+  ReportedTurn prompt = good_turn();
+  prompt.prompt = {1, -3};
+  EXPECT_EQ(check_side_channels({{{1, 0}, prompt}}, SideChannelSettings{.top_logprobs = 2, .vocabulary = 10}).findings.at(0).detail,
+            "prompt token -3 is beyond the model's vocabulary of 10");
+}
+
 TEST(SideChannels, LogprobsAskedAndNotGivenAreAFindingOnlyWhenAsked) {
   ReportedTurn turn = good_turn();
   turn.completion.top_logprobs.clear();
