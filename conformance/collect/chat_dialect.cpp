@@ -27,6 +27,7 @@ class ChatDialect : public Dialect {
     return server_ == ChatServer::kVllm ? "vllm-chat" : server_ == ChatServer::kSglang ? "sglang-chat" : "openai-chat";
   }
   std::string path() const override { return "/v1/chat/completions"; }
+  bool routes_by_model() const override { return server_ != ChatServer::kSglang; }
   bool takes_token_ids() const override { return false; }
   bool takes_messages() const override { return true; }
   bool gives_token_ids() const override { return server_ != ChatServer::kOpenai; }

@@ -355,7 +355,7 @@ class Collector {
   }
 
   std::string url(const std::string& path) const {
-    return "http://" + job_.endpoint.host + ":" + std::to_string(job_.endpoint.port) + job_.endpoint.prefix + path;
+    return endpoint_url(job_.endpoint) + path;
   }
 
   // Where a server answers 404 or 405, the dialect is the likely mistake.

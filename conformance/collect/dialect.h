@@ -92,6 +92,9 @@ class Dialect {
   virtual AlternativesListing alternatives_listing() const { return {}; }
   // Whether it reports the prompt tokens' log-probabilities (vLLM's prompt_logprobs).
   virtual bool gives_prompt_logprobs() const { return false; }
+  // Whether its servers refuse a request naming a model they do not serve (vLLM's 404), so
+  // that /v1/models must list the model asked for; llama.cpp, TGI and SGLang answer any name.
+  virtual bool routes_by_model() const { return false; }
   virtual std::string request_body(const CompletionRequest& request) const = 0;
   // Throws MalformedResponse.
   virtual Completion parse_response(std::string_view body) const = 0;

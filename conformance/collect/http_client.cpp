@@ -52,6 +52,10 @@ Endpoint parse_endpoint(const std::string& url) {
   return endpoint;
 }
 
+std::string endpoint_url(const Endpoint& endpoint) {
+  return "http://" + endpoint.host + ":" + std::to_string(endpoint.port) + endpoint.prefix;
+}
+
 struct HttpClient::Connection {
   Endpoint endpoint;
   HttpLimits limits;

@@ -17,6 +17,8 @@ struct Endpoint {
 
 // Throws InputError naming --endpoint for anything but an http URL.
 Endpoint parse_endpoint(const std::string& url);
+// http://HOST:PORT/PREFIX
+std::string endpoint_url(const Endpoint& endpoint);
 
 struct HttpResponse {
   int status = 0;             // 0 when no response came

@@ -23,6 +23,7 @@ class OpenaiDialect : public Dialect {
   explicit OpenaiDialect(bool vllm) : vllm_(vllm) {}
 
   std::string_view name() const override { return vllm_ ? "vllm" : "openai"; }
+  bool routes_by_model() const override { return true; }
   std::string path() const override { return "/v1/completions"; }
   bool takes_token_ids() const override { return true; }
   bool gives_token_ids() const override { return vllm_; }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "conformance/collect/collector.h"
+#include "conformance/collect/server_check.h"
 #include "conformance/commands/commands.h"
 #include "conformance/commands/interrupted.h"
 #include "conformance/commands/sampling_flags.h"
@@ -46,6 +47,7 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
     throw InputError("--samples: give --seed; each sample is sent, and records, a seed of its own");
   if (o.samples > 1 && o.sampling.temperature == 0.0) throw InputError("--samples: greedy decoding (--temperature 0) has one answer");
   job.samples = o.samples;
+  check_server(job.endpoint, *dialect, job.defaults.model, job.http);
 
   const CollectResult result = collect_answers(job);
   std::printf("collect: %lld answers written, %lld already in %s\n", static_cast<long long>(result.written),

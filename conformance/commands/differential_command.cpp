@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "conformance/collect/server_check.h"
 #include "conformance/commands/commands.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/seed_check.h"
@@ -83,6 +84,8 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
     for (const char* flag : {"--dtype", "--device"})
       if (command.count(flag) > 0) throw InputError(std::string(flag) + ": only used with --rescore-with DIR");
   }
+  check_server(job.collect.endpoint, *dialect, job.collect.defaults.model, job.collect.http);
+  if (job.spec_off) check_server(*job.spec_off, *dialect, job.collect.defaults.model, job.collect.http);
   const DifferentialReport report = run_differential(job, o.crowd);
   const std::vector<NamedInput> inputs = {{"--bench", o.server.bench}, {"--target", o.server.target}, {"--rescore-with", o.rescore_with}};
   print_summary(report);

@@ -17,10 +17,6 @@
 namespace specgate::cli {
 namespace {
 
-std::string endpoint_url(const Endpoint& endpoint) {
-  return "http://" + endpoint.host + ":" + std::to_string(endpoint.port) + endpoint.prefix;
-}
-
 // A schedule's answers as collect reports them, and each turn as the server reported it.
 struct Collected {
   CollectResult result;

@@ -205,7 +205,11 @@ PY
 args=(differential --api vllm --model fixture --bench "$bench" --out-dir "$work/bad")
 expect_usage_error "expected http://HOST[:PORT][/PREFIX]" "${args[@]}" --endpoint "$correct" --spec-off-endpoint ftp://x
 expect_usage_error "--dtype: only used with --rescore-with DIR" "${args[@]}" --endpoint "$correct" --dtype float64
-expect_usage_error "schedule alone: question 1 turn 0: gave up after 1 attempts" "${args[@]}" --endpoint http://127.0.0.1:1 --retries 0
+expect_usage_error "--endpoint http://127.0.0.1:1: no server answers (Connection refused)" "${args[@]}" --endpoint http://127.0.0.1:1
+expect_usage_error "--model 'other': the server at $correct serves 'fixture' (GET /v1/models)" differential --api vllm \
+  --model other --bench "$bench" --out-dir "$work/bad" --endpoint "$correct"
+expect_usage_error "--endpoint http://127.0.0.1:1: no server answers" "${args[@]}" --endpoint "$correct" \
+  --spec-off-endpoint http://127.0.0.1:1
 expect_usage_error "--crowds" "${args[@]}" --endpoint "$correct" --crowds 0
 expect_usage_error "--logprob-tolerance: must be a finite number of nats >= 0" "${args[@]}" --endpoint "$correct" --logprob-tolerance -1
 expect_usage_error "--prompt-logprobs: the sglang API does not report prompt log-probabilities" differential --api sglang \

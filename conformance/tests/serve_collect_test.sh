@@ -196,6 +196,10 @@ chat 200 '"top_logprobs":[{"token"' '{"messages": [{"role": "user", "content": "
 chat 400 "field 'tools': not supported" '{"messages": [{"role": "user", "content": "a"}], "tools": []}'
 chat 400 "field 'stream': streaming is not supported" '{"messages": [{"role": "user", "content": "a"}], "stream": true}'
 chat 400 "need 4098 positions" '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 4096}'
+# collect asks the server what it serves first: another model's name fails at once, in one
+# line naming what the server serves, and leaves no --out.
+expect_input_error "$work/other.jsonl" "--model 'other': the server at http://127.0.0.1:$port serves 'fixture' (GET /v1/models)" \
+  collect --endpoint "http://127.0.0.1:$port" --api vllm --model other --bench "$bench" --out "$work/other.jsonl"
 # A full queue (--max-queue 1): a second request while a long one decodes gets 503.
 http POST /v1/completions '{"prompt": "a", "max_tokens": 1000}' >"$work/long.out" &
 long=$!
@@ -215,8 +219,11 @@ serve_pid=""
 asks=(collect --model fixture --bench "$bench" --out "$work/x.jsonl")
 expect_usage_error "unknown API 'grpc'" "${asks[@]}" --endpoint "http://127.0.0.1:$port" --api grpc
 expect_usage_error "expected http://HOST[:PORT][/PREFIX]" "${asks[@]}" --endpoint "https://x" --api vllm
-expect_usage_error "question 1 turn 0: gave up after 1 attempts" "${asks[@]}" --endpoint "http://127.0.0.1:$port" \
-  --api vllm --retries 0
+# No server: one line within seconds (not after the retries' backoff), and no --out.
+started=$SECONDS
+expect_input_error "$work/x.jsonl" "--endpoint http://127.0.0.1:$port: no server answers (Connection refused)" "${asks[@]}" \
+  --endpoint "http://127.0.0.1:$port" --api vllm
+[ $((SECONDS - started)) -le 10 ] || fail "collect took $((SECONDS - started)) s to find no server"
 expect_usage_error "the tgi API takes text prompts only" "${asks[@]}" --endpoint "http://127.0.0.1:$port" --api tgi \
   --target "$fixtures/target"
 expect_usage_error "the vllm-chat API renders the conversation with the server's own template" "${asks[@]}" \
@@ -233,17 +240,23 @@ listener.listen(4)
 open(sys.argv[1] + ".tmp", "w").write(str(listener.getsockname()[1]))
 import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 body = json.dumps({"choices": [{"index": 0, "text": "ab", "token_ids": [97, 98], "finish_reason": "length"}]}).encode()
-connection, _ = listener.accept()
-received = b""
-while b"\r\n\r\n" not in received:
-    received += connection.recv(65536)
-head, rest = received.split(b"\r\n\r\n", 1)
-length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-while len(rest) < length:
-    rest += connection.recv(65536)
-connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
-                   b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-connection.close()
+while True:  # collect's GETs of what the server serves get 404, then its one completion
+    connection, _ = listener.accept()
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += connection.recv(65536)
+    head, rest = received.split(b"\r\n\r\n", 1)
+    if head.startswith(b"GET "):
+        connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        connection.close()
+        continue
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    while len(rest) < length:
+        rest += connection.recv(65536)
+    connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
+                       b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    connection.close()
+    break
 PY
 interim=$!
 for _ in $(seq 100); do [ -s "$work/interim.port" ] && break; sleep 0.1; done
