@@ -11,6 +11,7 @@
 #include "conformance/commands/interrupted.h"
 #include "conformance/commands/sampling_flags.h"
 #include "conformance/commands/server_flags.h"
+#include "conformance/files/output_file.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -47,6 +48,7 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
     throw InputError("--samples: give --seed; each sample is sent, and records, a seed of its own");
   if (o.samples > 1 && o.sampling.temperature == 0.0) throw InputError("--samples: greedy decoding (--temperature 0) has one answer");
   job.samples = o.samples;
+  check_output_path("--out", job.out, job.inputs);
   check_server(job.endpoint, *dialect, job.defaults.model, job.http);
 
   const CollectResult result = collect_answers(job);

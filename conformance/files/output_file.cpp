@@ -43,21 +43,29 @@ mode_t new_file_mode() {
 
 }  // namespace
 
+void check_output_path(const std::string& flag, const fs::path& path, const std::vector<NamedInput>& inputs) {
+  if (path.empty()) throw InputError(flag + ": the path is empty");
+  refuse_inputs(flag, path, inputs);
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (fs::is_directory(status)) refuse(flag, path, "is a folder");
+  if (fs::exists(status)) return;
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::exists(folder, error)) refuse(flag, path, "the folder " + folder.string() + " does not exist");
+  if (!fs::is_directory(folder, error)) refuse(flag, path, folder.string() + " is not a folder");
+}
+
 OutputFile::OutputFile(std::string flag, fs::path path, const std::vector<NamedInput>& inputs)
     : flag_(std::move(flag)), path_(std::move(path)) {
-  if (path_.empty()) throw InputError(flag_ + ": the path is empty");
-  refuse_inputs(flag_, path_, inputs);
+  check_output_path(flag_, path_, inputs);
   std::error_code error;
   const fs::file_status status = fs::status(path_, error);
   if (fs::exists(status) && !fs::is_regular_file(status)) {
-    if (fs::is_directory(status)) refuse(flag_, path_, "is a folder");
     out_.open(path_, std::ios::binary);
     if (!out_) refuse(flag_, path_, "cannot open for writing");
     return;
   }
   const fs::path folder = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
-  if (!fs::exists(folder, error)) refuse(flag_, path_, "the folder " + folder.string() + " does not exist");
-  if (!fs::is_directory(folder, error)) refuse(flag_, path_, folder.string() + " is not a folder");
 
   std::string name = (folder / std::string(".").append(path_.filename().string()).append(".XXXXXX")).string();
   const int fd = ::mkstemp(name.data());

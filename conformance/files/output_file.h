@@ -16,11 +16,14 @@ struct NamedInput {
   std::filesystem::path path;
 };
 
+// InputError, naming the flag and the path, for an empty path, a folder, a path in a folder that
+// does not exist, or one that is one of `inputs` or lies inside an input folder.
+void check_output_path(const std::string& flag, const std::filesystem::path& path, const std::vector<NamedInput>& inputs);
+
 // A file a command writes, through a temporary file beside it that commit() renames over it: a
 // run that fails leaves `path` as it was, and the program never removes what it did not create.
-// What is not a regular file (/dev/stdout, a pipe) is written in place. InputError, naming the
-// flag and the path, for an empty path, a folder that does not exist, or a path that is one of
-// `inputs` or lies inside an input folder.
+// What is not a regular file (/dev/stdout, a pipe) is written in place. InputError as
+// check_output_path() says.
 class OutputFile {
  public:
   OutputFile(std::string flag, std::filesystem::path path, const std::vector<NamedInput>& inputs = {});
