@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cmath>
 #include <mutex>
@@ -12,16 +11,15 @@
 #include <set>
 #include <thread>
 
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "conformance/files/answer_file.h"
 #include "conformance/terminal/progress_bar.h"
+#include "conformance/terminal/stop_signals.h"
 #include "impl/bench/answer.h"
 #include "impl/bench/conversation.h"
 #include "impl/common/error.h"
-#include "impl/common/line_reader.h"
 
 namespace specgate::cli {
 namespace {
@@ -32,39 +30,6 @@ constexpr double kLongestWaitSeconds = 60.0;
 constexpr size_t kQuotedBodyBytes = 200;
 // The chat_template of answers from a chat endpoint, which renders prompts with its own.
 constexpr const char* kServerTemplate = "server";
-
-std::atomic<bool> stop_requested{false};     // the first SIGINT or SIGTERM: start no new question
-std::atomic<bool> abandon_requested{false};  // the second: abandon the requests in flight
-
-extern "C" void on_stop_signal(int) {
-  if (stop_requested.exchange(true)) {
-    abandon_requested.store(true);
-    return;
-  }
-  constexpr char kNotice[] = "\ncollect: finishing the requests in flight; interrupt again to abandon them\n";
-  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kNotice, sizeof kNotice - 1);
-}
-
-// Sets stop_requested on SIGINT and SIGTERM while it lives, and abandon_requested on the next.
-class StopSignals {
- public:
-  StopSignals() {
-    stop_requested.store(false);
-    abandon_requested.store(false);
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-
- private:
-  struct sigaction previous_int_ {}, previous_term_ {};
-};
 
 // A question that cannot be answered; the message names the question and the reason.
 struct QuestionFailed {
@@ -82,38 +47,6 @@ struct Ask {
   bool filler = false;  // asked to crowd the server; its answer is not written
 };
 
-// An answer already written: its question and, where it records one, its seed.
-using Answered = std::pair<int64_t, std::optional<uint64_t>>;
-
-std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
-  const nlohmann::json* seed = &object;
-  for (const char* key : {"run", "sampling", "seed"}) {
-    if (!seed->is_object() || !seed->contains(key)) return std::nullopt;
-    seed = &(*seed)[key];
-  }
-  return seed->is_number_unsigned() ? std::optional(seed->get<uint64_t>()) : std::nullopt;
-}
-
-// The answers `path` already holds, with their seeds when `by_seed`, read a line at a time. A
-// last line without its newline was cut short by a killed run and does not count.
-std::set<Answered> answered(const std::filesystem::path& path, bool by_seed) {
-  std::set<Answered> ids;
-  const uint64_t complete = resumable_bytes("--out", path);
-  if (complete == 0) return ids;
-  LineReader lines(path);
-  std::string line;
-  while (lines.next(line) && lines.line_offset() < complete) {
-    const int64_t number = lines.line_number();
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    const auto id = object.is_object() ? object.find("question_id") : object.end();
-    if (!object.is_object() || id == object.end() || !id->is_number_integer())
-      throw InputError(path.string() + ":" + std::to_string(number) + ": field 'question_id': --resume needs an answer line with one");
-    ids.insert({id->get<int64_t>(), by_seed ? recorded_seed(object) : std::nullopt});
-  }
-  return ids;
-}
-
 std::string quoted_body(const std::string& body) {
   std::string quoted = body.substr(0, kQuotedBodyBytes);
   std::replace(quoted.begin(), quoted.end(), '\n', ' ');
@@ -125,7 +58,7 @@ class Collector {
   explicit Collector(const CollectJob& job) : job_(job) {}
 
   CollectResult run() {
-    const std::set<Answered> done = job_.resume ? answered(job_.out, job_.samples > 1) : std::set<Answered>{};
+    const std::set<Answered> done = job_.resume ? answered_in("--out", job_.out, job_.samples > 1) : std::set<Answered>{};
     const auto questions = static_cast<uint64_t>(job_.questions.size());
     for (int64_t sample = 0; sample < job_.samples; ++sample) {
       for (uint64_t q = 0; q < questions; ++q) {
@@ -148,7 +81,7 @@ class Collector {
                    .sampling = {.temperature = asked.temperature, .top_k = asked.top_k, .top_p = asked.top_p, .min_p = asked.min_p,
                                 .seed = asked.seed}};
 
-    StopSignals signals;
+    StopSignals signals("\ncollect: finishing the requests in flight; interrupt again to abandon them\n");
     ProgressBar progress("collect", static_cast<int64_t>(pending_.size() - job_.fillers.size()));
     progress_ = &progress;
     std::vector<std::thread> workers;
@@ -156,12 +89,12 @@ class Collector {
     for (int64_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
     for (std::thread& worker : workers) worker.join();
     out.commit();  // whatever stopped the run, the complete answers stand
-    result_.interrupted = stop_requested.load() && !result_.error;
+    result_.interrupted = StopSignals::stop_requested().load() && !result_.error;
     return result_;
   }
 
  private:
-  bool stopping() const { return stop_requested.load() || failed_.load(); }
+  bool stopping() const { return StopSignals::stop_requested().load() || failed_.load(); }
 
   // Places filler f after (f + 1) / (fillers + 1) of the questions.
   void spread_fillers() {
@@ -221,7 +154,7 @@ class Collector {
   };
 
   void work() {
-    HttpClient client(job_.endpoint, job_.http, &abandon_requested);
+    HttpClient client(job_.endpoint, job_.http, &StopSignals::abandon_requested());
     while (!stopping()) {
       const size_t index = next_.fetch_add(1);
       if (index >= pending_.size()) return;
@@ -256,7 +189,7 @@ class Collector {
     }
     const size_t turns = job_.all_turns ? question.turns.size() : 1;
     for (size_t turn = 0; turn < turns; ++turn) {
-      if (turn > 0 && stop_requested.load()) return std::nullopt;
+      if (turn > 0 && StopSignals::stop_requested().load()) return std::nullopt;
       CompletionRequest request = job_.defaults;
       request.seed = asked.seed;
       if (job_.dialect->takes_messages()) {
@@ -350,7 +283,7 @@ class Collector {
                      static_cast<long long>(attempt + 1), static_cast<long long>(job_.retries));
       }
     }
-    if (stop_requested.load()) throw QuestionAbandoned{};
+    if (StopSignals::stop_requested().load()) throw QuestionAbandoned{};
     throw QuestionFailed{where + ": gave up after " + std::to_string(job_.retries + 1) + " attempts; last error " + last_error};
   }
 

@@ -2,12 +2,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/decoder_flags.h"
+#include "conformance/commands/interrupted.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/sampling_flags.h"
 #include "conformance/commands/verdict.h"
@@ -15,6 +17,7 @@
 #include "conformance/engines/model_pair.h"
 #include "conformance/files/answer_file.h"
 #include "conformance/terminal/progress_bar.h"
+#include "conformance/terminal/stop_signals.h"
 #include "impl/bench/conversation.h"
 #include "impl/common/error.h"
 
@@ -37,6 +40,7 @@ struct GenerateOptions {
   std::vector<std::string> faults;
   int64_t top_logprobs = 5;
   bool skip_long_prompts = false;
+  bool resume = false;
   std::string chat_template = "raw";
 };
 
@@ -151,7 +155,21 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const at::ScalarType dtype = options.loading.scalar_type();
   const c10::Device device = options.loading.torch_device();
   std::vector<Question> questions = select_questions(read_questions(options.bench), options);
-  AnswerFile out("--out", options.out, {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}});
+  // A resumed run answers what --out lacks, each question sampled from the stream it has in the
+  // whole run, so that its answers are those an uninterrupted run gives.
+  std::vector<uint64_t> streams;
+  if (options.resume) {
+    const std::set<Answered> done = answered_in("--out", options.out, /*by_seed=*/false);
+    std::vector<Question> left;
+    for (size_t q = 0; q < questions.size(); ++q) {
+      if (done.contains({questions[q].question_id, std::nullopt})) continue;
+      left.push_back(std::move(questions[q]));
+      streams.push_back(q);
+    }
+    questions = std::move(left);
+  }
+  AnswerFile out("--out", options.out, {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}},
+                 options.resume);
 
   const bool every_prompt_given = questions_with_prompt_ids(questions) == static_cast<int64_t>(questions.size());
   const ModelPair models = load_model_pair(options.target, options.draft, dtype, device, !every_prompt_given);
@@ -162,7 +180,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   questions = drop_or_refuse_long_prompts(std::move(questions), format, target, options);
 
   EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",
-                .model_id = options.target.filename().string()};
+                .model_id = options.target.filename().string(),
+                .stopping = [] { return StopSignals::stop_requested().load(); }, .streams = std::move(streams)};
   run.spec = {.engine = engine, .target = &target, .draft = models.draft_or_null(),
               .decoder = {.decode = decode,
                           .batch_size = options.decoder.batch_size,
@@ -174,6 +193,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   // the answers before it, each on its own complete line; a run that fails leaves --out as it was.
   EngineOutput output;
   try {
+    const StopSignals signals("\ngenerate: stopping before the next round; the finished answers are kept\n");
     ProgressBar progress("generate", static_cast<int64_t>(questions.size()));
     output = run_engine(run, questions, [&](const Answer& answer) {
       out.write(answer);
@@ -184,6 +204,9 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
     throw Verdict(verdict_line(violation, run.all_turns, out.lines(), options.out));
   }
   out.commit();
+  if (StopSignals::stop_requested().load())
+    throw Interrupted("generate: interrupted; " + std::to_string(out.lines()) + " answer(s) written to " + options.out.string() +
+                      ", " + std::to_string(questions.size() - out.lines()) + " left; --resume continues");
   const EngineTally& tally = output.tally;
 
   std::printf("%s: %zu questions, %lld tokens in %.2f s (%.1f tokens/s)", options.engine.c_str(), questions.size(),
@@ -204,6 +227,7 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec, rollback)");
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
   c->add_option("--out", o->out, "Answer JSONL to write")->required();
+  c->add_flag("--resume", o->resume, "Answer only the questions --out lacks, and append");
   add_decoder_flags(*c, o->decoder);
   c->add_option("--max-wait", o->max_wait, "exspec: most steps in a row a sequence may be left out (0: no bound)")
       ->check(CLI::NonNegativeNumber);

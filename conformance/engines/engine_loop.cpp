@@ -34,13 +34,16 @@ LocatedViolation located(const InvariantViolation& violation, const std::map<int
 }
 
 void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                       const std::function<void(SequenceResult)>& finished) {
+                       const std::function<void(SequenceResult)>& finished, const std::function<bool()>& stopping) {
   const DecodeOptions& decode = spec.decoder.decode;
   const OracleOptions options{.max_new_tokens = decode.max_new_tokens, .sampling = decode.sampling,
                               .eos_ids = decode.eos_ids, .top_logprobs = spec.top_logprobs};
   for (const SequenceRequest& request : requests) {
+    if (stopping && stopping()) return;
     const auto start = Clock::now();
-    SequenceResult result = oracle_generate(*spec.target, request.prompt, options, request.sequence_index);
+    SequenceResult result = oracle_generate(*spec.target, request.prompt, options,
+                                            request.random_stream.value_or(static_cast<uint64_t>(request.sequence_index)));
+    result.sequence_index = request.sequence_index;
     result.seconds = seconds_since(start);
     tally.seconds += result.seconds;
     tally.tokens += static_cast<int64_t>(result.tokens.size());
@@ -52,7 +55,7 @@ void decode_one_by_one(const EngineSpec& spec, std::span<const SequenceRequest> 
 // sort_by_prompt_length) as places free up; each sequence is handed over at the step it
 // finishes, charged its own time from its prompt pass to its last token.
 void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                            const std::function<void(SequenceResult)>& finished) {
+                            const std::function<void(SequenceResult)>& finished, const std::function<bool()>& stopping) {
   if (requests.empty()) return;
   const DecoderKind kind = decoder_kind(spec.engine);
   std::optional<ModelDrafter> drafter;
@@ -79,7 +82,7 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
     finished(std::move(result));
   };
   try {
-    feed(*decoder, order, done, admitting);
+    feed(*decoder, order, done, admitting, stopping);
   } catch (const InvariantViolation& violation) {
     throw located(violation, in_flight, decoder->stats().rounds);
   }
@@ -91,9 +94,9 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
 }  // namespace
 
 void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                     const std::function<void(SequenceResult)>& finished) {
-  if (spec.engine == Engine::kOracle) return decode_one_by_one(spec, requests, tally, finished);
-  decode_through_decoder(spec, requests, tally, finished);
+                     const std::function<void(SequenceResult)>& finished, const std::function<bool()>& stopping) {
+  if (spec.engine == Engine::kOracle) return decode_one_by_one(spec, requests, tally, finished, stopping);
+  decode_through_decoder(spec, requests, tally, finished, stopping);
 }
 
 }  // namespace specgate::cli

@@ -60,8 +60,9 @@ class LocatedViolation : public std::runtime_error {
 // `finished` as soon as its decoder returns it, with the wall time charged to it: the oracle's
 // own passes, a batch decoder's time from the sequence's prompt pass to its last token.
 // `tally` adds up every run. With
-// decode.check_invariants, a violated invariant ends the run with a LocatedViolation.
+// decode.check_invariants, a violated invariant ends the run with a LocatedViolation. When
+// `stopping` (if given) says so before a step, the run ends there: what finished was handed over.
 void decode_requests(const EngineSpec& spec, std::span<const SequenceRequest> requests, EngineTally& tally,
-                     const std::function<void(SequenceResult)>& finished);
+                     const std::function<void(SequenceResult)>& finished, const std::function<bool()>& stopping = {});
 
 }  // namespace specgate::cli

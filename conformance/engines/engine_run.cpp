@@ -37,26 +37,29 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
     output.answers.push_back({.question_id = question.question_id, .category = question.category,
                               .answer_id = engine_name(run.spec.engine) + "-" + std::to_string(question.question_id),
                               .model_id = run.model_id, .run = run_info});
-    // Sequence q draws from SequenceRng(seed, q), whichever turn it answers.
-    output.answers.back().run->sampling.stream = output.answers.size() - 1;
+    // Sequence q draws from SequenceRng(seed, stream q), whichever turn it answers.
+    const size_t q = output.answers.size() - 1;
+    output.answers.back().run->sampling.stream = run.streams.empty() ? q : run.streams.at(q);
     if (run.all_turns) turn_count = std::max(turn_count, question.turns.size());
     if (question.prompt_token_ids.empty()) output.answers.back().chat_template = chat_template_name(run.chat_template);
   }
-  size_t complete = 0;  // answers handed to `answered`
-  const auto hand_over_complete = [&] {
-    for (; complete < questions.size(); ++complete) {
-      if (output.answers[complete].turns.size() < std::min(turn_count, questions[complete].turns.size())) return;
-      output.answers[complete].tstamp = unix_seconds();
-      if (answered) answered(output.answers[complete]);
-    }
+  const auto is_complete = [&](size_t q) { return output.answers[q].turns.size() >= std::min(turn_count, questions[q].turns.size()); };
+  const auto hand_over = [&](size_t q) {
+    output.answers[q].tstamp = unix_seconds();
+    if (answered) answered(output.answers[q]);
   };
-  for (size_t turn = 0; turn < turn_count; ++turn) {
+  size_t complete = 0;  // answers handed to `answered`, in question order
+  const auto hand_over_complete = [&] {
+    for (; complete < questions.size() && is_complete(complete); ++complete) hand_over(complete);
+  };
+  for (size_t turn = 0; turn < turn_count && !(run.stopping && run.stopping()); ++turn) {
     std::vector<SequenceRequest> requests;  // questions that have this turn; indices are positions in `questions`
     for (size_t q = 0; q < questions.size(); ++q) {
       if (turn >= questions[q].turns.size()) continue;
       std::vector<std::vector<int64_t>> answers;
       for (const AnswerTurn& previous : output.answers[q].turns) answers.push_back(previous.token_ids);
-      requests.push_back({static_cast<int64_t>(q), turn_prompt(format, questions[q], turn, answers)});
+      requests.push_back({.sequence_index = static_cast<int64_t>(q), .prompt = turn_prompt(format, questions[q], turn, answers),
+                          .random_stream = run.streams.empty() ? std::nullopt : std::optional(run.streams.at(q))});
     }
     std::vector<const std::vector<int64_t>*> prompt_of(questions.size());
     for (const SequenceRequest& request : requests) prompt_of[request.sequence_index] = &request.prompt;
@@ -72,12 +75,16 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
                           .top_logprobs = std::move(result.top_logprobs)};
         output.answers[result.sequence_index].turns.push_back(std::move(answer));
         hand_over_complete();
-      });
+      }, run.stopping);
     } catch (const LocatedViolation& violation) {
       std::vector<int64_t> question_ids;
       for (int64_t sequence : violation.sequences) question_ids.push_back(questions[sequence].question_id);
       throw violation.with_questions(std::move(question_ids), turn);
     }
+  }
+  // Stopped early: the answers complete out of order are handed over too.
+  for (size_t q = complete; q < questions.size(); ++q) {
+    if (is_complete(q)) hand_over(q);
   }
   return output;
 }

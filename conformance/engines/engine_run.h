@@ -19,6 +19,10 @@ struct EngineRun {
   ChatTemplate chat_template = ChatTemplate::kRaw;
   bool all_turns = false;  // every turn of multi-turn questions, not just the first
   std::string model_id;
+  std::function<bool()> stopping;  // asked before each step: true ends the run there
+  // The random stream each question samples from (a resumed run's are those of the run it
+  // resumes); empty: its position among the questions.
+  std::vector<uint64_t> streams;
 };
 
 struct EngineOutput {
@@ -29,9 +33,10 @@ struct EngineOutput {
 // Generates the first turn (or every turn) of every question, turn by turn, through
 // decode_requests(); prompts are turn_prompt()'s (an answer's text is empty without a
 // tokenizer) and a sequence's index is its question's
-// position, which names its random stream as the oracle's do. `answered` receives each
-// answer, in question order, as soon as it and every answer before it are complete. A
-// LocatedViolation leaves with its questions and turn filled in.
+// position, which names its random stream as the oracle's do (unless run.streams names it).
+// `answered` receives each answer, in question order, as soon as it and every answer before it
+// are complete; a run that run.stopping ends hands over the other complete answers after them.
+// A LocatedViolation leaves with its questions and turn filled in.
 EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions,
                         const std::function<void(const Answer&)>& answered = {});
 

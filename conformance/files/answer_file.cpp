@@ -7,6 +7,8 @@
 #include <system_error>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "impl/common/error.h"
 #include "impl/common/line_reader.h"
 
@@ -63,6 +65,37 @@ void AnswerFile::write(const Answer& answer) {
   out_.stream() << line.view();
   out_.flush();
   ++lines_;
+}
+
+namespace {
+
+std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
+  const nlohmann::json* seed = &object;
+  for (const char* key : {"run", "sampling", "seed"}) {
+    if (!seed->is_object() || !seed->contains(key)) return std::nullopt;
+    seed = &(*seed)[key];
+  }
+  return seed->is_number_unsigned() ? std::optional(seed->get<uint64_t>()) : std::nullopt;
+}
+
+}  // namespace
+
+std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed) {
+  std::set<Answered> ids;
+  const uint64_t complete = resumable_bytes(flag, path);
+  if (complete == 0) return ids;
+  LineReader lines(path);
+  std::string line;
+  while (lines.next(line) && lines.line_offset() < complete) {
+    const int64_t number = lines.line_number();
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const auto id = object.is_object() ? object.find("question_id") : object.end();
+    if (!object.is_object() || id == object.end() || !id->is_number_integer())
+      throw InputError(path.string() + ":" + std::to_string(number) + ": field 'question_id': --resume needs an answer line with one");
+    ids.insert({id->get<int64_t>(), by_seed ? recorded_seed(object) : std::nullopt});
+  }
+  return ids;
 }
 
 }  // namespace specgate::cli

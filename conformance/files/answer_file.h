@@ -1,8 +1,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance/files/output_file.h"
@@ -15,6 +19,14 @@ namespace specgate::cli {
 // Reads at most one line's worth from the end. InputError naming `flag` when the path is a
 // folder, or when more follows the last newline than any answer line holds (kMaxLineBytes).
 uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& path);
+
+// An answer already written: its question and, where it records one, its seed.
+using Answered = std::pair<int64_t, std::optional<uint64_t>>;
+
+// The answers `path` already holds, with their seeds when `by_seed`, read a line at a time; a
+// last line without its newline was cut short by a killed run and does not count. InputError
+// naming the line for one without a question_id, and as resumable_bytes() does.
+std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed);
 
 // An answer JSONL written one whole line at a time through an OutputFile: commit() puts the
 // complete lines written so far in place of the path; without it the path is left as it was.

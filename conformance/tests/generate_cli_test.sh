@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of `conformance generate` and `conformance tokenize` on the fixture pair:
 # every batch engine gives the oracle's token ids on the sample bench, with chat templates and
-# with prompt ids given in the bench, injected faults break that, and bad input exits 2 with
-# one line naming what is wrong.
+# with prompt ids given in the bench, injected faults break that, an interrupted run keeps what
+# it finished and --resume completes it, and bad input exits 2 with one line naming what is wrong.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -19,6 +19,32 @@ for engine in nonspec-batch eqspec exspec rollback; do
     --out "$work/$engine.jsonl" >"$work/$engine.out" || fail "$engine run"
   [ "$(token_ids "$work/$engine.jsonl")" = "$(token_ids "$work/oracle.jsonl")" ] || fail "$engine differs from the oracle"
 done
+# SIGINT (or SIGTERM) keeps the answers finished so far and exits 130; --resume answers the
+# rest, each sampled from the stream it has in the whole run: the same answers as one run.
+sampled=(--engine exspec --draft "$fixtures/draft" --temperature 0.8 --seed 5 --max-new-tokens 200 --limit 30)
+"$conformance" generate --target "$fixtures/target" --bench "$bench" "${sampled[@]}" --out "$work/whole.jsonl" >/dev/null ||
+  fail "sampled run"
+"$conformance" generate --target "$fixtures/target" --bench "$bench" "${sampled[@]}" --out "$work/parts.jsonl" \
+  >/dev/null 2>"$work/parts.err" &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+status=$?
+[ $status -eq 130 ] || fail "generate after SIGINT: exit $status, not 130"
+grep -q "generate: interrupted; .* written to $work/parts.jsonl, .* left; --resume continues" "$work/parts.err" ||
+  fail "generate after SIGINT: $(tail -1 "$work/parts.err")"
+[ -f "$work/parts.jsonl" ] || fail "SIGINT left no --out"
+"$conformance" generate --target "$fixtures/target" --bench "$bench" "${sampled[@]}" --out "$work/parts.jsonl" --resume \
+  >/dev/null || fail "generate --resume"
+python3 - "$work/whole.jsonl" "$work/parts.jsonl" <<'PY' || fail "a resumed run differs from one run"
+import json, sys
+def answers(path):
+    return {a["question_id"]: (a["choices"][0]["token_ids"], a["run"]["sampling"]["stream"]) for a in map(json.loads, open(path))}
+whole, parts = answers(sys.argv[1]), answers(sys.argv[2])
+assert len(whole) == 30 and whole == parts, (len(whole), len(parts))
+PY
+
 # The acceptance generate prints is the one score reads from the answers' drafted and accepted
 # counts; the oracle and nonspec-batch draft nothing and record no counts.
 for engine in eqspec exspec rollback; do

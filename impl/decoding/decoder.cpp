@@ -7,8 +7,9 @@ namespace specgate {
 
 void feed(Decoder& decoder, std::span<const SequenceRequest> requests,
           const std::function<void(SequenceResult)>& finished,
-          const std::function<void(const SequenceRequest&)>& admitting) {
+          const std::function<void(const SequenceRequest&)>& admitting, const std::function<bool()>& stopping) {
   for (size_t next = 0; next < requests.size() || decoder.has_work();) {
+    if (stopping && stopping()) return;
     for (; next < requests.size() && decoder.free_places() > 0; ++next) {
       if (admitting) admitting(requests[next]);
       decoder.admit(requests[next]);

@@ -33,11 +33,12 @@ class Decoder {
 };
 
 // Admits `requests` in their order as places free up (telling `admitting` of each first, when
-// given) and steps until every one has finished; each goes to `finished` at the step it
-// finishes in.
+// given) and steps until every one has finished, or until `stopping` (when given) says so
+// before a step; each goes to `finished` at the step it finishes in.
 void feed(Decoder& decoder, std::span<const SequenceRequest> requests,
           const std::function<void(SequenceResult)>& finished,
-          const std::function<void(const SequenceRequest&)>& admitting = {});
+          const std::function<void(const SequenceRequest&)>& admitting = {},
+          const std::function<bool()>& stopping = {});
 
 // `requests` ordered shortest prompt first, stably.
 std::vector<SequenceRequest> shortest_prompt_first(std::span<const SequenceRequest> requests);
