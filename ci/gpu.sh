@@ -110,7 +110,7 @@ for name in "$@"; do
         --out "$out/real_bf16_$engine.jsonl"
       step "real_bf16_${engine}_score" 300 "$B" score --reference "$out/real_bf16_oracle.jsonl" \
         --candidate "$out/real_bf16_$engine.jsonl" --bench "$every10" --rescore-with "$pair/target" \
-        --rescore-device cuda --rescore-dtype bfloat16 --tokenizer "$pair/target" --min-exact 0 \
+        --device cuda --dtype bfloat16 --tokenizer "$pair/target" --min-exact 0 \
         --json "$out/real_bf16_${engine}_score.json" --markdown "$out/real_bf16_${engine}_score.md"
     done ;;
   bench)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/commands/commands.h"
+#include "conformance/commands/model_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
@@ -41,8 +42,7 @@ struct ScoreOptions {
   double near_tie_threshold = 0.1;
   std::string turns = "all";
   std::filesystem::path rescore_with;
-  std::string rescore_dtype = "float32";
-  std::string rescore_device = "cpu";
+  ModelFlags rescore{.dtype = "float32"};
   std::string chat_template = "raw";
   std::filesystem::path tokenizer;
   std::vector<int64_t> eos_ids;
@@ -81,7 +81,7 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   positive(o.min_tokens_per_pass, "--min-tokens-per-pass", settings.gate.min_tokens_per_pass);
   positive(o.min_speedup, "--min-speedup", settings.gate.min_speedup);
   const bool rescoring = !o.rescore_with.empty();
-  for (const char* flag : {"--rescore-dtype", "--rescore-device"}) {
+  for (const char* flag : {"--dtype", "--device"}) {
     if (!rescoring && command.count(flag) > 0) throw InputError(std::string(flag) + ": only used with --rescore-with DIR");
   }
   if (!rescoring && command.count("--chat-template") > 0)
@@ -89,8 +89,8 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   if (rescoring) {
     settings.rescore_with = o.rescore_with;
     settings.rescore_chat_template = std::string(chat_template_name(chat_template_from_name(o.chat_template, "--chat-template")));
-    settings.rescore_dtype = o.rescore_dtype;
-    settings.rescore_device = o.rescore_device;
+    settings.rescore_dtype = o.rescore.dtype;
+    settings.rescore_device = o.rescore.device;
   }
   return settings;
 }
@@ -145,8 +145,7 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
   }
   std::optional<Rescorer> rescorer;
   if (request.settings.rescore_with) {
-    rescorer.emplace(o.rescore_with, dtype_from_name(o.rescore_dtype, "--rescore-dtype"),
-                     device_from_name(o.rescore_device, "--rescore-device"),
+    rescorer.emplace(o.rescore_with, o.rescore.scalar_type(), o.rescore.torch_device(),
                      chat_template_from_name(o.chat_template, "--chat-template"));
     request.rescorer = &*rescorer;
   }
@@ -202,8 +201,7 @@ void add_score_command(CLI::App& app) {
   c->add_option("--turns", o->turns, "Score all turns of choices[0], in order, or only the first")->capture_default_str();
   c->add_option("--rescore-with", o->rescore_with,
                 "Target checkpoint folder that re-scores divergences the reference's top_logprobs cannot attribute");
-  c->add_option("--rescore-dtype", o->rescore_dtype, "dtype of the re-scoring model")->capture_default_str();
-  c->add_option("--rescore-device", o->rescore_device, "cpu or cuda")->capture_default_str();
+  add_model_flags(*c, o->rescore, "dtype of the re-scoring model");
   c->add_option("--chat-template", o->chat_template,
                 "Prompts re-scored where the reference answer has no prompt_token_ids: raw, vicuna, chatml, smollm2, "
                 "llama3 or llama2")

@@ -336,11 +336,11 @@ expect_usage_error "--chat-template: unknown chat template 'alpaca'" score "${re
   --rescore-with "$fixtures/target" --chat-template alpaca
 expect_usage_error "--eos-id: expected a token id (a non-negative integer), got -3" score "${ref[@]}" "${cand[@]}" --eos-id -3
 expect_usage_error "nowhere: no tokenizer" score "${ref[@]}" "${cand[@]}" --tokenizer "$work/nowhere"
-expect_usage_error "--rescore-device: only used with --rescore-with DIR" score "${ref[@]}" "${cand[@]}" --rescore-device cpu
-expect_usage_error "--rescore-device: unknown device 'tpu'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
-  --rescore-with "$fixtures/target" --rescore-device tpu
+expect_usage_error "--device: only used with --rescore-with DIR" score "${ref[@]}" "${cand[@]}" --device cpu
+expect_usage_error "--device: unknown device 'tpu'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
+  --rescore-with "$fixtures/target" --device tpu
 expect_usage_error "unknown dtype 'float8'" score "${ref[@]}" "${cand[@]}" --bench "$bench" \
-  --rescore-with "$fixtures/target" --rescore-dtype float8
+  --rescore-with "$fixtures/target" --dtype float8
 expect_usage_error "nowhere: no such checkpoint folder" score "${ref[@]}" "${cand[@]}" --bench "$bench" --rescore-with "$work/nowhere"
 "$python" -c 'import json, sys
 answer = json.loads(open(sys.argv[1]).readline())
