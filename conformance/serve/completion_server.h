@@ -17,10 +17,10 @@ struct ServerAddress {
   int port = 8000;  // 0: any free port
 };
 
-// Serves POST /v1/completions, POST /v1/chat/completions, GET /health and GET /v1/models on `address` until `stop` turns
-// true; then new requests get 503, those in flight finish and are answered, and it returns. A
-// request whose client closes the connection before its answer is cancelled.
-// `on_listening` gets the bound port. A request that fails is answered alone (400 for bad input,
+// Serves POST /v1/completions, POST /v1/chat/completions, GET /health, GET /v1/models and GET
+// /metrics on `address` until `stop` turns true; then new requests get 503, those in flight
+// finish and are answered, and it returns. A request whose client closes the connection before
+// its answer is cancelled. `on_listening` gets the bound port. A request that fails is answered alone (400 for bad input,
 // 500 with one line otherwise); the server serves on. Throws InputError when the address cannot
 // be bound.
 void serve_completions(DecodeLoop& loop, const ServeReporter& reporter, const Tokenizer& tokenizer, const ServeLimits& limits,

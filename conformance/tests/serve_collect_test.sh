@@ -77,6 +77,27 @@ for engine in exspec oracle; do
     fail "collect vllm from $engine (serve: $(tail -3 "$work/serve.err"))"
   exact "$work/$engine.generate.jsonl" "$work/$engine.vllm.jsonl"
   grep -q '"prompt_token_ids":\[\[' "$work/$engine.vllm.jsonl" || fail "vllm answers lack prompt_token_ids"
+  # /metrics counts what those 12 answers took, as vLLM names its counters: the same drafts,
+  # draft tokens and accepted tokens generate records, batching aside.
+  http GET /metrics >"$work/$engine.metrics"
+  "$python" - "$work/$engine.metrics" "$work/$engine.generate.jsonl" <<'PY' || fail "/metrics of $engine: $(head -c 600 "$work/$engine.metrics")"
+import json, re, sys
+text = open(sys.argv[1]).read()
+assert text.startswith("200 "), text[:200]
+def counter(name):
+    found = re.search(re.escape(name) + r'_total\{model_name="fixture"\} (\d+)', text)
+    assert found, name
+    return int(found.group(1))
+answers = [json.loads(line)["choices"][0] for line in open(sys.argv[2])]
+def total(field):
+    return sum(a.get(field, [0])[0] for a in answers)
+assert counter("vllm:request_success") == 12
+assert counter("vllm:generation_tokens") == total("new_tokens"), (counter("vllm:generation_tokens"), total("new_tokens"))
+assert counter("vllm:spec_decode_num_draft_tokens") == total("drafted_tokens")
+assert counter("vllm:spec_decode_num_accepted_tokens") == total("accepted_drafts")
+speculative = total("drafted_tokens") > 0
+assert counter("vllm:spec_decode_num_drafts") == (total("decoding_steps") - len(answers) if speculative else 0)
+PY
   # Text prompts (openai): serve tokenizes; compared in code points.
   collect --api openai --limit 12 --concurrency 2 --out "$work/$engine.openai.jsonl" >/dev/null || fail "collect openai from $engine"
   grep -q '"token_ids"' "$work/$engine.openai.jsonl" && fail "openai answers claim token ids"
