@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -150,14 +152,16 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
     request.rescorer = &*rescorer;
   }
   const ScoreReport report = score_answers(request);
-  if (rescorer) {
-    std::fprintf(stderr,
-                 "conformance: re-scored prompts: %lld from the reference answers' prompt_token_ids, %lld built from "
-                 "the bench with %s's tokenizer and chat template %s\n",
-                 static_cast<long long>(report.rescored_from_answer_prompts),
-                 static_cast<long long>(report.rescored_from_template), o.rescore_with.string().c_str(),
-                 request.settings.rescore_chat_template.c_str());
-  }
+  // Where the prompts of what was re-scored came from; nothing when nothing was.
+  std::vector<std::string> sources;
+  if (report.rescored_from_answer_prompts > 0)
+    sources.push_back(std::to_string(report.rescored_from_answer_prompts) + " from the reference answers' prompt_token_ids");
+  if (report.rescored_from_template > 0)
+    sources.push_back(std::to_string(report.rescored_from_template) + " built from the bench with " + o.rescore_with.string() +
+                      "'s tokenizer and chat template " + request.settings.rescore_chat_template);
+  if (!sources.empty())
+    std::fprintf(stderr, "conformance: re-scored prompts: %s\n",
+                 (sources[0] + (sources.size() > 1 ? ", " + sources[1] : "")).c_str());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   print_summary(report, seconds);

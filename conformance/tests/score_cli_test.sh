@@ -182,8 +182,13 @@ score --reference "$work/oracle_no_prompts.jsonl" --candidate "$work/faulty.json
 validate "$work/rescored_template.json"
 expect_value "$work/rescored_template.json" summary.rescored_prompts.from_answer_prompt_token_ids 0
 expect_value "$work/rescored_template.json" settings.rescore_with.chat_template '"raw"'
-grep -q "0 from the reference answers' prompt_token_ids, [1-9][0-9]* built from the bench" "$work/stderr" ||
+grep -q "re-scored prompts: [1-9][0-9]* built from the bench" "$work/stderr" ||
   fail "stderr does not say where re-scored prompts came from ($(cat "$work/stderr"))"
+grep -q "prompt_token_ids" "$work/stderr" && fail "stderr names a source no prompt came from ($(cat "$work/stderr"))"
+# Nothing to re-score (no divergence): no line about re-scored prompts.
+score --reference "$work/oracle_no_prompts.jsonl" --candidate "$work/oracle_no_prompts.jsonl" --bench "$bench" \
+  --rescore-with "$fixtures/target" >/dev/null 2>"$work/stderr" || fail "score --rescore-with of identical answers"
+grep -q "re-scored prompts" "$work/stderr" && fail "a re-scored-prompts line with nothing re-scored: $(cat "$work/stderr")"
 "$python" - "$work/rescored.json" "$work/rescored_template.json" <<'EOF' || fail "prompts from answers and from the bench disagree"
 import json, sys
 a, b = (json.load(open(path)) for path in sys.argv[1:3])
