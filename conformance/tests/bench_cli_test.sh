@@ -119,6 +119,8 @@ def measured(path):
 problems = [f"{path}: acceptance and tokens {measured(path)}, generate's {generated}"
             for path in sys.argv[2:4] if abs(measured(path)[0] - generated[0]) > 1e-12 or measured(path)[1] != generated[1]]
 settings = json.load(open(sys.argv[3]))["settings"]
+cases = sorted((r["engine"], r["batch_size"]) for r in json.load(open(sys.argv[4]))["results"])
+if cases != [("eqspec", 2), ("nonspec-batch", 1), ("nonspec-batch", 2)]: problems.append(f"--batch-sizes 2 measured {cases}")
 if settings["questions_with_prompt_token_ids"] != 3: problems.append(f"settings {settings}")
 if measured(sys.argv[4]) == generated: problems.append(f"raw prompts decode as vicuna's: {generated}; the check cannot fail")
 for p in problems: print("  " + p)
