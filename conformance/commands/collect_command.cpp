@@ -12,6 +12,7 @@
 #include "conformance/commands/sampling_flags.h"
 #include "conformance/commands/server_flags.h"
 #include "conformance/files/output_file.h"
+#include "impl/common/counted.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -56,7 +57,7 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
               static_cast<long long>(result.skipped), o.out.string().c_str());
   std::fflush(stdout);
   const int64_t asked = static_cast<int64_t>(job.questions.size()) * job.samples;
-  const std::string left = std::to_string(asked - result.written - result.skipped) + " answer(s) left; --resume continues";
+  const std::string left = counted(asked - result.written - result.skipped, "answer") + " left; --resume continues";
   if (result.error) throw InputError(*result.error + " (" + left + ")");
   if (result.interrupted) throw Interrupted("collect: interrupted (" + left + ")");
 }

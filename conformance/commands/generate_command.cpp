@@ -19,6 +19,7 @@
 #include "conformance/terminal/progress_bar.h"
 #include "conformance/terminal/stop_signals.h"
 #include "impl/bench/conversation.h"
+#include "impl/common/counted.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -205,8 +206,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   }
   out.commit();
   if (StopSignals::stop_requested().load())
-    throw Interrupted("generate: interrupted; " + std::to_string(out.lines()) + " answer(s) written to " + options.out.string() +
-                      ", " + std::to_string(questions.size() - out.lines()) + " left; --resume continues");
+    throw Interrupted("generate: interrupted; " + counted(static_cast<int64_t>(out.lines()), "answer") + " written to " +
+                      options.out.string() + ", " + std::to_string(questions.size() - out.lines()) + " left; --resume continues");
   const EngineTally& tally = output.tally;
 
   std::printf("%s: %zu questions, %lld tokens in %.2f s (%.1f tokens/s)", options.engine.c_str(), questions.size(),

@@ -17,16 +17,17 @@
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
+#include "impl/common/counted.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
+#include "impl/model/config.h"
 #include "impl/reports/html_report.h"
 #include "impl/reports/json_report.h"
 #include "impl/reports/junit_report.h"
 #include "impl/reports/markdown_report.h"
 #include "impl/reports/report_text.h"
 #include "impl/scoring/rescorer.h"
-#include "impl/model/config.h"
 #include "impl/scoring/scorer.h"
 #include "impl/tokenizer/tokenizer.h"
 
@@ -107,9 +108,10 @@ void print_summary(const ScoreReport& report, double seconds) {
               static_cast<long long>(d.near_tie), static_cast<long long>(d.unattributed), static_cast<long long>(d.length),
               report.missing_ids.size(), report.unexpected_ids.size(), seconds);
   if (!report.prompt_mismatch_ids.empty())
-    std::printf("prompts: %zu question(s) answered from different prompts on the two sides, not compared (first: question "
+    std::printf("prompts: %s answered from different prompts on the two sides, not compared (first: question "
                 "%lld)\n",
-                report.prompt_mismatch_ids.size(), static_cast<long long>(report.prompt_mismatch_ids.front()));
+                counted(static_cast<int64_t>(report.prompt_mismatch_ids.size()), "question").c_str(),
+                static_cast<long long>(report.prompt_mismatch_ids.front()));
   const SpeedSummary& speed = all.speed;
   if (speed.any())
     std::printf("speed: %s tokens per target pass, acceptance %s; per request: reference %s tokens/s, candidate %s "

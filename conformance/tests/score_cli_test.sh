@@ -365,7 +365,7 @@ expect_usage_error "is not a folder" score "${ref[@]}" "${cand[@]}" --json "$wor
 "$conformance" score --reference "$work/raw.jsonl" --candidate "$work/vicuna.jsonl" --json "$work/prompts.json" \
   --markdown "$work/prompts.md" --junit "$work/prompts.xml" --html "$work/prompts.html" >"$work/prompts.out"
 [ $? -eq 1 ] || fail "score of answers from different prompts did not exit 1"
-grep -q "^prompts: 3 question(s) answered from different prompts" "$work/prompts.out" || fail "no prompt finding: $(cat "$work/prompts.out")"
+grep -q "^prompts: 3 questions answered from different prompts" "$work/prompts.out" || fail "no prompt finding: $(cat "$work/prompts.out")"
 grep -q "divergences: 0 hard, 0 near-tie, 0 unattributed, 0 length" "$work/prompts.out" || fail "prompt mismatches counted as divergences"
 validate "$work/prompts.json"
 grep -qF 'answered from a different prompt (prompt\_token\_ids differ at turn 0, token 1)' "$work/prompts.md" ||

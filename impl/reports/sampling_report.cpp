@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "impl/common/counted.h"
 #include "impl/reports/input_file_json.h"
 #include "impl/reports/markup.h"
 #include "impl/reports/report_text.h"
@@ -148,7 +149,8 @@ std::string histogram_svg(const SampledSide& side) {
 
 void write_side_markdown(const char* title, const SampledSide& side, std::ostream& out) {
   out << "\n## " << title << "\n\n"
-      << side.answers << " answers, " << side.tokens << " tokens from " << side.files.size() << " file(s); "
+      << counted(side.answers, "answer") << ", " << counted(side.tokens, "token") << " from "
+      << counted(static_cast<int64_t>(side.files.size()), "file") << "; "
       << side.outside_support.size() << " outside the support beyond the margin, " << side.boundary.size()
       << " on its boundary (left out of the PIT). Against Uniform(0, 1), token by token: D = "
       << short_number(side.uniformity.distance, 3) << ", p = " << short_number(side.uniformity.p_value, 3)
@@ -324,8 +326,8 @@ void write_sampling_junit(const SamplingCheckReport& report, std::ostream& out) 
     if (outside_fails) {
       const UnsupportedToken& t = report.answers.outside_support.front();
       out << "<failure type=\"outside_support\" message=\""
-          << escape_markup(std::to_string(report.answers.outside_support.size()) +
-                           " token(s) outside the support beyond the margin, first at " + t.file + ":" + std::to_string(t.line))
+          << escape_markup(counted(static_cast<int64_t>(report.answers.outside_support.size()), "token") +
+                           " outside the support beyond the margin, first at " + t.file + ":" + std::to_string(t.line))
           << "\"/>";
     }
     out << "</testcase>\n";

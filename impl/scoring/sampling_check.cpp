@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "impl/bench/question.h"
+#include "impl/common/counted.h"
 #include "impl/common/error.h"
 #include "impl/common/short_number.h"
 #include "impl/common/utc_now.h"
@@ -238,8 +239,8 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
                              short_number(rates.holm_p_value) + " <= alpha " + short_number(request.alpha));
   }
   if (!baseline && !answers.side.outside_support.empty()) {
-    report.reasons.push_back(std::to_string(answers.side.outside_support.size()) +
-                             " token(s) outside the shaped target distribution's support beyond the margin of " +
+    report.reasons.push_back(counted(static_cast<int64_t>(answers.side.outside_support.size()), "token") +
+                             " outside the shaped target distribution's support beyond the margin of " +
                              short_number(report.margin.logits) + " logits" +
                              (report.margin.engine_dtype.empty() ? "" : " (" + report.margin.engine_dtype + ")") +
                              " (first: " + location(answers.side.outside_support.front()) + ")");

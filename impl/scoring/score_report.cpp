@@ -1,3 +1,4 @@
+#include "impl/common/counted.h"
 #include "impl/scoring/score_report.h"
 
 #include <algorithm>
@@ -200,8 +201,9 @@ GateResult evaluate_gate(const ScoreReport& report) {
   };
   // First: it explains the exact match that follows from it.
   if (!report.prompt_mismatch_ids.empty())
-    fail(std::to_string(report.prompt_mismatch_ids.size()) +
-         " question(s) were answered from different prompts, so their answers cannot be compared (another chat "
+    fail(counted(static_cast<int64_t>(report.prompt_mismatch_ids.size()), "question") +
+         (report.prompt_mismatch_ids.size() == 1 ? " was" : " were") +
+         " answered from different prompts, so their answers cannot be compared (another chat "
          "template or tokenizer?): " + id_list(report.prompt_mismatch_ids));
   if (overall.exact_match < gate.min_exact)
     fail("exact match " + format_number(overall.exact_match) + " is below --min-exact " + format_number(gate.min_exact) +
@@ -210,7 +212,7 @@ GateResult evaluate_gate(const ScoreReport& report) {
     fail("partial match " + format_number(overall.partial_match) + " is below --min-partial " +
          format_number(gate.min_partial));
   if (gate.max_hard_divergences && overall.divergences.hard > *gate.max_hard_divergences)
-    fail(std::to_string(overall.divergences.hard) + " hard divergence(s), more than --max-hard-divergences " +
+    fail(counted(overall.divergences.hard, "hard divergence") + ", more than --max-hard-divergences " +
          std::to_string(*gate.max_hard_divergences));
   const SpeedSummary& speed = overall.speed;
   if (gate.min_tokens_per_pass) {
@@ -233,10 +235,12 @@ GateResult evaluate_gate(const ScoreReport& report) {
            format_number(*gate.min_speedup));
   }
   if (!report.missing_ids.empty())
-    fail(std::to_string(report.missing_ids.size()) + " question(s) of the reference have no answer in the candidate: " +
+    fail(counted(static_cast<int64_t>(report.missing_ids.size()), "question") + " of the reference " +
+         (report.missing_ids.size() == 1 ? "has" : "have") + " no answer in the candidate: " +
          id_list(report.missing_ids));
   if (!report.unexpected_ids.empty())
-    fail(std::to_string(report.unexpected_ids.size()) + " answer(s) of the candidate are for questions not in the reference: " +
+    fail(counted(static_cast<int64_t>(report.unexpected_ids.size()), "answer") + " of the candidate " +
+         (report.unexpected_ids.size() == 1 ? "is" : "are") + " for questions not in the reference: " +
          id_list(report.unexpected_ids));
   return result;
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "impl/bench/question.h"
+#include "impl/common/counted.h"
 #include "impl/common/error.h"
 #include "impl/common/line_reader.h"
 #include "impl/common/sha256.h"
@@ -50,9 +51,9 @@ std::vector<int64_t> slice(const TurnSequences& turns, int64_t turn, int64_t beg
 std::string length_note(const Divergence& d, int64_t reference_turns, int64_t candidate_turns) {
   const std::string turn = "turn " + std::to_string(d.turn);
   if (d.turn >= candidate_turns)
-    return "the candidate has " + std::to_string(candidate_turns) + " turn(s), the reference " + std::to_string(reference_turns);
+    return "the candidate has " + counted(static_cast<int64_t>(candidate_turns), "turn") + ", the reference " + std::to_string(reference_turns);
   if (d.turn >= reference_turns)
-    return "the reference has " + std::to_string(reference_turns) + " turn(s), the candidate " + std::to_string(candidate_turns);
+    return "the reference has " + counted(static_cast<int64_t>(reference_turns), "turn") + ", the candidate " + std::to_string(candidate_turns);
   if (!d.candidate_symbol) return "the candidate's " + turn + " ends here, the reference's goes on";
   return "the reference's " + turn + " ends here, the candidate's goes on";
 }
@@ -321,7 +322,7 @@ class Scorer {
       }
       if (d.turn >= static_cast<int64_t>(question->second.turns.size())) {
         why_not = "question " + std::to_string(reference.question_id) + " has " +
-                  std::to_string(question->second.turns.size()) + " turn(s) in " + request_.bench->string();
+                  counted(static_cast<int64_t>(question->second.turns.size()), "turn") + " in " + request_.bench->string();
         return std::nullopt;
       }
       prompt = request_.rescorer->turn_prompt(question->second, static_cast<size_t>(d.turn),

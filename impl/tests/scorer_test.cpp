@@ -200,7 +200,7 @@ TEST_F(ScorerTest, AnswersFromDifferentPromptsAreAFindingOfTheirOwnNotADivergenc
   EXPECT_EQ(report.prompt_mismatch_ids, (std::vector<int64_t>{1}));
   EXPECT_EQ(report.overall.divergences.hard + report.overall.divergences.unattributed, 1) << "question 2 alone diverges";
   ASSERT_FALSE(report.gate.passed);
-  EXPECT_NE(report.gate.reasons.front().find("1 question(s) were answered from different prompts"), std::string::npos)
+  EXPECT_NE(report.gate.reasons.front().find("1 question was answered from different prompts"), std::string::npos)
       << report.gate.reasons.front();
 }
 
@@ -266,8 +266,8 @@ TEST_F(ScorerTest, MissingAndUnexpectedIdsAreReportedAndFailTheGate) {
   EXPECT_EQ(report.overall.exact, 2);
   EXPECT_FALSE(report.gate.passed);
   ASSERT_EQ(report.gate.reasons.size(), 2u);
-  EXPECT_EQ(report.gate.reasons[0], "1 question(s) of the reference have no answer in the candidate: 2");
-  EXPECT_EQ(report.gate.reasons[1], "1 answer(s) of the candidate are for questions not in the reference: 9");
+  EXPECT_EQ(report.gate.reasons[0], "1 question of the reference has no answer in the candidate: 2");
+  EXPECT_EQ(report.gate.reasons[1], "1 answer of the candidate is for questions not in the reference: 9");
 }
 
 TEST_F(ScorerTest, TheOrderOfTheFilesDoesNotMatter) {
@@ -312,7 +312,7 @@ TEST_F(ScorerTest, AttributesDivergencesFromTheReferencesRecordedLogprobsOnly) {
   EXPECT_EQ(hard.items[0].divergence->attribution.kind, Attribution::kHard);
   EXPECT_NEAR(*hard.items[0].divergence->attribution.margin, 2.3, 1e-12);
   EXPECT_EQ(hard.overall.divergences.hard, 1);
-  EXPECT_EQ(hard.gate.reasons.back(), "1 hard divergence(s), more than --max-hard-divergences 0");
+  EXPECT_EQ(hard.gate.reasons.back(), "1 hard divergence, more than --max-hard-divergences 0");
 
   settings.near_tie_threshold = 3.0;
   EXPECT_EQ(score({reference}, {candidate(22)}, settings).items[0].divergence->attribution.kind, Attribution::kNearTie);
