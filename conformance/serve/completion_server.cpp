@@ -22,6 +22,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "conformance/serve/decoded_counters.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -51,41 +52,6 @@ Response error_reply(http::status status, const std::string& message) {
 // libtorch's messages carry a backtrace after their first line.
 std::string first_line(std::string_view message) { return std::string(message.substr(0, message.find('\n'))); }
 
-// What the server decoded, as vLLM's Prometheus counters name it (vllm/v1/metrics/loggers.py):
-// requests answered, prompt and generated tokens, and of speculation the drafts (a row's
-// proposal in one round), the draft tokens and those accepted.
-class SpeculationTally {
- public:
-  void count(const ServeRequest& request, const SequenceResult& sequence) {
-    requests_ += 1;
-    prompt_tokens_ += static_cast<int64_t>(request.prompt.size());
-    generation_tokens_ += static_cast<int64_t>(sequence.tokens.size());
-    if (sequence.drafted == 0) return;
-    drafts_ += sequence.rounds;
-    draft_tokens_ += sequence.drafted;
-    accepted_tokens_ += sequence.accepted;
-  }
-
-  std::string prometheus_text(const std::string& model) const {
-    std::string text;
-    const std::string labels = "{model_name=" + nlohmann::json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}";
-    const auto counter = [&](const char* name, const char* help, const std::atomic<int64_t>& value) {
-      text += std::string("# HELP ") + name + "_total " + help + "\n# TYPE " + name + "_total counter\n" + name + "_total" + labels +
-              " " + std::to_string(value.load()) + "\n";
-    };
-    counter("vllm:request_success", "Count of successfully processed requests.", requests_);
-    counter("vllm:prompt_tokens", "Number of prefill tokens processed.", prompt_tokens_);
-    counter("vllm:generation_tokens", "Number of generation tokens processed.", generation_tokens_);
-    counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", drafts_);
-    counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", draft_tokens_);
-    counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", accepted_tokens_);
-    return text;
-  }
-
- private:
-  std::atomic<int64_t> requests_{0}, prompt_tokens_{0}, generation_tokens_{0}, drafts_{0}, draft_tokens_{0}, accepted_tokens_{0};
-};
-
 // Drops the work of a request whose client has gone; empty for a request answered at once.
 using Cancel = std::function<void()>;
 
@@ -102,28 +68,28 @@ class Routes {
     const std::string path(target.substr(0, target.find('?')));
     const bool generates = path == "/v1/completions" || path == "/v1/chat/completions";
     const http::verb wanted = generates ? http::verb::post : http::verb::get;
-    const auto answer = [&](Response response) {
+    const auto at_once = [&](Response response) {
       reply(std::move(response));
       return Cancel();
     };
     if (!generates && path != "/health" && path != "/v1/models" && path != "/metrics")
-      return answer(error_reply(http::status::not_found, "no route " + path));
+      return at_once(error_reply(http::status::not_found, "no route " + path));
     const bool head_of_get = wanted == http::verb::get && request.method() == http::verb::head;
     if (request.method() != wanted && !head_of_get)
-      return answer(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
+      return at_once(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
     if (generates) return complete(path == "/v1/chat/completions" ? ServeApi::kChat : ServeApi::kCompletions,
                                    request.body(), std::move(reply));
     if (path == "/health") {
-      if (loop_.closing()) return answer(error_reply(http::status::service_unavailable, "the server is shutting down"));
-      return answer(Response{http::status::ok, 11});
+      if (loop_.closing()) return at_once(error_reply(http::status::service_unavailable, "the server is shutting down"));
+      return at_once(Response{http::status::ok, 11});
     }
     if (path == "/metrics") {
       Response metrics{http::status::ok, 11};
       metrics.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      metrics.body() = tally_.prometheus_text(limits_.model);
-      return answer(std::move(metrics));
+      metrics.body() = counters_.prometheus_text(limits_.model);
+      return at_once(std::move(metrics));
     }
-    return answer(json_response(http::status::ok, models_card()));
+    return at_once(json_response(http::status::ok, models_card()));
   }
 
  private:
@@ -143,7 +109,7 @@ class Routes {
     const std::optional<int64_t> admitted = loop_.submit(*request, [this, request, reply, id](Outcome outcome) {
       if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) return answer_failure(id, *failure, reply);
       auto sequence = std::make_shared<SequenceResult>(std::move(std::get<SequenceResult>(outcome)));
-      tally_.count(*request, *sequence);
+      counters_.count(*request, *sequence);
       // A target pass over prompt and tokens runs beside decoding, not on its thread.
       if (ServeReporter::needs_pass(*request))
         return asio::post(reporting_, [this, request, sequence, reply, id] { answer(*request, std::move(*sequence), reply, id); });
@@ -186,7 +152,7 @@ class Routes {
   }
 
   DecodeLoop& loop_;
-  SpeculationTally tally_;
+  DecodedCounters counters_;
   const ServeReporter& reporter_;
   asio::thread_pool& reporting_;
   const Tokenizer& tokenizer_;

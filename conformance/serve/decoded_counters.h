@@ -1,0 +1,49 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "conformance/serve/completion_request.h"
+#include "impl/common/sequence_result.h"
+
+namespace specgate::cli {
+
+// What the server decoded, as vLLM's Prometheus counters name it (vllm/v1/metrics/loggers.py):
+// requests answered, prompt and generated tokens, and of speculation the drafts (a row's
+// proposal in one round), the draft tokens and those accepted.
+class DecodedCounters {
+ public:
+  void count(const ServeRequest& request, const SequenceResult& sequence) {
+    requests_ += 1;
+    prompt_tokens_ += static_cast<int64_t>(request.prompt.size());
+    generation_tokens_ += static_cast<int64_t>(sequence.tokens.size());
+    if (sequence.drafted == 0) return;
+    drafts_ += sequence.rounds;
+    draft_tokens_ += sequence.drafted;
+    accepted_tokens_ += sequence.accepted;
+  }
+
+  std::string prometheus_text(const std::string& model) const {
+    std::string text;
+    const std::string labels = "{model_name=" + nlohmann::json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}";
+    const auto counter = [&](const char* name, const char* help, const std::atomic<int64_t>& value) {
+      text += std::string("# HELP ") + name + "_total " + help + "\n# TYPE " + name + "_total counter\n" + name + "_total" + labels +
+              " " + std::to_string(value.load()) + "\n";
+    };
+    counter("vllm:request_success", "Count of successfully processed requests.", requests_);
+    counter("vllm:prompt_tokens", "Number of prefill tokens processed.", prompt_tokens_);
+    counter("vllm:generation_tokens", "Number of generation tokens processed.", generation_tokens_);
+    counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", drafts_);
+    counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", draft_tokens_);
+    counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", accepted_tokens_);
+    return text;
+  }
+
+ private:
+  std::atomic<int64_t> requests_{0}, prompt_tokens_{0}, generation_tokens_{0}, drafts_{0}, draft_tokens_{0}, accepted_tokens_{0};
+};
+
+}  // namespace specgate::cli
