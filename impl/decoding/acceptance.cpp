@@ -13,11 +13,30 @@
 namespace specgate {
 namespace {
 
-// Verification's tensors on the device, per row: drafts kept, the first draft rejected (K
-// when none), [kept drafts, bonus, ...] (K + 1 wide) and, greedy, the target's choices.
+// Verification's tensors on the device, per row: drafts kept, the first draft rejected (the
+// row's draft count when none), [kept drafts, bonus, ...] (k + 1 wide) and, greedy, the
+// target's choices.
 struct DeviceDecisions {
   at::Tensor accepted, first_rejection, tokens, choices;
 };
+
+// A round's drafts on the logits' device: tokens [B, k], each row's count [B] and which
+// columns are its own (bool [B, k]; the rest is padding, never kept).
+struct Drafts {
+  at::Tensor tokens, lengths, proposed;
+};
+
+Drafts drafts_on(const DraftProposal& proposal, const FaultSet& faults) {
+  const at::Tensor& tokens = proposal.tokens;
+  const int64_t batch = tokens.size(0), k = tokens.size(1);
+  const at::Tensor lengths =
+      proposal.lengths.empty()
+          ? at::full({batch}, k, tokens.options())
+          : upload(at::tensor(at::ArrayRef<int64_t>(proposal.lengths), at::TensorOptions().dtype(at::kLong)),
+                   tokens.device());
+  const at::Tensor verified = verified_lengths_under_faults(lengths, k, faults);
+  return {tokens, verified, at::arange(k, tokens.options()).unsqueeze(0).lt(verified.unsqueeze(1))};
+}
 
 // t [B, N] at a per-row column index [B] -> [B].
 at::Tensor at_column(const at::Tensor& t, const at::Tensor& index) { return t.gather(1, index.unsqueeze(1)).squeeze(1); }
@@ -46,17 +65,19 @@ at::Tensor kept_then_bonus(const at::Tensor& drafts, const at::Tensor& accepted,
 
 // The greedy bonus: the target's choice after the kept drafts.
 at::Tensor greedy_bonus(const at::Tensor& choices, const at::Tensor& drafts, const at::Tensor& accepted,
-                        const FaultSet& faults) {
-  const at::Tensor bonus = at_column(choices, bonus_column_under_faults(accepted, drafts.size(1), faults));
-  return greedy_bonus_under_faults(bonus, drafts, accepted, faults);
+                        const at::Tensor& lengths, const FaultSet& faults) {
+  const at::Tensor column = bonus_column_under_faults(accepted, drafts.size(1), lengths, faults);
+  return greedy_bonus_under_faults(at_column(choices, column), drafts, accepted, faults);
 }
 
-DeviceDecisions verify_greedy(const at::Tensor& logits, const at::Tensor& drafts, const DecodeOptions& options) {
-  const at::Tensor choices = logits.argmax(-1);  // [B, K+1]
-  const at::Tensor first_rejection = leading_passes(drafts.eq(choices.narrow(1, 0, drafts.size(1))), options.faults);
+DeviceDecisions verify_greedy(const at::Tensor& logits, const Drafts& drafts, const DecodeOptions& options) {
+  const at::Tensor choices = logits.argmax(-1);  // [B, k+1]
+  const at::Tensor& tokens = drafts.tokens;
+  const at::Tensor passed = tokens.eq(choices.narrow(1, 0, tokens.size(1))).logical_and(drafts.proposed);
+  const at::Tensor first_rejection = leading_passes(passed, options.faults);
   const at::Tensor accepted = kept_drafts(first_rejection, options);
-  const at::Tensor bonus = greedy_bonus(choices, drafts, accepted, options.faults);
-  return {accepted, first_rejection, kept_then_bonus(drafts, accepted, bonus), choices};
+  const at::Tensor bonus = greedy_bonus(choices, tokens, accepted, drafts.lengths, options.faults);
+  return {accepted, first_rejection, kept_then_bonus(tokens, accepted, bonus), choices};
 }
 
 // The random stream batch row i draws from.
@@ -76,44 +97,57 @@ at::Tensor verification_uniforms(BatchState& state, int64_t k, const FaultSet& f
   return uniforms;
 }
 
-void consume(BatchState& state, const std::vector<int64_t>& first_rejection, int64_t k, const FaultSet& faults) {
+void consume(BatchState& state, const std::vector<int64_t>& first_rejection, const std::vector<int64_t>& lengths,
+             const FaultSet& faults) {
   for (size_t i = 0; i < state.rows.size(); ++i) {
     if (state.rows[i].sampling.greedy()) continue;
-    const int64_t used = std::min(first_rejection[i] + 1, k) + 1;  // the drafts tested, the bonus
+    const int64_t used = std::min(first_rejection[i] + 1, lengths[i]) + 1;  // the drafts tested, the bonus
     for (int64_t n = 0; n < used; ++n) stream(state, i, faults).uniform();
   }
 }
 
-DeviceDecisions verify_sampled(const at::Tensor& logits, const DraftProposal& proposal, const at::Tensor& drafts,
-                             const at::Tensor& uniforms, std::span<const SamplingParams> sampling,
-                             const DecodeOptions& options) {
+// q(d) and q at the bonus's position: what the drafter recorded, or for a drafter whose tokens
+// are not drawn a point mass on each token.
+at::Tensor draft_probability(const DraftProposal& proposal, const at::Tensor& drafts) {
+  if (!proposal.distributions.defined()) return at::ones(drafts.sizes(), drafts.options().dtype(at::kDouble));
+  return proposal.distributions.gather(2, drafts.unsqueeze(2)).squeeze(2);
+}
+
+at::Tensor draft_distribution_at(const DraftProposal& proposal, const at::Tensor& drafts, const at::Tensor& position,
+                                 int64_t vocab) {
+  if (proposal.distributions.defined()) return at_position(proposal.distributions, position);
+  return at::one_hot(at_column(drafts, position), vocab).to(at::kDouble);
+}
+
+DeviceDecisions verify_sampled(const at::Tensor& logits, const DraftProposal& proposal, const Drafts& drafts,
+                               const at::Tensor& uniforms, std::span<const SamplingParams> sampling,
+                               const DecodeOptions& options) {
   const FaultSet& faults = options.faults;
-  const int64_t k = drafts.size(1);
-  const at::Tensor p = sampling_distribution(logits, sampling);  // [B, K+1, V]
-  at::Tensor first_rejection = at::zeros({drafts.size(0)}, drafts.options());
+  const at::Tensor& tokens = drafts.tokens;
+  const int64_t k = tokens.size(1);
+  const at::Tensor p = sampling_distribution(logits, sampling);  // [B, k+1, V]
+  at::Tensor first_rejection = at::zeros({tokens.size(0)}, tokens.options());
   if (k > 0) {
-    const at::Tensor at_drafts = drafts.unsqueeze(2);
-    const at::Tensor p_of_draft = p.narrow(1, 0, k).gather(2, at_drafts).squeeze(2);
-    const at::Tensor q_of_draft = proposal.distributions.gather(2, at_drafts).squeeze(2);
-    const at::Tensor passed = (uniforms.narrow(1, 0, k) * q_of_draft).lt(p_of_draft);
-    first_rejection = leading_passes(draft_tests_under_faults(passed, faults), faults);
+    const at::Tensor p_of_draft = p.narrow(1, 0, k).gather(2, tokens.unsqueeze(2)).squeeze(2);
+    const at::Tensor passed = (uniforms.narrow(1, 0, k) * draft_probability(proposal, tokens)).lt(p_of_draft);
+    first_rejection = leading_passes(draft_tests_under_faults(passed, faults).logical_and(drafts.proposed), faults);
   }
   const at::Tensor accepted = kept_drafts(first_rejection, options);
   // The bonus's uniform follows the ones the drafts tested.
-  at::Tensor u = at_column(uniforms, (first_rejection + 1).clamp_max(k));
+  at::Tensor u = at_column(uniforms, at::minimum(first_rejection + 1, drafts.lengths));
   const at::Tensor p_next = at_position(p, accepted);
   at::Tensor weights = p_next;
   if (k > 0) {
     // A row that stopped at a rejection draws from the residual (from p when it is empty); a
-    // row that kept every draft, or that rollback cut short, draws afresh from p.
-    const at::Tensor q_next = at_position(proposal.distributions, accepted.clamp_max(k - 1));
+    // row that kept every one of its drafts, or that rollback cut short, draws afresh from p.
+    const at::Tensor q_next = draft_distribution_at(proposal, tokens, accepted.clamp_max(k - 1), p.size(2));
     const at::Tensor r = residual_under_faults((p_next - q_next).clamp_min(0.0), q_next, faults);
     const at::Tensor from_residual =
-        accepted.eq(first_rejection).logical_and(accepted.lt(k)).logical_and(r.gt(0).any(-1));
+        accepted.eq(first_rejection).logical_and(accepted.lt(drafts.lengths)).logical_and(r.gt(0).any(-1));
     weights = at::where(from_residual.unsqueeze(1), r, p_next);
     u = residual_uniform_under_faults(u, weights, from_residual, faults);
   }
-  return {accepted, first_rejection, kept_then_bonus(drafts, accepted, sample_tokens(weights, u)), at::Tensor()};
+  return {accepted, first_rejection, kept_then_bonus(tokens, accepted, sample_tokens(weights, u)), at::Tensor()};
 }
 
 // The greedy rows' decisions where `greedy` (bool [B, 1]) is true, the sampled rows' elsewhere.
@@ -130,8 +164,8 @@ std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProp
                                       const DecodeOptions& options) {
   const int64_t batch = state.batch_size();
   const c10::Device device = logits.device();
-  const at::Tensor& drafts = proposal.tokens;
-  const int64_t k = drafts.size(1);
+  const Drafts drafts = drafts_on(proposal, options.faults);
+  const int64_t k = drafts.tokens.size(1);
   const bool greedy = greedy_under_faults(state.all_greedy(), options.faults);
   // A batch of greedy and sampled rows decides both ways and takes each row's own; rollback's
   // shared count would need one decision over both.
@@ -147,22 +181,23 @@ std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProp
   }
 
   std::vector<at::Tensor> parts = {decided.accepted.unsqueeze(1), decided.first_rejection.unsqueeze(1), decided.tokens,
-                                   drafts};
+                                   drafts.tokens};
   if (greedy || mixed) parts.push_back(decided.choices);
   const at::Tensor host = download(at::cat(parts, 1));
   const int64_t* row = host.data_ptr<int64_t>();
   const int64_t stride = host.size(1);
   std::vector<RowDecision> decisions(batch);
   std::vector<int64_t> first_rejection(batch);
+  const std::vector<int64_t> lengths = proposal.lengths.empty() ? std::vector<int64_t>(batch, k) : proposal.lengths;
   for (int64_t i = 0; i < batch; ++i, row += stride) {
     RowDecision& v = decisions[i];
     v.accepted = row[0];
     first_rejection[i] = row[1];
     v.new_tokens.assign(row + 2, row + 2 + v.accepted + 1);
-    v.drafted.assign(row + 3 + k, row + 3 + 2 * k);
+    v.drafted.assign(row + 3 + k, row + 3 + k + lengths[i]);
     if (greedy || (mixed && state.rows[i].sampling.greedy())) v.target_choice.assign(row + 3 + 2 * k, row + 4 + 3 * k);
   }
-  if (!state.all_greedy()) consume(state, first_rejection, k, options.faults);
+  if (!state.all_greedy()) consume(state, first_rejection, lengths, options.faults);
   return decisions;
 }
 

@@ -42,9 +42,9 @@ void BatchLayout::keep_prompts() {
   }
 }
 
-void BatchLayout::keep(size_t row_index, int64_t accepted) {
+void BatchLayout::keep(size_t row_index, int64_t accepted, int64_t k) {
   Row& row = state_.rows[row_index];
-  const int64_t k = options_.draft_tokens, padding = state_.padding(row_index), content = row.content();
+  const int64_t padding = state_.padding(row_index), content = row.content();
   const int64_t fed = k > 0 ? std::min(accepted, k - 1) : 0;
   row.target_slots = target_kept_under_faults({padding, content + accepted}, accepted, k, options_.faults);
   row.draft_slots = draft_kept_under_faults({padding, content + fed}, fed, accepted, k, options_.faults);

@@ -41,10 +41,11 @@ class BatchLayout {
   void start(std::vector<Row> rows);
   // After the prompt pass: both caches hold every row's prompt.
   void keep_prompts();
-  // After a verification pass over every row's pending token and K drafts, before the row
-  // gains its tokens: row `row` keeps the slots of its content and its `accepted` drafts in
-  // the target cache, and in the draft cache those of them the drafter fed (all but the last).
-  void keep(size_t row, int64_t accepted);
+  // After a verification pass over every row's pending token and `drafted` draft positions,
+  // before the row gains its tokens: row `row` keeps the slots of its content and its
+  // `accepted` drafts in the target cache, and in the draft cache those of them the drafter
+  // fed (all but the last).
+  void keep(size_t row, int64_t accepted, int64_t drafted);
 
   // EQSPEC: the rows `going_on` (batch rows, ascending) stay, re-padded to their new minimal
   // width; each cache moves their slots with one gather per layer (or, with

@@ -96,6 +96,9 @@ struct DecodeStats {
   }
 
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
+  // Mean tokens a row proposes per round it takes part in (K for a model drafter, 0 to K for
+  // n-gram lookup).
+  double draft_length() const { return row_rounds ? static_cast<double>(drafted) / row_rounds : 0.0; }
   // Mean tokens a row gains per round it takes part in (at most K + 1).
   double tokens_per_round() const { return row_rounds ? static_cast<double>(round_tokens) / row_rounds : 0.0; }
   double operators_per_round() const { return counted_rounds ? static_cast<double>(operators) / counted_rounds : 0.0; }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -11,12 +12,17 @@ namespace specgate {
 class KVCache;
 class Transformer;
 
+// Row i proposes tokens[i, :lengths[i]]; the rest of its row is padding that verification
+// never keeps.
 struct DraftProposal {
-  at::Tensor tokens;         // int64 [B, K], on the draft model's device (the host without one)
-  at::Tensor distributions;  // sampling: float64 [B, K, V], what each token was drawn from
+  at::Tensor tokens;             // int64 [B, k], k the longest row's drafts (at most K), on the
+                                 // draft model's device (the host without one)
+  std::vector<int64_t> lengths;  // drafts per row; empty when every row proposes k
+  at::Tensor distributions;      // sampling: float64 [B, k, V], what each token was drawn from;
+                                 // undefined for a drafter whose tokens are not drawn (a point mass)
 };
 
-// Proposes K tokens per row each round. A drafter with a model drafts through a KV cache
+// Proposes up to K tokens per row each round. A drafter with a model drafts through a KV cache
 // that the decoder owns and lays out like the batch (DESIGN.md I3), moving it with the
 // target's; a drafter without one gets a null cache.
 class Drafter {
@@ -27,7 +33,7 @@ class Drafter {
   virtual const Transformer* model() const = 0;
   // Takes in a batch whose rows hold only their prompts: caches them all in the empty `cache`.
   virtual void start(BatchState& state, const DecodeOptions& options, KVCache* cache) = 0;
-  // Drafts K tokens for every row; the batch's pending last token is the first input.
+  // Drafts up to K tokens for every row; the batch's pending last token is the first input.
   virtual DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) = 0;
 };
 

@@ -59,8 +59,14 @@ at::Tensor accepted_count_under_faults(at::Tensor leading, const at::Tensor& pas
   return leading;
 }
 
-at::Tensor bonus_column_under_faults(at::Tensor column, int64_t k, const FaultSet& faults) {
+at::Tensor verified_lengths_under_faults(at::Tensor lengths, int64_t k, const FaultSet& faults) {
+  if (faults.has(Fault::kRaggedPaddingVerified)) return at::full_like(lengths, k);
+  return lengths;
+}
+
+at::Tensor bonus_column_under_faults(at::Tensor column, int64_t k, const at::Tensor& lengths, const FaultSet& faults) {
   if (faults.has(Fault::kBonusLogitOffByOne)) return (column + 1).clamp_max(k);
+  if (faults.has(Fault::kRaggedBonusFromPadding)) return at::where(column.eq(lengths), at::full_like(column, k), column);
   return column;
 }
 

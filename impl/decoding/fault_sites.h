@@ -61,8 +61,14 @@ at::Tensor draft_tests_under_faults(at::Tensor passed, const FaultSet& faults);
 // failure too (kCountAfterMismatch).
 at::Tensor accepted_count_under_faults(at::Tensor leading, const at::Tensor& passed, const FaultSet& faults);
 
-// The column of the target's choices the greedy bonus is read from: one further (kBonusLogitOffByOne).
-at::Tensor bonus_column_under_faults(at::Tensor column, int64_t k, const FaultSet& faults);
+// How many drafts of each row (lengths [B]) verification tests: the batch's longest, k, for
+// every row (kRaggedPaddingVerified).
+at::Tensor verified_lengths_under_faults(at::Tensor lengths, int64_t k, const FaultSet& faults);
+
+// The column of the target's choices the greedy bonus is read from: one further
+// (kBonusLogitOffByOne); after the padding, column k, for a row that kept all its drafts
+// and had fewer than k (kRaggedBonusFromPadding).
+at::Tensor bonus_column_under_faults(at::Tensor column, int64_t k, const at::Tensor& lengths, const FaultSet& faults);
 
 // The greedy bonus: the rejected draft itself (kBonusFromDraft).
 at::Tensor greedy_bonus_under_faults(at::Tensor bonus, const at::Tensor& drafts, const at::Tensor& accepted,

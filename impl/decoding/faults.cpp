@@ -14,7 +14,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kName
     "bonus-logit-off-by-one", "count-after-mismatch",  "tokens-after-eos-kept", "always-accept",
     "residual-not-normalised", "raw-draft-distribution", "bonus-kv-wrong-position", "cache-advanced-by-drafted",
     "shared-random-stream",   "greedy-verification",   "draft-filter-skipped", "stale-draft-distribution",
-    "cancel-shifts-rows",
+    "cancel-shifts-rows",     "ragged-padding-verified", "ragged-bonus-from-padding",
     "group-mixed-lengths",    "wrong-sequence-kv",     "refill-loses-sequence", "refill-duplicates-sequence",
 };
 

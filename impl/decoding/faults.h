@@ -32,6 +32,8 @@ enum class Fault {
   kDraftFilterSkipped,      // sampling: q in p/q is tempered but not top-k / top-p filtered
   kStaleDraftDistribution,  // sampling: q in p/q is a buffer filled in the first round, never refreshed
   kCancelShiftsRows,        // a cancelled row leaves, the rows after it move up one without their K/V
+  kRaggedPaddingVerified,   // a row with fewer drafts than the batch's longest is tested on its padding too
+  kRaggedBonusFromPadding,  // a row that kept all its drafts, fewer than the longest, takes its bonus after the padding
   // EXSPEC only:
   kGroupMixedLengths,         // sequences of different lengths grouped without realignment
   kWrongSequenceKv,           // K/V written back into another sequence's slot of the pool

@@ -104,6 +104,10 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
     const RowDecision& decision = r.decision;
     const std::string where = "I4: sequence " + std::to_string(r.sequence_index) + ": ";
     const int64_t k = static_cast<int64_t>(decision.drafted.size());
+    if (decision.accepted > k)
+      violated(where + "kept " + std::to_string(decision.accepted) + " drafts of the " + std::to_string(k) +
+                   " it proposed",
+               r.sequence_index);
     std::vector<int64_t> proposed(decision.drafted.begin(),
                                   decision.drafted.begin() + std::min<int64_t>(decision.accepted, k));
     if (r.greedy && !options_.rollback) {

@@ -68,8 +68,8 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     positions = positions.narrow(1, positions.size(1) - 1, 1) + 1;
     valid = at::cat({valid, at::ones({batch, 1}, valid.options())}, 1);
   }
-  if (!sampling) return {at::stack(tokens, 1), at::Tensor()};
-  return {at::stack(tokens, 1), stale_distributions_.under_faults(at::stack(distributions, 1), options.faults)};
+  if (!sampling) return {at::stack(tokens, 1), {}, at::Tensor()};
+  return {at::stack(tokens, 1), {}, stale_distributions_.under_faults(at::stack(distributions, 1), options.faults)};
 }
 
 }  // namespace specgate

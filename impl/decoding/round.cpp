@@ -4,9 +4,10 @@
 // and both caches hold the K/V of every slot but the last: the last token of each row is
 // pending, the first input of the next pass.
 //
-// 1. Draft: the drafter proposes K tokens per row. With a model it runs K passes through the
-//    draft cache, each choice feeding the next pass on the device.
-// 2. Verify: one target pass over [pending, d_1 .. d_K] appends K + 1 slots to the target
+// 1. Draft: the drafter proposes up to K tokens per row, k for the longest row; the others are
+//    padded to k. With a model it runs K passes through the draft cache, each choice feeding
+//    the next pass on the device; n-gram lookup finds each row's drafts in its own context.
+// 2. Verify: one target pass over [pending, d_1 .. d_k] appends k + 1 slots to the target
 //    cache; acceptance (acceptance.h) decides every row on the device and brings back, in one
 //    copy, how many drafts each row keeps and its new tokens.
 // 3. Accept: each row gains its kept drafts and the bonus, ending at EOS or at its
@@ -100,15 +101,18 @@ void SpeculativeRound::prefill(BatchLayout& batch_layout) {
 std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
   BatchState& state = batch_layout.state();
   KVCache& target_cache = batch_layout.target_cache();
-  const int64_t k = options_.draft_tokens, width = state.width, batch = state.batch_size();
+  const int64_t width = state.width, batch = state.batch_size();
   const c10::Device device = target_.options().device();
   const FaultSet& faults = options_.faults;
 
-  // 1. Draft.
-  DraftProposal proposal = k > 0 ? drafter_.propose(state, k, options_, batch_layout.draft_cache()) : DraftProposal{};
+  // 1. Draft: up to K tokens a row; the round verifies as many positions as the longest row drafted.
+  DraftProposal proposal = options_.draft_tokens > 0
+                               ? drafter_.propose(state, options_.draft_tokens, options_, batch_layout.draft_cache())
+                               : DraftProposal{};
   proposal.tokens = proposal.tokens.defined()
                         ? upload(proposal.tokens, device)
                         : at::empty({batch, 0}, at::TensorOptions().dtype(at::kLong).device(device));
+  const int64_t k = proposal.tokens.size(1);
   timer_.charge(stats_.draft_seconds);
 
   // 2. Verify.
@@ -128,19 +132,19 @@ std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
     RoundRecord& record = records.emplace_back(RoundRecord{row.sequence_index, row.generated(), row.max_new_tokens,
                                                            row.sampling.greedy(), std::move(decisions[i]), {}});
     const RowDecision& decision = record.decision;
-    const int64_t a = decision.accepted;
-    batch_layout.keep(i, a);
+    const int64_t a = decision.accepted, drafted = static_cast<int64_t>(decision.drafted.size());
+    batch_layout.keep(i, a, k);
     record.appended = append_tokens(row, decision.new_tokens, options_);
     row.accept_lengths.push_back(static_cast<int64_t>(record.appended.size()));
-    row.drafted += k;
+    row.drafted += drafted;
     row.accepted += a;
+    stats_.drafted += drafted;
     stats_.accepted += a;
     stats_.generated += static_cast<int64_t>(record.appended.size());
     stats_.round_tokens += static_cast<int64_t>(record.appended.size());
   }
   stats_.rounds += 1;
   stats_.row_rounds += batch;
-  stats_.drafted += batch * k;
   timer_.charge(stats_.other_seconds);
   return records;
 }

@@ -1,5 +1,7 @@
 #include "impl/decoding/scripted_drafter.h"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
@@ -23,7 +25,17 @@ at::Tensor ScriptedDrafts::tokens(const BatchState& state, int64_t k) const {
 }
 
 DraftProposal ScriptedDrafter::propose(BatchState& state, int64_t k, const DecodeOptions&, KVCache*) {
-  return {script_.tokens(state, k), {}};
+  if (!lengths_) return {script_.tokens(state, k), {}, {}};
+  DraftProposal proposal;
+  int64_t longest = 0;
+  for (const Row& row : state.rows) {
+    const int64_t length =
+        std::clamp<int64_t>(lengths_(row.sequence_index, static_cast<int64_t>(row.accept_lengths.size())), 0, k);
+    proposal.lengths.push_back(length);
+    longest = std::max(longest, length);
+  }
+  proposal.tokens = script_.tokens(state, k).narrow(1, 0, longest).contiguous();
+  return proposal;
 }
 
 }  // namespace specgate

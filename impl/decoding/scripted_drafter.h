@@ -24,10 +24,16 @@ struct ScriptedDrafts {
   at::Tensor tokens(const BatchState& state, int64_t k) const;
 };
 
-// Drafts from a script alone, without a draft model (ModelDrafter runs a model under a script).
+// How many tokens sequence `sequence_index` proposes in its `round`-th round (capped at K).
+using DraftLengthScript = std::function<int64_t(int64_t sequence_index, int64_t round)>;
+
+// Drafts from a script alone, without a draft model (ModelDrafter runs a model under a script);
+// with `lengths`, ragged: each row proposes the first of its scripted tokens only. Its tokens
+// are not drawn: q is a point mass on each.
 class ScriptedDrafter final : public Drafter {
  public:
-  explicit ScriptedDrafter(ScriptedDrafts script) : script_(std::move(script)) {}
+  explicit ScriptedDrafter(ScriptedDrafts script, DraftLengthScript lengths = {})
+      : script_(std::move(script)), lengths_(std::move(lengths)) {}
 
   const Transformer* model() const override { return nullptr; }
   void start(BatchState&, const DecodeOptions&, KVCache*) override {}
@@ -35,6 +41,7 @@ class ScriptedDrafter final : public Drafter {
 
  private:
   ScriptedDrafts script_;
+  DraftLengthScript lengths_;
 };
 
 }  // namespace specgate

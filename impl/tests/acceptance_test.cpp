@@ -33,7 +33,7 @@ at::Tensor greedy_logits(const std::vector<int64_t>& choices, int64_t vocab) {
 DraftProposal greedy_drafts(const std::vector<std::vector<int64_t>>& rows) {
   std::vector<int64_t> flat;
   for (const auto& row : rows) flat.insert(flat.end(), row.begin(), row.end());
-  return {at::tensor(flat, kLong).view({static_cast<int64_t>(rows.size()), -1}), at::Tensor()};
+  return {at::tensor(flat, kLong).view({static_cast<int64_t>(rows.size()), -1}), {}, at::Tensor()};
 }
 
 // log(probabilities), -inf where a probability is 0: the logits of exactly that distribution.
@@ -70,6 +70,24 @@ TEST(Acceptance, RollbackKeepsTheBatchsSmallestAcceptanceInEveryRow) {
   EXPECT_EQ(v[1].new_tokens, (std::vector<int64_t>{0, 1}));
 }
 
+TEST(Acceptance, ARowIsTestedOnItsOwnDraftsOnlyAndTakesItsBonusRightAfterThem) {
+  DecodeOptions options;
+  BatchState state = batch_of(3, options);
+  const at::Tensor logits = greedy_logits({2, 3, 1, 4}, 5).expand({3, 4, 5}).contiguous();
+  // Every row's padding agrees with the target: kept, it would show.
+  DraftProposal ragged = greedy_drafts({{2, 3, 1}, {2, 3, 1}, {2, 3, 1}});
+  ragged.lengths = {3, 1, 0};
+  const std::vector<RowDecision> v = verify_drafts(logits, ragged, state, options);
+  EXPECT_EQ(v[0].accepted, 3);
+  EXPECT_EQ(v[0].new_tokens, (std::vector<int64_t>{2, 3, 1, 4}));
+  EXPECT_EQ(v[1].accepted, 1);
+  EXPECT_EQ(v[1].new_tokens, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(v[1].drafted, (std::vector<int64_t>{2}));
+  EXPECT_EQ(v[2].accepted, 0);
+  EXPECT_EQ(v[2].new_tokens, (std::vector<int64_t>{2})) << "a row without drafts still gains the target's token";
+  EXPECT_TRUE(v[2].drafted.empty());
+}
+
 // Sampled, K = 1, one position's p and q over V = 3 for every row; position 1 (the bonus after
 // an accepted draft) is a point mass on token 2.
 struct SampledRound {
@@ -81,7 +99,7 @@ SampledRound sampled_round(int64_t rows, const at::Tensor& p, const at::Tensor& 
   const at::Tensor after = at::tensor({0.0, 0.0, 1.0}, kDouble);
   const at::Tensor one = logits_of(at::stack({p, after})).unsqueeze(0);
   return {one.expand({rows, 2, 3}).contiguous(),
-          {at::full({rows, 1}, draft, kLong), q.view({1, 1, 3}).expand({rows, 1, 3}).contiguous()}};
+          {at::full({rows, 1}, draft, kLong), {}, q.view({1, 1, 3}).expand({rows, 1, 3}).contiguous()}};
 }
 
 TEST(Acceptance, SampledAcceptsExactlyWhenTheUniformFallsUnderPOverQ) {
@@ -109,6 +127,42 @@ TEST(Acceptance, SampledAcceptsExactlyWhenTheUniformFallsUnderPOverQ) {
   }
   EXPECT_GT(accepted, 0);
   EXPECT_LT(accepted, rows);
+}
+
+TEST(Acceptance, APointMassDraftIsKeptWithProbabilityPAndARejectionDrawsFromPWithoutIt) {
+  DecodeOptions options;
+  options.sampling = {.temperature = 1.0, .seed = 23};
+  const int64_t rows = 400;
+  BatchState state = batch_of(rows, options);
+  // Draft token 0 with p 0.5: kept when u < 0.5; else the bonus is drawn from (0, 0.3, 0.2)
+  // renormalised, (0, 0.6, 0.4). Row 1 proposes nothing: its bonus is drawn from p.
+  const at::Tensor p = at::tensor({0.5, 0.3, 0.2}, kDouble);
+  SampledRound round = sampled_round(rows, p, p, 0);
+  round.proposal.distributions = at::Tensor();
+  round.proposal.lengths.assign(rows, 1);
+  round.proposal.lengths[1] = 0;
+  std::vector<SequenceRng> streams;
+  for (const Row& row : state.rows) streams.push_back(row.rng);
+  const std::vector<RowDecision> v = verify_drafts(round.logits, round.proposal, state, options);
+  int64_t accepted = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const double u = streams[i].uniform();
+    if (i == 1) {
+      EXPECT_EQ(v[i].accepted, 0);
+      EXPECT_EQ(v[i].new_tokens, (std::vector<int64_t>{u < 0.5 ? 0 : u < 0.8 ? 1 : 2})) << "drawn from p with its first uniform";
+      EXPECT_EQ(state.rows[i].rng.uniform(), streams[i].uniform()) << "one uniform, for the bonus";
+      continue;
+    }
+    const bool accept = u < 0.5;
+    accepted += accept;
+    ASSERT_EQ(v[i].accepted, accept ? 1 : 0) << "row " << i << " u " << u;
+    const double next = streams[i].uniform();
+    const int64_t bonus = accept ? 2 : next < 0.6 ? 1 : 2;
+    EXPECT_EQ(v[i].new_tokens, accept ? (std::vector<int64_t>{0, 2}) : (std::vector<int64_t>{bonus})) << "row " << i;
+    EXPECT_EQ(state.rows[i].rng.uniform(), streams[i].uniform()) << "row " << i << " consumed another count";
+  }
+  EXPECT_GT(accepted, 150);
+  EXPECT_LT(accepted, 250);
 }
 
 TEST(Acceptance, SampledAcceptsEveryDraftWhenPEqualsQ) {

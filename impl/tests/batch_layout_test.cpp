@@ -93,7 +93,7 @@ TEST(BatchLayout, KeepHoldsTheContentAndTheAcceptedDraftsTheCachesHold) {
   for (const int64_t accepted : {0, 2, 3}) {
     layout.start(rows_of({{1, 2, 3}}, o));
     layout.state().width = 5;  // two padding slots
-    layout.keep(0, accepted);
+    layout.keep(0, accepted, o.draft_tokens);
     const Row& row = layout.state().rows[0];
     EXPECT_EQ(row.target_slots.first, 2);
     EXPECT_EQ(row.target_slots.count, 3 + accepted) << "the target cache holds every draft";

@@ -36,6 +36,7 @@ std::vector<Site> sites() {
   const at::Tensor passed = at::tensor({1, 0, 1}, kLong).to(at::kBool).view({1, 3});
   const at::Tensor drafts = at::tensor({7, 8, 9}, kLong).view({1, 3});
   const at::Tensor accepted = at::tensor({1}, kLong);
+  const at::Tensor lengths = at::tensor({1}, kLong);  // a row that kept its one draft of three
   const at::Tensor p = at::tensor({0.5, 0.5, 0.0}, kDouble).view({1, 3});
   const at::Tensor q = at::tensor({0.25, 0.25, 0.5}, kDouble).view({1, 3});
   const at::Tensor r = (p - q).clamp_min(0.0);
@@ -64,8 +65,10 @@ std::vector<Site> sites() {
        [=](const FaultSet& f) { return !same(draft_tests_under_faults(passed, f), passed); }},
       {"accepted_count_under_faults", {Fault::kCountAfterMismatch},
        [=](const FaultSet& f) { return accepted_count_under_faults(at::tensor({1}, kLong), passed, f).item<int64_t>() != 1; }},
-      {"bonus_column_under_faults", {Fault::kBonusLogitOffByOne},
-       [=](const FaultSet& f) { return !same(bonus_column_under_faults(accepted, 3, f), accepted); }},
+      {"verified_lengths_under_faults", {Fault::kRaggedPaddingVerified},
+       [=](const FaultSet& f) { return !same(verified_lengths_under_faults(lengths, 3, f), lengths); }},
+      {"bonus_column_under_faults", {Fault::kBonusLogitOffByOne, Fault::kRaggedBonusFromPadding},
+       [=](const FaultSet& f) { return !same(bonus_column_under_faults(accepted, 3, lengths, f), accepted); }},
       {"greedy_bonus_under_faults", {Fault::kBonusFromDraft},
        [=](const FaultSet& f) {
          const at::Tensor bonus = at::tensor({4}, kLong);
@@ -140,7 +143,9 @@ TEST(FaultSites, EachFaultBendsItsSiteAsDescribed) {
 
   const at::Tensor passed = at::tensor({1, 0, 1}, kLong).to(at::kBool).view({1, 3});
   EXPECT_EQ(accepted_count_under_faults(at::tensor({1}, kLong), passed, with(Fault::kCountAfterMismatch)).item<int64_t>(), 2);
-  EXPECT_EQ(bonus_column_under_faults(at::tensor({3}, kLong), 3, with(Fault::kBonusLogitOffByOne)).item<int64_t>(), 3)
+  EXPECT_EQ(bonus_column_under_faults(at::tensor({3}, kLong), 3, at::tensor({3}, kLong), with(Fault::kBonusLogitOffByOne))
+                .item<int64_t>(),
+            3)
       << "never past the last column";
   EXPECT_EQ(greedy_bonus_under_faults(at::tensor({4}, kLong), at::tensor({7, 8, 9}, kLong).view({1, 3}),
                                       at::tensor({1}, kLong), with(Fault::kBonusFromDraft))
