@@ -14,6 +14,7 @@
 
 #include "fixtures/models/tiny_configs.h"
 #include "impl/decoding/model_drafter.h"
+#include "impl/decoding/ngram_drafter.h"
 #include "impl/decoding/scripted_drafter.h"
 #include "impl/model/weights.h"
 #include "oracle/oracle.h"
@@ -78,7 +79,8 @@ inline std::map<int64_t, std::vector<int64_t>> oracle_outputs(const std::vector<
   return out;
 }
 
-enum class DrafterKind { kModel, kNearTarget, kScripted, kScriptedWithModel };
+// kScriptedRagged proposes 0 to K of its scripted tokens a round; kNgram looks them up.
+enum class DrafterKind { kModel, kNearTarget, kScripted, kScriptedWithModel, kScriptedRagged, kNgram };
 
 struct Scenario {
   int64_t batch;
@@ -113,6 +115,11 @@ inline std::unique_ptr<Drafter> make_drafter(DrafterKind kind, const ScriptedDra
       return std::make_unique<ScriptedDrafter>(script);
     case DrafterKind::kScriptedWithModel:
       return std::make_unique<ModelDrafter>(models().draft, &script);
+    case DrafterKind::kScriptedRagged:
+      return std::make_unique<ScriptedDrafter>(
+          script, [](int64_t sequence, int64_t round) { return (sequence * 5 + round * 3) % 4; });
+    case DrafterKind::kNgram:
+      return std::make_unique<NgramDrafter>(NgramOptions{.min_n = 1, .max_n = 2});
   }
   return nullptr;
 }

@@ -39,7 +39,7 @@ TEST(Eqspec, GreedyEqualsTheOracleForEveryBatchSizeKAndDrafter) {
       const DecodeOptions options = greedy_options(k);
       const auto expected = oracle_outputs(requests, options);
       for (DrafterKind kind : {DrafterKind::kModel, DrafterKind::kNearTarget, DrafterKind::kScripted,
-                               DrafterKind::kScriptedWithModel}) {
+                               DrafterKind::kScriptedWithModel, DrafterKind::kScriptedRagged, DrafterKind::kNgram}) {
         const std::string script = std::vector<std::string>{"all-accept", "all-reject", "one-row-rejects", "random"}[scenario++ % 4];
         SCOPED_TRACE("batch " + std::to_string(batch) + " K " + std::to_string(k) + " drafter " +
                      std::to_string(static_cast<int>(kind)) + " script " + script);
@@ -109,7 +109,9 @@ TEST(EqspecFaults, EveryGreedyFaultIsCaught) {
     std::string how;
     for (const Scenario& s : {Scenario{3, 3, DrafterKind::kScriptedWithModel, "random"},
                               Scenario{4, 2, DrafterKind::kScriptedWithModel, "all-accept"},
-                              Scenario{3, 3, DrafterKind::kModel, ""}, Scenario{4, 4, DrafterKind::kNearTarget, ""}}) {
+                              Scenario{3, 3, DrafterKind::kModel, ""}, Scenario{4, 4, DrafterKind::kNearTarget, ""},
+                              Scenario{4, 3, DrafterKind::kScriptedRagged, "all-accept"},
+                              Scenario{4, 3, DrafterKind::kNgram, ""}}) {
       const std::vector<SequenceRequest> requests = mixed_requests(s.batch, 77);
       DecodeOptions options = greedy_options(s.k, 10);
       const auto expected = oracle_outputs(requests, options);

@@ -77,12 +77,12 @@ TEST(BatchScheduler, AgingTakesSequencesWhoseDeadlineCannotWait) {
 // the window (so refills happen), mixed prompt lengths, every drafter; I1-I4 checked.
 TEST(Exspec, GreedyEqualsTheOracleForEveryBatchWindowAndDrafter) {
   const DrafterKind kinds[] = {DrafterKind::kScriptedWithModel, DrafterKind::kModel, DrafterKind::kScripted,
-                               DrafterKind::kNearTarget};
+                               DrafterKind::kNearTarget, DrafterKind::kScriptedRagged, DrafterKind::kNgram};
   int scenario = 0;
   for (int64_t batch : {1, 2, 3, 5, 8}) {
     for (int64_t window : {batch, 2 * batch + 1, 4 * batch}) {
       const int64_t k = 1 + scenario % 5;
-      const DrafterKind kind = kinds[scenario % 4];
+      const DrafterKind kind = kinds[scenario % 6];
       ++scenario;
       SCOPED_TRACE("B " + std::to_string(batch) + " W " + std::to_string(window) + " K " + std::to_string(k) +
                    " drafter " + std::to_string(static_cast<int>(kind)));
