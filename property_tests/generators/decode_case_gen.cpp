@@ -34,6 +34,24 @@ std::vector<std::vector<int64_t>> script(const std::string& kind, int64_t rows, 
   return table;
 }
 
+// Tokens proposed per row per round: K everywhere, none anywhere, K in one row and none in the
+// others, or random (shrinking toward K).
+std::vector<std::vector<int64_t>> draft_lengths(const std::string& kind, int64_t rows, int64_t rounds, int64_t k) {
+  std::vector<std::vector<int64_t>> table(rows, std::vector<int64_t>(rounds, k));
+  if (kind == "all-empty") {
+    for (auto& row : table) std::fill(row.begin(), row.end(), 0);
+  } else if (kind == "one-row-full") {
+    const int64_t full = *rc::gen::inRange<int64_t>(0, rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (i != full) std::fill(table[i].begin(), table[i].end(), 0);
+    }
+  } else if (kind == "random") {
+    const auto lengths = rc::gen::map(rc::gen::inRange<int64_t>(0, k + 1), [k](int64_t fewer) { return k - fewer; });
+    for (auto& row : table) row = *rc::gen::container<std::vector<int64_t>>(rounds, lengths);
+  }
+  return table;
+}
+
 ExspecOptions exspec_options(int64_t rows) {
   ExspecOptions o;
   o.batch_size = *rc::gen::inRange<int64_t>(1, rows + 1);
@@ -90,19 +108,25 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
       if (shape.scripted_only) {
         c.draft = *rc::gen::element(DraftKind::kScriptedModel, DraftKind::kScriptOnly);
       } else if (sampling || shape.free_drafts) {
-        c.draft = *rc::gen::element(DraftKind::kNearTarget, DraftKind::kIndependent);
+        c.draft = *rc::gen::element(DraftKind::kNearTarget, DraftKind::kIndependent, DraftKind::kNgram);
       } else {
         c.draft = *rc::gen::weightedElement<DraftKind>({{4, DraftKind::kScriptedModel},
                                                         {2, DraftKind::kNearTarget},
                                                         {1, DraftKind::kIndependent},
-                                                        {1, DraftKind::kScriptOnly}});
+                                                        {2, DraftKind::kScriptOnly},
+                                                        {2, DraftKind::kNgram}});
       }
+      if (c.draft == DraftKind::kNgram) c.ngram_max = *rc::gen::inRange<int64_t>(1, 5);
       c.draft_seed = *rc::gen::inRange<uint64_t>(0, 1000000);
       if (c.draft == DraftKind::kNearTarget) c.draft_noise = *rc::gen::element(0.05, 0.2, 0.5);
       if (c.scripted()) {
         c.script_kind = *rc::gen::element<std::string>("all-accept", "random", "all-reject", "alternating",
                                                        "one-row-rejects");
         c.script = script(c.script_kind, rows, c.max_new_tokens, c.k);
+        if (c.draft == DraftKind::kScriptOnly) {
+          c.lengths_kind = *rc::gen::element<std::string>("full", "all-empty", "one-row-full", "random");
+          c.draft_lengths = draft_lengths(c.lengths_kind, rows, c.max_new_tokens, c.k);
+        }
       } else {
         c.script_kind = "none";
         c.script.assign(rows, {});

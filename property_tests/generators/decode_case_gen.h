@@ -22,7 +22,8 @@ rc::Gen<props::ModelSpec> tiny_target();
 
 // Decoding cases: 1-16 rows with prompts of 1-48 tokens (sometimes all of one length), K 1-8,
 // 1-64 new tokens, acceptance scripts per row per round (all-accept, random, all-reject,
-// alternating, one row that always rejects), an EOS at a random step, EQSPEC or EXSPEC (B, W,
+// alternating, one row that always rejects), ragged drafts (scripted lengths per row per
+// round: full, all empty, one row full, random; or n-gram lookup), an EOS at a random step, EQSPEC or EXSPEC (B, W,
 // aging), greedy or sampling. Batch size, prompt lengths and new tokens grow with RapidCheck's
 // size; every part shrinks toward one row, short prompts, K = 1, few new tokens and every
 // draft accepted (few rounds).

@@ -5,6 +5,7 @@
 
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
+#include "impl/decoding/ngram_drafter.h"
 #include "impl/decoding/scripted_drafter.h"
 #include "oracle/oracle.h"
 #include "property_tests/properties/case_models.h"
@@ -74,7 +75,10 @@ std::unique_ptr<CaseContext::CaseDecoder> CaseContext::make_decoder(std::span<co
     script.vocab_size = case_.target.vocab;
   }
   if (case_.draft == DraftKind::kScriptOnly) {
-    made->drafter = std::make_unique<ScriptedDrafter>(script);
+    made->drafter = std::make_unique<ScriptedDrafter>(
+        script, [this](int64_t sequence, int64_t round) { return case_.draft_length(sequence, round); });
+  } else if (case_.draft == DraftKind::kNgram) {
+    made->drafter = std::make_unique<NgramDrafter>(NgramOptions{.min_n = 1, .max_n = case_.ngram_max});
   } else {
     made->drafter = std::make_unique<ModelDrafter>(*draft_, case_.scripted() ? &script : nullptr);
   }

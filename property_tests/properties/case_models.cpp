@@ -34,6 +34,7 @@ std::optional<Transformer> build_draft(const ModelSpec& target_spec, const Trans
                                        uint64_t seed, double noise) {
   switch (kind) {
     case DraftKind::kScriptOnly:
+    case DraftKind::kNgram:
       return std::nullopt;
     case DraftKind::kNearTarget:
       return Transformer(target.config(), perturbed(target.weights(), target.config(), seed, noise));

@@ -124,7 +124,15 @@ Enum enum_from_name(const Fields& f, const std::string& field, const std::array<
 
 constexpr std::array kDecoders = {DecoderKind::kEqspec, DecoderKind::kExspec};
 constexpr std::array kDraftKinds = {DraftKind::kScriptedModel, DraftKind::kScriptOnly, DraftKind::kNearTarget,
-                                    DraftKind::kIndependent};
+                                    DraftKind::kIndependent, DraftKind::kNgram};
+
+// Row `row`'s entry for `round` of a per-round table (later rounds repeat the last), clamped
+// to [0, k]; k for a row without entries.
+int64_t per_round(const std::vector<std::vector<int64_t>>& table, int64_t row, int64_t round, int64_t k) {
+  if (static_cast<size_t>(row) >= table.size() || table[row].empty()) return k;
+  const std::vector<int64_t>& rounds = table[row];
+  return std::clamp<int64_t>(rounds[std::min<size_t>(round, rounds.size() - 1)], 0, k);
+}
 
 }  // namespace
 
@@ -149,10 +157,10 @@ ModelConfig ModelSpec::config() const {
   return c;
 }
 
+int64_t DecodeCase::draft_length(int64_t row, int64_t round) const { return per_round(draft_lengths, row, round, k); }
+
 int64_t DecodeCase::scripted_accepts(int64_t row, int64_t round) const {
-  const std::vector<int64_t>& rounds = script.at(row);
-  if (rounds.empty()) return k;
-  return std::clamp<int64_t>(rounds[std::min<size_t>(round, rounds.size() - 1)], 0, k);
+  return per_round(script, row, round, draft_length(row, round));
 }
 
 std::string_view decoder_name(DecoderKind kind) { return kind == DecoderKind::kEqspec ? "eqspec" : "exspec"; }
@@ -167,6 +175,8 @@ std::string_view draft_kind_name(DraftKind kind) {
       return "near-target";
     case DraftKind::kIndependent:
       return "independent";
+    case DraftKind::kNgram:
+      return "ngram";
   }
   return "";
 }
@@ -180,6 +190,9 @@ json to_json(const DecodeCase& c) {
       {"max_new_tokens", c.max_new_tokens},
       {"script_kind", c.script_kind},
       {"script", c.script},
+      {"lengths_kind", c.lengths_kind},
+      {"draft_lengths", c.draft_lengths},
+      {"ngram_max", c.ngram_max},
       {"eos", c.eos ? json{{"row", c.eos->row}, {"step", c.eos->step}} : json(nullptr)},
       {"decoder", decoder_name(c.decoder)},
       {"sampling",
@@ -215,6 +228,13 @@ DecodeCase decode_case_from_json(const json& object, const std::string& source) 
   c.script_kind = f.string("script_kind");
   c.script = f.rows("script", 0, c.k);
   if (c.script.size() != c.prompts.size()) f.fail("script", "needs one row per prompt");
+  if (f.has("lengths_kind")) c.lengths_kind = f.string("lengths_kind");
+  if (f.has("draft_lengths")) {
+    c.draft_lengths = f.rows("draft_lengths", 0, c.k);
+    if (!c.draft_lengths.empty() && c.draft_lengths.size() != c.prompts.size())
+      f.fail("draft_lengths", "needs one row per prompt");
+  }
+  if (f.has("ngram_max")) c.ngram_max = f.integer("ngram_max", 1, 64);
   if (f.has("eos")) {
     const Fields eos = f.object("eos");
     c.eos = EosSpec{eos.integer("row", 0, c.batch_size() - 1), eos.integer("step", 0, c.max_new_tokens - 1)};
@@ -256,6 +276,9 @@ json summary(const DecodeCase& c) {
               {"mode", c.sampling.greedy() ? "greedy" : "sampling"},
               {"draft", draft_kind_name(c.draft)}};
   if (c.scripted()) out["script"] = {{"kind", c.script_kind}, {"accepts", c.script}};
+  if (c.draft == DraftKind::kScriptOnly && !c.draft_lengths.empty())
+    out["draft_lengths"] = {{"kind", c.lengths_kind}, {"lengths", c.draft_lengths}};
+  if (c.draft == DraftKind::kNgram) out["ngram_max"] = c.ngram_max;
   if (c.decoder == DecoderKind::kExspec)
     out["exspec"] = {{"batch_size", c.exspec.batch_size}, {"window", c.exspec.window}};
   if (c.eos) out["eos"] = {{"row", c.eos->row}, {"step", c.eos->step}};

@@ -37,6 +37,7 @@ enum class DraftKind {
   kScriptOnly,     // the script alone, no draft model (no draft cache)
   kNearTarget,     // the target's weights plus relative noise, drafting freely
   kIndependent,    // an unrelated one-layer model, drafting freely
+  kNgram,          // prompt lookup in each row's own context: 0 to K drafts a row, no model
 };
 
 // The EOS id of a case: the token the greedy oracle emits for `row`'s prompt at `step`, so
@@ -60,6 +61,11 @@ struct DecodeCase {
   int64_t max_new_tokens = 1;
   std::string script_kind;  // how `script` was generated: all-accept, all-reject, alternating, ...
   std::vector<std::vector<int64_t>> script;
+  // kScriptOnly: tokens each row proposes per round (later rounds repeat the last entry; K
+  // for a row without entries), generated as `lengths_kind`: full, all-empty, one-row-full, random.
+  std::string lengths_kind = "full";
+  std::vector<std::vector<int64_t>> draft_lengths;
+  int64_t ngram_max = 3;  // kNgram: the longest n-gram matched (the shortest is 1)
   std::optional<EosSpec> eos;
 
   DecoderKind decoder = DecoderKind::kEqspec;
@@ -72,7 +78,9 @@ struct DecodeCase {
 
   int64_t batch_size() const { return static_cast<int64_t>(prompts.size()); }
   bool scripted() const { return draft == DraftKind::kScriptedModel || draft == DraftKind::kScriptOnly; }
-  // Drafts sequence `row` gets right in its `round`-th round (0-based), at most K.
+  // Tokens sequence `row` proposes in its `round`-th round (0-based), at most K.
+  int64_t draft_length(int64_t row, int64_t round) const;
+  // Drafts sequence `row` gets right in its `round`-th round, at most its draft length.
   int64_t scripted_accepts(int64_t row, int64_t round) const;
 };
 

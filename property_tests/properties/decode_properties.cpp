@@ -102,7 +102,7 @@ CaseFailure scripted_acceptance(const DecodeCase& c, const FaultSet& faults) {
     const std::vector<SequenceRequest> requests = requests_for(c.prompts);
     const DecodeRun run = context.run(requests, faults);
     if (CaseFailure v = check_result_order(run.results, requests.size())) return v;
-    int64_t scripted = 0, rounds = 0, generated = 0, round_tokens = 0;
+    int64_t scripted = 0, drafted = 0, rounds = 0, generated = 0, round_tokens = 0;
     for (size_t i = 0; i < run.results.size(); ++i) {
       const SequenceResult& r = run.results[i];
       const std::string where = "sequence " + std::to_string(i) + ": ";
@@ -124,6 +124,7 @@ CaseFailure scripted_acceptance(const DecodeCase& c, const FaultSet& faults) {
           return where + "round " + std::to_string(round) + " appended " + std::to_string(lengths[round]) +
                  " tokens, the script gives " + std::to_string(expected - 1) + " accepted drafts plus one";
         scripted += expected - 1;
+        drafted += c.draft_length(static_cast<int64_t>(i), round);
       }
       rounds += count;
       generated += static_cast<int64_t>(r.tokens.size());
@@ -131,7 +132,7 @@ CaseFailure scripted_acceptance(const DecodeCase& c, const FaultSet& faults) {
     }
     const DecodeStats& s = run.stats;
     const std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> counters = {
-        {"accepted", {s.accepted, scripted}},           {"drafted", {s.drafted, c.k * rounds}},
+        {"accepted", {s.accepted, scripted}},           {"drafted", {s.drafted, drafted}},
         {"row_rounds", {s.row_rounds, rounds}},         {"generated", {s.generated, generated}},
         {"round_tokens", {s.round_tokens, round_tokens}}};
     for (const auto& [name, values] : counters) {

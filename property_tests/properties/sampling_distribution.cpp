@@ -9,6 +9,7 @@
 
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
+#include "impl/decoding/ngram_drafter.h"
 #include "property_tests/properties/case_models.h"
 
 namespace specgate::props {
@@ -24,12 +25,17 @@ at::Tensor next_token_distribution(const Transformer& model, const std::vector<i
   return sampling_distribution(model.logits(hidden[0][n - 1]), sampling).contiguous();
 }
 
-std::vector<SequenceResult> decode(const DistributionScenario& s, const Transformer& target, const Transformer& draft,
+std::vector<SequenceResult> decode(const DistributionScenario& s, const Transformer& target, const Transformer* draft,
                                    std::span<const SequenceRequest> requests, const DecodeOptions& options) {
-  ModelDrafter drafter(draft);
+  std::unique_ptr<Drafter> drafter;
+  if (s.draft == DraftKind::kNgram) {
+    drafter = std::make_unique<NgramDrafter>(NgramOptions{.min_n = 1, .max_n = 2});
+  } else {
+    drafter = std::make_unique<ModelDrafter>(*draft);
+  }
   const DecoderSettings settings{.decode = options, .batch_size = s.batch_size, .exspec = {.window = s.window},
                                  .sequence_capacity = cache_capacity(requests, options)};
-  return decode_all(*make_decoder(s.decoder, target, &drafter, settings), requests);
+  return decode_all(*make_decoder(s.decoder, target, drafter.get(), settings), requests);
 }
 
 }  // namespace
@@ -63,7 +69,7 @@ std::map<Outcome, double> exact_output_distribution(const Transformer& target, c
 
 DistributionTestResult distribution_test(const DistributionScenario& s, const FaultSet& faults, double alpha) {
   const Transformer target = build_target(s.target);
-  const Transformer draft = *build_draft(s.target, target, s.draft, s.draft_seed, s.draft_noise);
+  const std::optional<Transformer> draft = build_draft(s.target, target, s.draft, s.draft_seed, s.draft_noise);
   DecodeOptions options;
   options.draft_tokens = s.k;
   options.max_new_tokens = s.max_new_tokens;
@@ -80,7 +86,7 @@ DistributionTestResult distribution_test(const DistributionScenario& s, const Fa
   for (int64_t first = 0; first < static_cast<int64_t>(requests.size()); first += chunk) {
     const int64_t size = std::min<int64_t>(chunk, static_cast<int64_t>(requests.size()) - first);
     const std::span<const SequenceRequest> batch(requests.data() + first, size);
-    for (const SequenceResult& result : decode(s, target, draft, batch, options))
+    for (const SequenceResult& result : decode(s, target, draft ? &*draft : nullptr, batch, options))
       ++counts[result.sequence_index % prompts][result.tokens];
   }
 
@@ -186,6 +192,34 @@ std::vector<DistributionScenario> distribution_panel() {
     s.sampling = {.temperature = 1.3, .top_p = 0.95, .min_p = 0.2, .seed = 105};
     s.batch_size = 24;
     s.samples_per_prompt = 1500;
+  }
+  {
+    // Prompt lookup: a point-mass q, ragged rows (prompts that repeat themselves and prompts
+    // that do not), each draft kept with probability p(d).
+    DistributionScenario& s = panel.emplace_back();
+    s.name = "eqspec-ngram";
+    s.target = model("llama", 2, 6, 61);
+    s.draft = DraftKind::kNgram;
+    s.prompts = {{3, 1, 3, 1, 3}, {0, 2, 4}, {5, 5, 1, 5}};
+    s.k = 3;
+    s.max_new_tokens = 3;
+    s.sampling = {.temperature = 0.9, .top_k = 4, .seed = 106};
+    s.batch_size = 24;
+    s.samples_per_prompt = 1500;
+  }
+  {
+    DistributionScenario& s = panel.emplace_back();
+    s.name = "exspec-ngram";
+    s.target = model("qwen3", 2, 5, 71);
+    s.draft = DraftKind::kNgram;
+    s.prompts = {{2, 4, 2, 4}, {1, 3, 0, 1}};
+    s.k = 2;
+    s.max_new_tokens = 3;
+    s.sampling = {.temperature = 1.1, .top_p = 0.9, .seed = 107};
+    s.decoder = DecoderKind::kExspec;
+    s.batch_size = 12;
+    s.window = 24;
+    s.samples_per_prompt = 2000;
   }
   return panel;
 }

@@ -25,7 +25,7 @@ inline constexpr double kDistributionAlpha = 1e-4;
 struct DistributionScenario {
   std::string name;
   ModelSpec target;
-  DraftKind draft = DraftKind::kIndependent;  // kIndependent or kNearTarget
+  DraftKind draft = DraftKind::kIndependent;  // kIndependent, kNearTarget or kNgram
   uint64_t draft_seed = 0;
   double draft_noise = 0.0;
   std::vector<std::vector<int64_t>> prompts;
