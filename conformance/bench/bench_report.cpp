@@ -198,6 +198,7 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
     r["phase_fraction"] = phase_fraction(m.stats);
     r["acceptance_rate"] = m.stats.acceptance_rate();
     r["tokens_per_round"] = m.stats.tokens_per_round();
+    r["draft_length"] = m.stats.draft_length();
     r["operators_per_round"] = m.operators_per_round;
     r["host_syncs_per_round"] = m.host_syncs_per_round;
     r["grouping_rate"] = exspec ? nlohmann::ordered_json(m.exspec_stats.grouping_rate()) : nullptr;

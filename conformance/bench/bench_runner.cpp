@@ -22,7 +22,7 @@ double quantile(std::vector<double> values, double q) {
 // One run over every request; `flag`, when given, is switched on in the decode options.
 EngineTally run_once(const BenchSetup& setup, Engine engine, int64_t batch_size, const ExspecOptions& exspec,
                      bool DecodeOptions::*flag = nullptr) {
-  EngineSpec spec{.engine = engine, .target = setup.target, .draft = setup.draft,
+  EngineSpec spec{.engine = engine, .target = setup.target, .drafting = setup.drafting, .draft = setup.draft,
                   .script = setup.script ? &*setup.script : nullptr,
                   .decoder = {.decode = setup.decode, .batch_size = batch_size, .exspec = exspec}};
   if (flag != nullptr) spec.decoder.decode.*flag = true;

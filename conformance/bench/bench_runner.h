@@ -23,7 +23,8 @@ inline constexpr Engine kBenchEngines[] = {Engine::kNonspecBatch, Engine::kEqspe
 // What every measurement of one run shares.
 struct BenchSetup {
   const Transformer* target = nullptr;
-  const Transformer* draft = nullptr;
+  Drafting drafting;
+  const Transformer* draft = nullptr;  // drafting with a model
   std::vector<SequenceRequest> requests;
   DecodeOptions decode;                  // greedy; K, max_new_tokens and EOS set
   std::optional<ScriptedDrafts> script;  // scripted acceptance

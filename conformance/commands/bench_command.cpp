@@ -30,6 +30,7 @@ struct BenchOptions {
   std::vector<std::string> engines = {"nonspec-batch", "eqspec", "naive-realign", "exspec", "exspec-aging"};
   std::vector<int64_t> batch_sizes = {1, 2, 4, 8, 16};
   int64_t draft_tokens = 4;
+  DraftingFlags drafting;
   std::filesystem::path target, draft, bench, json, svg;
   int64_t max_new_tokens = 64;
   std::string acceptance = "model";
@@ -126,9 +127,14 @@ void print_table(const std::vector<Measurement>& measurements) {
 void run_bench(const BenchOptions& options) {
   std::vector<Engine> engines;
   for (const std::string& name : options.engines) engines.push_back(engine_from_name(name, kBenchEngines, "--engines"));
-  const bool speculative = std::any_of(engines.begin(), engines.end(), needs_draft);
-  if (speculative && options.draft.empty()) throw InputError("--draft: the speculative engines need a draft checkpoint");
+  const Drafting drafting = options.drafting.drafting();
+  const bool with_draft_model = std::any_of(engines.begin(), engines.end(),
+                                            [&](Engine engine) { return needs_draft_model(engine, drafting); });
+  if (with_draft_model && options.draft.empty())
+    throw InputError("--draft: the speculative engines need a draft checkpoint, or --drafter ngram");
   const AcceptanceMode acceptance = acceptance_from_name(options.acceptance);
+  if (acceptance.scripted_alpha && drafting.ngram)
+    throw InputError("--acceptance: a scripted acceptance drives a draft model; --drafter ngram drafts from the context");
   const ChatTemplate chat_template = chat_template_from_name(options.chat_template, "--chat-template");
   const at::ScalarType dtype = options.loading.scalar_type();
   const c10::Device device = options.loading.torch_device();
@@ -142,11 +148,12 @@ void run_bench(const BenchOptions& options) {
   const std::vector<Question> questions = bench_questions(options);
   const int64_t prompt_ids_given = questions_with_prompt_ids(questions);
   const bool every_prompt_given = prompt_ids_given == static_cast<int64_t>(questions.size());
-  const ModelPair models = load_model_pair(options.target, speculative ? options.draft : "", dtype, device, !every_prompt_given);
+  const ModelPair models =
+      load_model_pair(options.target, with_draft_model ? options.draft : "", dtype, device, !every_prompt_given);
   const PromptFormat format{models.tokenizer.get(), chat_template};
   if (format.tokenizer != nullptr) check_template_tokens(format, "--chat-template");
   const std::vector<std::vector<int64_t>> prompts = first_turn_prompts(options, questions, format, models.target);
-  BenchSetup setup{.target = &models.target, .draft = models.draft_or_null(),
+  BenchSetup setup{.target = &models.target, .drafting = drafting, .draft = models.draft_or_null(),
                    .window_per_batch = options.window_batches, .max_wait = options.max_wait};
   setup.requests = cycle_prompts(prompts, options.sequences > 0 ? options.sequences : static_cast<int64_t>(prompts.size()));
   if (options.sort_by_length) {
@@ -199,6 +206,9 @@ void run_bench(const BenchOptions& options) {
                         {"sequences", setup.requests.size()},
                         {"sorted_by_prompt_length", options.sort_by_length},
                         {"draft_tokens", options.draft_tokens},
+                        {"drafter", drafting.name()},
+                        {"ngram", drafting.ngram ? nlohmann::ordered_json{{"min", drafting.lookup.min_n}, {"max", drafting.lookup.max_n}}
+                                                 : nlohmann::ordered_json(nullptr)},
                         {"max_new_tokens", options.max_new_tokens},
                         {"acceptance", acceptance.name()},
                         {"dtype", options.loading.dtype},
@@ -237,6 +247,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round")->capture_default_str();
+  add_drafting_flags(*c, o->drafting);
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder");
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl (first turns are the prompts)")->required();

@@ -127,6 +127,7 @@ std::string headline(const std::vector<DemoRow>& rows, int64_t batch_size) {
 
 void run_demo(const DemoOptions& options) {
   const int64_t window = options.decoder.exspec_window();
+  const Drafting drafting = options.decoder.drafting.drafting();
   const std::filesystem::path fixtures = options.fixtures.empty() ? options.out / "fixtures" : options.fixtures;
   DraftAgreement agreement;
   if (options.fixtures.empty()) {
@@ -156,9 +157,10 @@ void run_demo(const DemoOptions& options) {
                                            {Engine::kEqspec, "eqspec", ""},
                                            {Engine::kExspec, "exspec", ""},
                                            {Engine::kEqspec, "eqspec + fault " + options.fault, options.fault}};
-  std::printf("generating %lld tokens for each of %zu questions with %zu engines (batch %lld, K %lld, float32, cpu)\n",
+  std::printf("generating %lld tokens for each of %zu questions with %zu engines (batch %lld, K %lld, %s drafts, float32, cpu)\n",
               static_cast<long long>(options.max_new_tokens), questions.size(), engines.size(),
-              static_cast<long long>(options.decoder.batch_size), static_cast<long long>(options.decoder.draft_tokens));
+              static_cast<long long>(options.decoder.batch_size), static_cast<long long>(options.decoder.draft_tokens),
+              drafting.name().c_str());
   std::fflush(stdout);
 
   std::vector<DemoRow> rows;
@@ -168,8 +170,8 @@ void run_demo(const DemoOptions& options) {
     for (const DemoEngine& demo : engines) {
       progress.update(static_cast<int64_t>(rows.size()), demo.label);
       EngineRun run{.tokenizer = models.tokenizer.get(), .model_id = "specgate-fixture-target"};
-      run.spec = {.engine = demo.engine, .target = &models.target,
-                  .draft = needs_draft(demo.engine) ? models.draft_or_null() : nullptr,
+      run.spec = {.engine = demo.engine, .target = &models.target, .drafting = drafting,
+                  .draft = needs_draft_model(demo.engine, drafting) ? models.draft_or_null() : nullptr,
                   .decoder = {.decode = decode, .batch_size = options.decoder.batch_size, .exspec = {.window = window}},
                   .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0};
       if (!demo.fault.empty()) run.spec.decoder.decode.faults.add(fault_from_name(demo.fault));

@@ -131,9 +131,8 @@ std::string verdict_line(const LocatedViolation& violation, bool all_turns, size
 void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const Engine engine = engine_from_name(options.engine, kEngines, "--engine");
   const ChatTemplate chat_template = chat_template_from_name(options.chat_template, "--chat-template");
-  if (needs_draft(engine) && options.draft.empty()) throw InputError("--engine " + options.engine + " needs --draft DIR");
-  if (!needs_draft(engine) && !options.draft.empty())
-    throw InputError("--draft: engine " + options.engine + " uses no draft model");
+  const Drafting drafting = options.decoder.drafting.drafting();
+  check_draft_flag(engine, drafting, !options.draft.empty());
   if (engine == Engine::kOracle && !options.faults.empty())
     throw InputError("--inject-fault: the oracle is the reference and takes no faults");
   if (engine != Engine::kOracle && command.count("--top-logprobs") > 0)
@@ -183,7 +182,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",
                 .model_id = options.target.filename().string(),
                 .stopping = [] { return StopSignals::stop_requested().load(); }, .streams = std::move(streams)};
-  run.spec = {.engine = engine, .target = &target, .draft = models.draft_or_null(),
+  run.spec = {.engine = engine, .target = &target, .drafting = drafting, .draft = models.draft_or_null(),
               .decoder = {.decode = decode,
                           .batch_size = options.decoder.batch_size,
                           .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
@@ -212,7 +211,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
 
   std::printf("%s: %zu questions, %lld tokens in %.2f s (%.1f tokens/s)", options.engine.c_str(), questions.size(),
               static_cast<long long>(tally.tokens), tally.seconds, tally.tokens / std::max(tally.seconds, 1e-9));
-  if (needs_draft(engine))
+  if (speculates(engine))
     std::printf(", acceptance %.3f, %.2f tokens per round", tally.stats.acceptance_rate(), tally.stats.tokens_per_round());
   if (engine == Engine::kExspec) std::printf(", grouping rate %.3f", tally.exspec_stats.grouping_rate());
   std::printf("; wrote %s\n", options.out.string().c_str());
@@ -225,7 +224,7 @@ void add_generate_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand("generate", "Generate answers to a Spec-Bench question file with one engine");
   c->add_option("--engine", o->engine, "oracle, nonspec-batch, eqspec, exspec or rollback")->required();
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
-  c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec, rollback)");
+  c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec, rollback with --drafter model)");
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl")->required();
   c->add_option("--out", o->out, "Answer JSONL to write")->required();
   c->add_flag("--resume", o->resume, "Answer only the questions --out lacks, and append");

@@ -47,7 +47,7 @@ std::pair<FaultSet, ResponseFaults> serve_faults(const ServeOptions& o, Engine e
   ResponseFaults response_faults;
   for (const std::string& name : o.faults) {
     if (const std::optional<ResponseFault> fault = response_fault_from_name(name)) {
-      if (!needs_draft(engine))
+      if (!speculates(engine))
         throw InputError("--inject-fault: " + name + " is a fault of speculative decoding; engine " + o.engine + " does not speculate");
       response_faults.add(*fault);
     } else {
@@ -65,8 +65,8 @@ extern "C" void on_serve_signal(int) { stop_serving.store(true); }
 void run_serve(const ServeOptions& o) {
   constexpr Engine kServed[] = {Engine::kExspec, Engine::kEqspec, Engine::kNonspecBatch, Engine::kOracle};
   const Engine engine = engine_from_name(o.engine, kServed, "--engine");
-  if (needs_draft(engine) && o.draft.empty()) throw InputError("--engine " + o.engine + " needs --draft DIR");
-  if (!needs_draft(engine) && !o.draft.empty()) throw InputError("--draft: engine " + o.engine + " uses no draft model");
+  const Drafting drafting = o.decoder.drafting.drafting();
+  check_draft_flag(engine, drafting, !o.draft.empty());
   const int64_t window = o.decoder.exspec_window();
   const auto [faults, response_faults] = serve_faults(o, engine);
 
@@ -83,7 +83,7 @@ void run_serve(const ServeOptions& o) {
   decode.eos_ids = config.eos_token_ids;
   decode.faults = faults;
   const ServeEngineSettings settings{
-      .engine = engine, .target = &models.target, .draft = models.draft_or_null(),
+      .engine = engine, .target = &models.target, .drafting = drafting, .draft = models.draft_or_null(),
       .decoder = {.decode = decode, .batch_size = o.decoder.batch_size, .exspec = {.window = window},
                   .sequence_capacity = cache_capacity(limits.context, o.decoder.draft_tokens)}};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);

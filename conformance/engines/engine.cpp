@@ -30,7 +30,7 @@ std::string engine_name(Engine engine) {
   return std::find_if(std::begin(kNames), std::end(kNames), [engine](const auto& n) { return n.second == engine; })->first;
 }
 
-bool needs_draft(Engine engine) { return engine != Engine::kOracle && engine != Engine::kNonspecBatch; }
+bool speculates(Engine engine) { return engine != Engine::kOracle && engine != Engine::kNonspecBatch; }
 
 bool is_exspec(Engine engine) { return engine == Engine::kExspec || engine == Engine::kExspecAging; }
 

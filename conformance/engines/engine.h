@@ -16,7 +16,8 @@ enum class Engine { kOracle, kNonspecBatch, kEqspec, kNaiveRealign, kExspec, kEx
 // `name` among the engines a command offers; InputError naming `flag` and the choices otherwise.
 Engine engine_from_name(std::string_view name, std::span<const Engine> choices, std::string_view flag);
 std::string engine_name(Engine engine);
-bool needs_draft(Engine engine);
+// Whether `engine` drafts and verifies (every engine but the oracle and nonspec-batch).
+bool speculates(Engine engine);
 bool is_exspec(Engine engine);
 // The batch decoder an engine other than the oracle runs.
 DecoderKind decoder_kind(Engine engine);

@@ -8,7 +8,6 @@
 
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/invariant_checker.h"
-#include "impl/decoding/model_drafter.h"
 #include "oracle/oracle.h"
 
 namespace specgate::cli {
@@ -58,15 +57,14 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
                             const std::function<void(SequenceResult)>& finished, const std::function<bool()>& stopping) {
   if (requests.empty()) return;
   const DecoderKind kind = decoder_kind(spec.engine);
-  std::optional<ModelDrafter> drafter;
-  if (needs_draft(spec.engine)) drafter.emplace(*spec.draft, spec.script);
+  const std::unique_ptr<Drafter> drafter = make_drafter(spec.engine, spec.drafting, spec.draft, spec.script);
   DecoderSettings settings = spec.decoder;
   settings.sequence_capacity = cache_capacity(requests, settings.decode);
   const std::vector<SequenceRequest> order = admits_shortest_first(kind, settings)
                                                  ? shortest_prompt_first(requests)
                                                  : std::vector<SequenceRequest>(requests.begin(), requests.end());
   const auto start = Clock::now();
-  const std::unique_ptr<Decoder> decoder = make_decoder(kind, *spec.target, drafter ? &*drafter : nullptr, settings);
+  const std::unique_ptr<Decoder> decoder = make_decoder(kind, *spec.target, drafter.get(), settings);
   std::map<int64_t, int64_t> in_flight;  // sequence -> the decoder's round count at its admission
   const auto admitting = [&](const SequenceRequest& request) {
     in_flight[request.sequence_index] = decoder->stats().rounds;

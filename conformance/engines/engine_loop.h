@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/engines/drafting.h"
 #include "conformance/engines/engine.h"
 #include "impl/decoding/decode_types.h"
 #include "impl/decoding/decoders.h"
@@ -20,8 +21,9 @@ namespace specgate::cli {
 struct EngineSpec {
   Engine engine = Engine::kOracle;
   const Transformer* target = nullptr;
-  const Transformer* draft = nullptr;      // engines that need_draft()
-  const ScriptedDrafts* script = nullptr;  // scripted acceptance (bench)
+  Drafting drafting;                       // speculative engines
+  const Transformer* draft = nullptr;      // engines that need a draft model
+  const ScriptedDrafts* script = nullptr;  // scripted acceptance (bench, with a draft model)
   DecoderSettings decoder;                 // the oracle takes decode's length, sampling and EOS ids;
                                            // sequence_capacity is set for each run's requests
   int64_t top_logprobs = 0;                // oracle

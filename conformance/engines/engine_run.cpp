@@ -9,9 +9,9 @@
 namespace specgate::cli {
 namespace {
 
-// A speculative engine's count of draft tokens; none for the others, which draft nothing.
-std::optional<int64_t> draft_count(const EngineSpec& spec, int64_t count) {
-  return needs_draft(spec.engine) ? std::optional<int64_t>(count) : std::nullopt;
+// A speculative engine's count (where `applies`); none for the others, which draft nothing.
+std::optional<int64_t> draft_count(const EngineSpec& spec, int64_t count, bool applies = true) {
+  return speculates(spec.engine) && applies ? std::optional<int64_t>(count) : std::nullopt;
 }
 
 }  // namespace
@@ -28,6 +28,9 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
       .started_at = unix_seconds(),
       .max_new_tokens = decoder.decode.max_new_tokens,
       .draft_tokens = draft_count(run.spec, decoder.decode.draft_tokens),
+      .drafter = speculates(run.spec.engine) ? std::optional(run.spec.drafting.name()) : std::nullopt,
+      .ngram_min = draft_count(run.spec, run.spec.drafting.lookup.min_n, run.spec.drafting.ngram),
+      .ngram_max = draft_count(run.spec, run.spec.drafting.lookup.max_n, run.spec.drafting.ngram),
       .window = is_exspec(run.spec.engine) ? std::optional(decoder.exspec.window) : std::nullopt,
       .dtype = dtype_name(run.spec.target->options().dtype().toScalarType()),
       .sampling = {.temperature = sampling.temperature, .top_k = sampling.top_k, .top_p = sampling.top_p,

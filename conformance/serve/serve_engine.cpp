@@ -5,7 +5,7 @@
 #include <optional>
 #include <random>
 
-#include "impl/decoding/model_drafter.h"
+#include "conformance/engines/drafting.h"
 #include "oracle/oracle.h"
 
 namespace specgate::cli {
@@ -64,11 +64,10 @@ class DecoderServeEngine : public ServeEngine {
  private:
   // A decoder and its drafter.
   struct Pool {
-    std::optional<ModelDrafter> drafter;
+    std::unique_ptr<Drafter> drafter;
     std::unique_ptr<Decoder> decoder;
-    explicit Pool(const ServeEngineSettings& s) {
-      if (needs_draft(s.engine)) drafter.emplace(*s.draft);
-      decoder = make_decoder(decoder_kind(s.engine), *s.target, drafter ? &*drafter : nullptr, s.decoder);
+    explicit Pool(const ServeEngineSettings& s) : drafter(make_drafter(s.engine, s.drafting, s.draft)) {
+      decoder = make_decoder(decoder_kind(s.engine), *s.target, drafter.get(), s.decoder);
     }
   };
 

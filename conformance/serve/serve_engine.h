@@ -28,7 +28,8 @@ class ServeEngine {
 struct ServeEngineSettings {
   Engine engine = Engine::kExspec;
   const Transformer* target = nullptr;
-  const Transformer* draft = nullptr;  // eqspec and exspec
+  Drafting drafting;                   // eqspec and exspec
+  const Transformer* draft = nullptr;  // eqspec and exspec drafting with a model
   // Each request brings its own sampling and length: decode holds K, the EOS ids and the seeded
   // faults (a sampling fault acts on sampled requests only). eqspec and nonspec-batch: the batch
   // size. exspec: the window, and pool slots of sequence_capacity slots, which every request the

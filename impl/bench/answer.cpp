@@ -31,6 +31,8 @@ json run_json(const RunInfo& run) {
   json object = {{"engine", run.engine}, {"batch_size", run.batch_size}, {"started_at", run.started_at},
                  {"max_new_tokens", run.max_new_tokens}};
   if (run.draft_tokens) object["draft_tokens"] = *run.draft_tokens;
+  if (run.drafter) object["drafter"] = *run.drafter;
+  if (run.ngram_min && run.ngram_max) object["ngram"] = {{"min", *run.ngram_min}, {"max", *run.ngram_max}};
   if (run.window) object["window"] = *run.window;
   if (run.dtype) object["dtype"] = *run.dtype;
   object["sampling"] = std::move(sampling);

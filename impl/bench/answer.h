@@ -44,6 +44,8 @@ struct RunInfo {
   double started_at = 0.0;  // Unix seconds when the run began decoding
   int64_t max_new_tokens = 0;
   std::optional<int64_t> draft_tokens;  // K, where the decoder drafts
+  std::optional<std::string> drafter;   // what it drafts with: "model" or "ngram"
+  std::optional<int64_t> ngram_min, ngram_max;  // the n-gram sizes "ngram" matches
   std::optional<int64_t> window;        // sequences active at once, EXSPEC's
   std::optional<std::string> dtype;     // the decoder's floating-point type, where it is known
   SamplingSettings sampling;

@@ -218,6 +218,19 @@ RunInfo parse_run(const json& run, const LineContext& context) {
     info.max_new_tokens = context.integer(*tokens, "run.max_new_tokens", 1, kLargest);
   if (const json* k = optional_member(run, "draft_tokens")) info.draft_tokens = context.integer(*k, "run.draft_tokens", 1, kLargest);
   if (const json* window = optional_member(run, "window")) info.window = context.integer(*window, "run.window", 1, kLargest);
+  if (const json* drafter = optional_member(run, "drafter")) {
+    if (!drafter->is_string() || (*drafter != "model" && *drafter != "ngram"))
+      context.fail_type("run.drafter", "\"model\" or \"ngram\"", *drafter);
+    info.drafter = drafter->get<std::string>();
+  }
+  if (const json* ngram = optional_member(run, "ngram")) {
+    if (!ngram->is_object()) context.fail_type("run.ngram", "an object", *ngram);
+    const json* min = optional_member(*ngram, "min");
+    const json* max = optional_member(*ngram, "max");
+    if (min == nullptr || max == nullptr) context.fail_type("run.ngram", "an object with min and max", *ngram);
+    info.ngram_min = context.integer(*min, "run.ngram.min", 1, 64);
+    info.ngram_max = context.integer(*max, "run.ngram.max", *info.ngram_min, 64);
+  }
   if (const json* sampling = optional_member(run, "sampling")) info.sampling = parse_sampling(*sampling, context);
   if (const json* dtype = optional_member(run, "dtype")) {
     if (!dtype->is_string()) context.fail_type("run.dtype", "a string", *dtype);
