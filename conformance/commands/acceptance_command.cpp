@@ -15,6 +15,7 @@
 #include "conformance/commands/sampling_flags.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
+#include "impl/common/error.h"
 #include "impl/reports/acceptance_report.h"
 #include "impl/scoring/acceptance_check.h"
 #include "impl/scoring/rescorer.h"
@@ -28,6 +29,7 @@ struct AcceptanceOptions {
   std::filesystem::path json, junit, markdown;
   double alpha = 0.05;
   int64_t draft_tokens = 0;
+  DraftingFlags drafting;
   double near_tie_threshold = 0.1;
   SupportMarginFlags margin;
   SamplingParams warpers;
@@ -38,12 +40,17 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   const at::ScalarType dtype = o.loading.scalar_type();
   const c10::Device device = o.loading.torch_device();
   // The prompts are the answers' own prompt_token_ids; the template goes unused.
+  const Drafting drafting = o.drafting.drafting();
+  if (drafting.ngram && !o.draft.empty()) throw InputError("--draft: --drafter ngram uses no draft model");
+  if (!drafting.ngram && o.draft.empty()) throw InputError("--draft: needed, the engine's draft checkpoint, or --drafter ngram");
   const Rescorer target(o.target, dtype, device, ChatTemplate::kRaw);
-  const Rescorer draft(o.draft, dtype, device, ChatTemplate::kRaw);
+  const std::optional<Rescorer> draft =
+      drafting.ngram ? std::nullopt : std::make_optional<Rescorer>(o.draft, dtype, device, ChatTemplate::kRaw);
   const AcceptanceCheckReport report = check_acceptance(
       {.answers = o.answers,
        .target = &target,
-       .draft = &draft,
+       .draft = draft ? &*draft : nullptr,
+       .ngram = drafting.ngram ? std::optional(drafting.lookup) : std::nullopt,
        .sampling = given_warpers(o.warpers, command),
        .draft_tokens = command.count("--draft-tokens") > 0 ? std::optional<int64_t>(o.draft_tokens) : std::nullopt,
        .alpha = o.alpha,
@@ -66,13 +73,15 @@ void add_acceptance_command(CLI::App& app) {
   auto o = std::make_shared<AcceptanceOptions>();
   CLI::App* c = app.add_subcommand(
       "acceptance",
-      "Compare a speculative engine's accepted drafts with what its target and draft imply: every greedy round exactly, "
-      "sampled rounds against sum min(p, q); exit 0 when they agree, 1 when not, 2 on bad input");
+      "Compare a speculative engine's accepted drafts with what its target and drafter imply: every greedy round exactly, "
+      "sampled rounds against sum min(p, q) (p of the proposed token for --drafter ngram); exit 0 when they agree, 1 when "
+      "not, 2 on bad input");
   c->add_option("--answers", o->answers,
                 "The engine's answers with token_ids, prompt_token_ids and per-turn accept_lengths (repeatable)")
       ->required();
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
-  c->add_option("--draft", o->draft, "Draft checkpoint folder, the engine's drafter")->required();
+  c->add_option("--draft", o->draft, "Draft checkpoint folder, the engine's drafter (--drafter model)");
+  add_drafting_flags(*c, o->drafting);
   add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens");
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();

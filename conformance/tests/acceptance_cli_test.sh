@@ -27,10 +27,11 @@ decode() {
 check() {
   local name=$1 expected=$2 answers=$3
   shift 3
-  "$conformance" acceptance "${pair[@]}" --answers "$answers" "$@" >"$work/$name.out" 2>&1
+  "$conformance" acceptance "${models[@]}" --answers "$answers" "$@" >"$work/$name.out" 2>&1
   local status=$?
   [ $status -eq "$expected" ] || fail "$name: exit $status, expected $expected: $(cat "$work/$name.out")"
 }
+models=("${pair[@]}")  # what check() re-scores with
 
 # Greedy: float32 engines, float64 re-scoring; every round is predicted exactly.
 decode "$work/eqspec.jsonl" eqspec
@@ -137,6 +138,29 @@ grep -q "1 outcomes they rule out" "$work/bf16-min-p-no-margin.out" || fail "no 
 decode "$work/min-p.jsonl" eqspec --temperature 1.5 --top-k 3 --min-p 0.4 --seed 7 --dtype float64
 check min-p 0 "$work/min-p.jsonl"
 grep -q "top-k 3, top-p off, min-p 0.4 (from the answers)" "$work/min-p.out" || fail "warpers: $(head -1 "$work/min-p.out")"
+
+# Prompt lookup: no draft checkpoint. The proposals are the answer's own lookups, so every greedy
+# round is predicted exactly and a sampled draft is kept with probability p of it; answers
+# checked against another lookup than the engine's (n-grams of 1 only) are rejected, and so is
+# an engine that verifies its rows' padding.
+ngram=(--target "$fixtures/target" --drafter ngram)
+"$conformance" generate --engine eqspec "${ngram[@]}" --bench "$bench" --max-new-tokens 64 --draft-tokens 4 \
+  --batch-size 8 --out "$work/ngram.jsonl" >/dev/null || fail "generate eqspec ngram"
+"$conformance" generate --engine exspec "${ngram[@]}" --bench "$bench" --max-new-tokens 64 --draft-tokens 4 \
+  --batch-size 4 --temperature 1.0 --top-k 8 --seed 11 --dtype float64 --out "$work/ngram-sampled.jsonl" >/dev/null ||
+  fail "generate exspec ngram sampled"
+"$conformance" generate --engine eqspec "${ngram[@]}" --bench "$bench" --max-new-tokens 64 --draft-tokens 4 \
+  --batch-size 8 --inject-fault ragged-padding-verified --out "$work/ngram-padding.jsonl" >/dev/null ||
+  fail "generate eqspec ngram padding fault"
+models=("${ngram[@]}")
+check ngram 0 "$work/ngram.jsonl" --json "$work/ngram.json"
+grep -q "(ngram 1-3 drafts)" "$work/ngram.out" || fail "ngram: $(head -1 "$work/ngram.out")"
+check ngram-sampled 0 "$work/ngram-sampled.jsonl"
+check ngram-other-lookup 1 "$work/ngram.jsonl" --ngram-max 1
+check ngram-padding 1 "$work/ngram-padding.jsonl"
+expect_usage_error "--draft: --drafter ngram uses no draft model" acceptance "${ngram[@]}" --draft "$fixtures/draft" \
+  --answers "$work/ngram.jsonl"
+models=("${pair[@]}")
 
 # Bad input.
 "$conformance" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 2 --max-new-tokens 8 \

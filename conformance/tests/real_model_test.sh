@@ -5,7 +5,8 @@
 # turns; that its teacher-forced log-probabilities equal transformers' in float32; that its oracle
 # equals transformers' greedy generate on the sample bench; that EQSPEC and EXSPEC equal the
 # oracle in float64; and that transformers' assisted generation scores against its own greedy
-# answers. ci/real-model.sh runs the full comparison.
+# answers; and that prompt lookup is exact and predicts transformers' own. ci/real-model.sh runs
+# the full comparison, ci/ngram-bench.sh the speed of prompt lookup.
 set -uo pipefail
 conformance=$1 python=$2 root=$3 pair=$4 specbench=$5
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -42,6 +43,37 @@ for engine in eqspec exspec; do
   "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/$engine.jsonl" --min-exact 1.0 \
     --json "$work/$engine.json" >/dev/null || fail "$engine differs from the oracle on the real pair"
 done
+
+# Prompt lookup on the real model: EQSPEC + ngram in float64 is exactly the oracle; transformers'
+# prompt lookup answers its greedy answers, and its every round is what specgate's lookup on
+# the answer predicts (two of its rounds swapped, a count no lookup gives, is rejected).
+"$conformance" generate --engine eqspec --drafter ngram --target "$target" --bench "$work/bench.jsonl" \
+  --dtype float64 --batch-size 4 --max-new-tokens 24 --out "$work/eqspec-ngram.jsonl" >/dev/null || fail "eqspec ngram float64"
+"$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/eqspec-ngram.jsonl" --min-exact 1.0 \
+  --json "$work/eqspec-ngram.json" >/dev/null || fail "eqspec ngram differs from the oracle on the real model"
+"$python" "$peers/generate.py" --target "$target" --bench "$work/bench.jsonl" --mode prompt-lookup --batch-size 1 \
+  --draft-tokens 4 --max-new-tokens 24 --out "$work/hf_lookup.jsonl" >/dev/null || fail "transformers prompt lookup"
+"$conformance" score --reference "$work/hf_greedy.jsonl" --candidate "$work/hf_lookup.jsonl" --min-exact 1.0 \
+  --json "$work/lookup.json" >/dev/null || fail "transformers' prompt lookup differs from its greedy answers"
+"$conformance" acceptance --target "$target" --drafter ngram --dtype float32 --answers "$work/hf_lookup.jsonl" \
+  >"$work/lookup_acceptance.out" || fail "transformers' prompt-lookup rounds: $(tail -2 "$work/lookup_acceptance.out")"
+"$python" - "$work/hf_lookup.jsonl" "$work/hf_lookup_swapped.jsonl" <<'PY' || fail "swapping two rounds"
+import json, sys
+answers = [json.loads(line) for line in open(sys.argv[1])]
+for answer in answers:
+    lengths = answer["choices"][0]["accept_lengths"][0]
+    swap = next((i for i in range(1, len(lengths) - 1) if lengths[i] != lengths[i + 1]), None)
+    if swap is not None:
+        lengths[swap], lengths[swap + 1] = lengths[swap + 1], lengths[swap]
+        break
+else:
+    sys.exit("no answer has two unequal rounds")
+with open(sys.argv[2], "w") as out:
+    out.writelines(json.dumps(answer) + "\n" for answer in answers)
+PY
+"$conformance" acceptance --target "$target" --drafter ngram --dtype float32 --answers "$work/hf_lookup_swapped.jsonl" \
+  >/dev/null
+[ $? -eq 1 ] || fail "transformers' prompt-lookup answers with two rounds swapped were not rejected"
 
 # transformers' assisted generation, scored from its answers alone against its greedy answers.
 "$python" "$peers/generate.py" --target "$target" --draft "$draft" --bench "$work/bench.jsonl" --mode assisted \

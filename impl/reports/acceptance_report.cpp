@@ -16,7 +16,7 @@ using nlohmann::json;
 std::string verdict_word(const AcceptanceCheckReport& report) { return report.rejected ? "REJECTED" : "passed"; }
 
 std::string settings_line(const AcceptanceCheckReport& report) {
-  return describe(report.sampling) + " (from the " + report.sampling_source + "), K = " + std::to_string(report.draft_tokens) + ", alpha " +
+  return describe(report.sampling) + " (from the " + report.sampling_source + "), K = " + std::to_string(report.draft_tokens) + " (" + report.drafter + " drafts), alpha " +
          short_number(report.alpha);
 }
 
@@ -77,6 +77,7 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
             {"min_p", report.sampling.min_p},
             {"sampling_source", report.sampling_source},
             {"draft_tokens", report.draft_tokens},
+            {"drafter", report.drafter},
             {"alpha", report.alpha}}},
           {"files", files},
           {"answers", report.answers},

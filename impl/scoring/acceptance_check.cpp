@@ -94,9 +94,17 @@ class AcceptanceReader {
     if (lengths.size() <= first_round) return;
 
     const std::vector<int64_t>& prompt = (*record.prompt_token_ids)[turn];
+    int64_t start = first;
+    for (size_t r = 0; r < first_round; ++r) start += lengths[r];
+    // Drafts each round proposed: K from a model; an n-gram engine's, looked up (`proposed` by position).
+    std::vector<int64_t> drafted(lengths.size(), k);
+    std::vector<int64_t> proposed;
+    if (request_.ngram) proposed = lookups(record, prompt, generated, lengths, first_round, start, k, drafted);
     std::string why_not;
     std::vector<PositionOdds> odds;
-    if (warpers.greedy()) {
+    if (request_.ngram && warpers.greedy()) {
+      for (int64_t i = 0; i < n; ++i) odds.push_back({proposed[i] == generated[i] ? 1.0 : 0.0, false});
+    } else if (warpers.greedy()) {
       if (const std::optional<GreedyChoices> choices = request_.draft->greedy_choices(prompt, generated, why_not))
         odds = greedy_odds(*choices, generated, request_.near_tie_threshold);
     } else {
@@ -108,8 +116,12 @@ class AcceptanceReader {
       const bool stops_at_eos = std::none_of(generated.begin(), generated.end() - 1, [&](int64_t token) {
         return std::find(eos.begin(), eos.end(), token) != eos.end();
       });
-      if (auto accept = request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers,
-                                                                   report_.margin->logits, stops_at_eos, why_not)) {
+      const std::optional<AcceptanceOdds> accept =
+          request_.ngram ? request_.target->lookup_acceptance_probabilities(prompt, generated, proposed, warpers,
+                                                                            report_.margin->logits, stops_at_eos, why_not)
+                         : request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers,
+                                                                     report_.margin->logits, stops_at_eos, why_not);
+      if (accept) {
         for (size_t i = 0; i < accept->probability.size(); ++i)
           odds.push_back({accept->probability[i], accept->support_may_grow[i]});
       }
@@ -118,9 +130,7 @@ class AcceptanceReader {
       throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
 
     const std::optional<int64_t> last_accepted = last_round_accepted(record, turn, lengths, k, at);
-    report_.final_trials += last_accepted && lengths.back() - 1 < k;
-    int64_t start = first;
-    for (size_t r = 0; r < first_round; ++r) start += lengths[r];
+    report_.final_trials += last_accepted && lengths.back() - 1 < drafted.back();
     for (size_t r = first_round; r < lengths.size(); start += lengths[r], ++r) {
       const bool last = r + 1 == lengths.size();
       ++report_.rounds;
@@ -130,7 +140,13 @@ class AcceptanceReader {
       // the final token's own trial is known only from the engine's own count.
       const int64_t appended = lengths[r];
       const int64_t accepted = last ? last_accepted.value_or(appended - 1) : appended - 1;
-      const int64_t reached = last ? std::min(appended - 1 + (last_accepted ? 1 : 0), k) : std::min(accepted + 1, k);
+      const int64_t reached =
+          last ? std::min(appended - 1 + (last_accepted ? 1 : 0), drafted[r]) : std::min(accepted + 1, drafted[r]);
+      if (accepted > drafted[r]) {
+        report_.mismatches.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
+                                      static_cast<int64_t>(r), start, drafted[r], accepted});
+        continue;
+      }
       bool resolved = false, differs = false;
       for (int64_t j = 0; j < reached; ++j) {
         const PositionOdds& at_j = odds[start + j];
@@ -151,10 +167,33 @@ class AcceptanceReader {
       report_.near_tie_rounds += resolved && !differs;
       if (!differs) continue;
       int64_t predicted = 0;
-      while (predicted < k && start + predicted < n && odds[start + predicted].probability == 1.0) ++predicted;
+      while (predicted < drafted[r] && start + predicted < n && odds[start + predicted].probability == 1.0) ++predicted;
       report_.mismatches.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
                                     static_cast<int64_t>(r), start, predicted, accepted});
     }
+  }
+
+  // An n-gram engine's proposals: what each round from `first_round` on (the first starting at
+  // generated[start]) looks up in the prompt and the tokens before it, by the position each
+  // proposed token would take (-1 where none); their counts into `drafted`.
+  std::vector<int64_t> lookups(const AnswerRecord& record, const std::vector<int64_t>& prompt,
+                               const std::vector<int64_t>& generated, const std::vector<int64_t>& lengths,
+                               size_t first_round, int64_t start, int64_t k, std::vector<int64_t>& drafted) const {
+    const int64_t n = static_cast<int64_t>(generated.size());
+    const int64_t max_new = record.speed.run && record.speed.run->max_new_tokens > 0 ? record.speed.run->max_new_tokens
+                                                                                     : n + k + 1;
+    std::vector<int64_t> proposed(n, -1), context = prompt;
+    context.insert(context.end(), generated.begin(), generated.begin() + start);
+    for (size_t r = first_round; r < lengths.size(); start += lengths[r], ++r) {
+      const int64_t keepable = std::clamp<int64_t>(max_new - start - 1, 0, k);
+      const std::vector<int64_t> drafts =
+          ngram_proposal(context, keepable, *request_.ngram, request_.target->eos_token_ids());
+      drafted[r] = static_cast<int64_t>(drafts.size());
+      for (int64_t j = 0; j < drafted[r] && start + j < n; ++j) proposed[start + j] = drafts[j];
+      const int64_t next = std::min(start + lengths[r], n);
+      context.insert(context.end(), generated.begin() + start, generated.begin() + next);
+    }
+    return proposed;
   }
 
   // What the turn's last round accepted before EOS or max_new_tokens cut it, from the engine's
@@ -207,7 +246,8 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
     throw InputError("--draft-tokens: must be 1 or more, got " + std::to_string(*request.draft_tokens));
   if (!(request.near_tie_threshold >= 0.0 && std::isfinite(request.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(request.near_tie_threshold));
-  if (request.draft->vocab_size() != request.target->vocab_size())
+  if (request.ngram) validate(*request.ngram);
+  if (!request.ngram && request.draft->vocab_size() != request.target->vocab_size())
     throw InputError("--draft: a vocabulary of " + std::to_string(request.draft->vocab_size()) + " tokens, the target's has " +
                      std::to_string(request.target->vocab_size()));
   AcceptanceCheckReport report;
@@ -221,12 +261,14 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
   report.sampling = *reader.warpers().settled();
   report.sampling_source = reader.warpers().source();
   report.draft_tokens = reader.draft_tokens();
+  report.drafter = request.ngram ? "ngram " + std::to_string(request.ngram->min_n) + "-" + std::to_string(request.ngram->max_n)
+                                 : "model";
   report.test = bernoulli_sum_test(reader.trials(), request.alpha);
 
   if (!report.mismatches.empty()) {
     const RoundMismatch& first = report.mismatches.front();
     report.reasons.push_back(std::to_string(report.mismatches.size()) + " of " + std::to_string(report.rounds) +
-                             " greedy rounds accept another number of drafts than the draft checkpoint proposes (first: question " +
+                             " greedy rounds accept another number of drafts than the drafter proposes (first: question " +
                              std::to_string(first.question_id) + ", turn " + std::to_string(first.turn) + ", round " +
                              std::to_string(first.round) + ", " + std::to_string(first.observed) + " accepted where " +
                              std::to_string(first.predicted) + " match)");

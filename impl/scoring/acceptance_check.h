@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "impl/decoding/ngram_drafter.h"
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/input_file.h"
 #include "impl/scoring/support_margin.h"
@@ -30,7 +31,8 @@ struct RoundMismatch {
 struct AcceptanceCheckRequest {
   std::vector<std::filesystem::path> answers;
   const Rescorer* target = nullptr;
-  const Rescorer* draft = nullptr;
+  const Rescorer* draft = nullptr;    // the engine's draft checkpoint; null with `ngram`
+  std::optional<NgramOptions> ngram;  // an n-gram engine: its drafts are looked up in the answer itself
   std::optional<SamplingParams> sampling;  // nullopt: every answer's run.sampling
   std::optional<int64_t> draft_tokens;     // K; nullopt: every answer's run.draft_tokens
   double alpha = 0.05;
@@ -49,6 +51,7 @@ struct AcceptanceCheckReport {
   SamplingParams sampling;      // seed unused
   std::string sampling_source;  // "answers" or "flags"
   int64_t draft_tokens = 0;
+  std::string drafter;  // "model", or "ngram" with its sizes
   double alpha = 0.05;
   std::vector<InputFile> files;
   int64_t answers = 0;
@@ -90,7 +93,11 @@ struct AcceptanceCheckReport {
 // sum_x min(p, q) at the answer's prefix there (the accepted drafts are the answer's tokens),
 // given that the token there is not EOS (it was not the final one); the accepted count is tested
 // against the sum of those (BernoulliSumTest at alpha). An outcome the models rule out rejects on
-// its own unless a support within the engine's margin allows it. Throws InputError naming the file, line and field for answers without token_ids,
+// its own unless a support within the engine's margin allows it. An n-gram engine's drafts are
+// the answer's own lookups (ngram_proposal on the prompt and the tokens before each round, up
+// to what the turn could keep before run.max_new_tokens): greedy, each round accepts exactly its
+// proposal's prefix that the answer continues with; sampled, a proposed token x is accepted with
+// probability p(x). Throws InputError naming the file, line and field for answers without token_ids,
 // prompt_token_ids or per-turn accept_lengths, accept_lengths that do not add up to the
 // answer, a round accepting more than K, or missing or disagreeing settings.
 AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request);

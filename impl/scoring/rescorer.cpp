@@ -54,6 +54,17 @@ std::string unfit(int64_t length, int64_t positions_available, const char* what)
 // The checkpoint's logits before each token of `generated`, after `prompt`: [n, V], one forward
 // pass; the last generated token is only scored, never fed. nullopt with `why_not` set when they
 // do not fit the checkpoint's positions or `generated` is empty.
+// Acceptance probabilities [N] (clamped to [0, 1]) and whether each may go the other way [N],
+// brought to the host in one copy.
+AcceptanceOdds odds_on_host(const at::Tensor& probability, const at::Tensor& may_grow) {
+  const at::Tensor host = at::stack({probability.clamp(0.0, 1.0), may_grow.to(at::kDouble)}).cpu().contiguous();
+  const double* data = host.data_ptr<double>();
+  const int64_t n = host.size(1);
+  AcceptanceOdds odds{{data, data + n}, {}};
+  for (int64_t i = 0; i < n; ++i) odds.support_may_grow.push_back(data[n + i] != 0.0);
+  return odds;
+}
+
 std::optional<at::Tensor> logits_before(const Transformer& transformer, std::span<const int64_t> prompt,
                                         std::span<const int64_t> generated, std::string& why_not) {
   std::vector<int64_t> tokens(prompt.begin(), prompt.end());
@@ -142,13 +153,34 @@ std::optional<AcceptanceOdds> Rescorer::acceptance_probabilities(const Rescorer&
     const at::Tensor outside = shaped.eq(0.0);
     return sampling_distribution(logits + outside.to(at::kDouble) * logit_margin, sampling).gt(0.0).logical_and(outside).any(1);
   };
-  const at::Tensor may_grow = grows(target, p).logical_or(grows(drafted, q));
-  const at::Tensor host = at::stack({overlap.clamp(0.0, 1.0), may_grow.to(at::kDouble)}).cpu().contiguous();
-  const double* data = host.data_ptr<double>();
-  const int64_t n = host.size(1);
-  AcceptanceOdds odds{{data, data + n}, {}};
-  for (int64_t i = 0; i < n; ++i) odds.support_may_grow.push_back(data[n + i] != 0.0);
-  return odds;
+  return odds_on_host(overlap, grows(target, p).logical_or(grows(drafted, q)));
+}
+
+std::optional<AcceptanceOdds> Rescorer::lookup_acceptance_probabilities(std::span<const int64_t> prompt,
+                                                                        std::span<const int64_t> generated,
+                                                                        std::span<const int64_t> proposed,
+                                                                        const SamplingParams& sampling,
+                                                                        double logit_margin, bool not_eos,
+                                                                        std::string& why_not) const {
+  const std::optional<at::Tensor> logits = logits_before(model_->transformer, prompt, generated, why_not);
+  if (!logits) return std::nullopt;
+  const at::Tensor target = logits->to(at::kDouble);
+  const at::Tensor p = sampling_distribution(target, sampling);
+  const at::TensorOptions ids = at::TensorOptions().dtype(at::kLong).device(p.device());
+  const at::Tensor tokens = at::tensor(std::vector<int64_t>(proposed.begin(), proposed.end()), ids);
+  const at::Tensor some = tokens.ge(0);
+  const at::Tensor at_token = tokens.clamp_min(0).unsqueeze(1);
+  at::Tensor kept = at::where(some, p.gather(1, at_token).squeeze(1), at::zeros_like(p.select(1, 0)));
+  const std::vector<int64_t>& eos = eos_token_ids();
+  if (not_eos && !eos.empty()) {
+    const at::Tensor going_on = 1.0 - p.index_select(1, at::tensor(eos, ids)).sum(1);
+    kept = at::where(going_on.gt(0.0), kept / going_on, kept);
+  }
+  const at::Tensor outside = p.eq(0.0);
+  const at::Tensor grown = sampling_distribution(target + outside.to(at::kDouble) * logit_margin, sampling);
+  const at::Tensor may_grow =
+      some.logical_and(grown.gather(1, at_token).squeeze(1).gt(0.0)).logical_and(outside.gather(1, at_token).squeeze(1));
+  return odds_on_host(kept, may_grow);
 }
 
 const std::vector<int64_t>& Rescorer::eos_token_ids() const { return model_->transformer.config().eos_token_ids; }

@@ -96,6 +96,18 @@ class Rescorer {
                                                          std::span<const int64_t> generated, const SamplingParams& sampling,
                                                          double logit_margin, bool not_eos, std::string& why_not) const;
 
+  // Position i of `generated`: the probability that speculative sampling keeps `proposed[i]`, a
+  // token a drafter that draws nothing (n-gram lookup) proposed there after `prompt` and
+  // generated[:i]: p(proposed[i]) with p this checkpoint's distribution shaped by `sampling`
+  // (0 where proposed[i] is negative, no proposal); with `not_eos`, given that the token there is
+  // none of eos_token_ids(): p(x) / (1 - p(EOS)). support_may_grow: the proposed token is
+  // outside the support but a margin would take it in. One forward pass.
+  std::optional<AcceptanceOdds> lookup_acceptance_probabilities(std::span<const int64_t> prompt,
+                                                                std::span<const int64_t> generated,
+                                                                std::span<const int64_t> proposed,
+                                                                const SamplingParams& sampling, double logit_margin,
+                                                                bool not_eos, std::string& why_not) const;
+
   // The ids that end generation (generation_config.json's eos_token_id, else config.json's).
   const std::vector<int64_t>& eos_token_ids() const;
 
