@@ -1,10 +1,17 @@
 // What one forward pass of the fixture pair costs on this machine: the target and the draft,
-// at batch B, for T new tokens over a cache already holding a window of context.
+// at batch B, for T new tokens over a cache already holding a window of context. With
+// SPECGATE_FORWARD_CHECKPOINT=DIR, also that checkpoint's passes in float32 over T = 1..5
+// after 200 or 1,000 cached tokens: a verification pass of T positions against the one decode
+// step it stands in for.
 #include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <ATen/ATen.h>
 
 #include "fixtures/models/fixture_pair.h"
+#include "impl/checkpoint/model_io.h"
 #include "impl/common/cpu_configuration.h"
 #include "impl/model/kv_cache.h"
 #include "impl/model/transformer.h"
@@ -14,25 +21,42 @@ namespace {
 
 constexpr int64_t kContext = 200;
 
-void run_pass(benchmark::State& state, const ModelConfig& config) {
+void run_pass(benchmark::State& state, const Transformer& model, int64_t context = kContext) {
   configure_cpu();
   const int64_t batch = state.range(0), steps = state.range(1);
-  const Transformer model(config, random_weights(config, at::TensorOptions().dtype(at::kFloat), 0));
   const auto ids = at::TensorOptions().dtype(at::kLong);
-  KVCache cache = model.make_cache(batch, kContext + steps);
-  model.forward(at::randint(250, {batch, kContext}, ids), at::arange(kContext, ids).expand({batch, kContext}),
-                at::ones({batch, kContext}, ids.dtype(at::kBool)), &cache);
+  KVCache cache = model.make_cache(batch, context + steps);
+  model.forward(at::randint(250, {batch, context}, ids), at::arange(context, ids).expand({batch, context}),
+                at::ones({batch, context}, ids.dtype(at::kBool)), &cache);
   const at::Tensor tokens = at::randint(250, {batch, steps}, ids);
-  const at::Tensor positions = at::arange(kContext, kContext + steps, ids).expand({batch, steps});
-  const at::Tensor valid = at::ones({batch, kContext + steps}, ids.dtype(at::kBool));
+  const at::Tensor positions = at::arange(context, context + steps, ids).expand({batch, steps});
+  const at::Tensor valid = at::ones({batch, context + steps}, ids.dtype(at::kBool));
   for (auto _ : state) {
-    cache.truncate(kContext);
+    cache.truncate(context);
     benchmark::DoNotOptimize(model.logits(model.forward(tokens, positions, valid, &cache)).argmax(-1));
   }
 }
 
+void run_pass(benchmark::State& state, const ModelConfig& config) {
+  run_pass(state, Transformer(config, random_weights(config, at::TensorOptions().dtype(at::kFloat), 0)));
+}
+
 void BM_TargetPass(benchmark::State& state) { run_pass(state, fixture_target_config()); }
 void BM_DraftPass(benchmark::State& state) { run_pass(state, fixture_draft_config()); }
+
+[[maybe_unused]] const bool kCheckpointPasses = [] {
+  const char* dir = std::getenv("SPECGATE_FORWARD_CHECKPOINT");
+  if (dir == nullptr) return false;
+  const std::filesystem::path folder(dir);
+  benchmark::RegisterBenchmark("BM_CheckpointPass", [folder](benchmark::State& state) {
+    run_pass(state, load_transformer(folder, at::kFloat, at::kCPU), state.range(2));
+  })
+      ->ArgsProduct({{1, 8}, {1, 2, 3, 4, 5}, {200, 1000}})
+      ->ArgNames({"batch", "tokens", "context"})
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
+  return true;
+}();
 
 void shapes(benchmark::internal::Benchmark* b) {
   for (int64_t batch : {1, 8}) {
