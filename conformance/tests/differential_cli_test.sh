@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of `conformance differential` against `conformance serve` on the fixture pair
-# in float64: a correct server passes with several seeds and with a speculation-off endpoint; each
+# in float64: a correct server (drafting with the draft model or by prompt lookup) passes with
+# several seeds and with a speculation-off endpoint; each
 # seeded fault that only a crowd shows answers alone exactly as a correct server does and is
 # caught; each seeded fault of what the server reports besides tokens is caught; the report
 # matches its schema; bad input exits 2 with one line.
@@ -40,10 +41,15 @@ differential() {
 }
 
 # A correct server: every crowd answers as alone, whatever the seed; the reports are well formed.
+# Seed 2 goes to a server drafting by prompt lookup, whose rows draft 0 to K tokens a round.
 serve correct "${exspec[@]}" || exit 1
 correct=$url
+serve ngram --drafter ngram --batch-size 4 || exit 1
+ngram=$url
 for seed in 0 1 2; do
-  differential "$correct" --seed $seed --crowds 4 --out-dir "$work/correct-$seed" --json "$work/correct-$seed.json" \
+  endpoint=$correct
+  [ $seed -eq 2 ] && endpoint=$ngram
+  differential "$endpoint" --seed $seed --crowds 4 --out-dir "$work/correct-$seed" --json "$work/correct-$seed.json" \
     --markdown "$work/correct-$seed.md" --html "$work/correct-$seed.html" --junit "$work/correct-$seed.xml" \
     >"$work/correct-$seed.out" 2>&1 ||
     fail "a correct server failed with seed $seed: $(cat "$work/correct-$seed.out")"
