@@ -111,7 +111,7 @@ grep -q '"name": "spec-off"' "$work/spec-off.json" || fail "no spec-off schedule
 for fault in wrong-sequence-kv kv-not-shifted stale-position-ids mask-lets-padding-through group-mixed-lengths \
              refill-loses-sequence refill-duplicates-sequence; do
   serve "$fault" "${exspec[@]}" --inject-fault "$fault" || continue
-  differential "$url" --crowds 3 --out-dir "$work/$fault" --json "$work/$fault.json" >"$work/$fault.out" 2>&1
+  differential "$url" --crowds 2 --out-dir "$work/$fault" --json "$work/$fault.json" >"$work/$fault.out" 2>&1
   status=$?
   [ $status -eq 1 ] || fail "$fault: exit $status, not 1: $(tail -3 "$work/$fault.out")"
   "$conformance" score --reference "$work/correct-0/alone.jsonl" --candidate "$work/$fault/alone.jsonl" >/dev/null ||
