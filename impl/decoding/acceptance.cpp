@@ -26,12 +26,13 @@ struct Drafts {
   at::Tensor tokens, lengths, proposed;
 };
 
+// A proposal without per-row lengths costs no copy to the device.
 Drafts drafts_on(const DraftProposal& proposal, const FaultSet& faults) {
   const at::Tensor& tokens = proposal.tokens;
-  const int64_t batch = tokens.size(0), k = tokens.size(1);
+  const int64_t k = tokens.size(1);
   const at::Tensor lengths =
       proposal.lengths.empty()
-          ? at::full({batch}, k, tokens.options())
+          ? at::full({tokens.size(0)}, k, tokens.options())
           : upload(at::tensor(at::ArrayRef<int64_t>(proposal.lengths), at::TensorOptions().dtype(at::kLong)),
                    tokens.device());
   const at::Tensor verified = verified_lengths_under_faults(lengths, k, faults);
@@ -188,7 +189,7 @@ std::vector<RowDecision> verify_drafts(const at::Tensor& logits, const DraftProp
   const int64_t stride = host.size(1);
   std::vector<RowDecision> decisions(batch);
   std::vector<int64_t> first_rejection(batch);
-  const std::vector<int64_t> lengths = proposal.lengths.empty() ? std::vector<int64_t>(batch, k) : proposal.lengths;
+  const std::vector<int64_t> lengths = proposal.row_lengths();
   for (int64_t i = 0; i < batch; ++i, row += stride) {
     RowDecision& v = decisions[i];
     v.accepted = row[0];

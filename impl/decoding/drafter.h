@@ -20,6 +20,11 @@ struct DraftProposal {
   std::vector<int64_t> lengths;  // drafts per row; empty when every row proposes k
   at::Tensor distributions;      // sampling: float64 [B, k, V], what each token was drawn from;
                                  // undefined for a drafter whose tokens are not drawn (a point mass)
+
+  // Each row's draft count: `lengths`, or k for every row.
+  std::vector<int64_t> row_lengths() const {
+    return lengths.empty() ? std::vector<int64_t>(tokens.size(0), tokens.size(1)) : lengths;
+  }
 };
 
 // Proposes up to K tokens per row each round. A drafter with a model drafts through a KV cache
