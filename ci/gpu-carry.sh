@@ -2,9 +2,9 @@
 # Here, on a machine with the registries: fills gpu-carry/ (ignored by git) with what ci/gpu.sh
 # needs on a GPU machine that has PyTorch and transformers but no registry:
 #   debs/                    the Debian packages the build uses, unpacked there into a prefix
-#   wheels/                  gguf, which transformers' GGUF loader needs there, and jsonschema, which
-#                            the CLI tests validate reports with (for the Python 3.12 the machine has;
-#                            attrs, the one other dependency, is there)
+#   wheels/                  gguf, which transformers' GGUF loader needs there, and jsonschema with
+#                            its dependencies (attrs included: the machine's has no module 'attrs'),
+#                            which the CLI tests validate reports with, for its Python 3.12
 #   shared/specbench/        Spec-Bench's question file (the ../shared beside the checkout stays here)
 #   specbench_prompts.jsonl  Spec-Bench's first turns as SmolLM2's own chat template renders them
 #   pair_digest.txt          the digest of the real pair made here (fixtures/real_model/pair_digest.py)
@@ -25,7 +25,7 @@ python="$("$root/ci/python-env.sh")"
 "$python" -m pip download -q --disable-pip-version-check --no-deps -d "$carry/wheels" \
   "gguf==$("$python" -c 'import importlib.metadata as m; print(m.version("gguf"))')"
 "$python" -m pip download -q --disable-pip-version-check --only-binary=:all: --python-version 3.12 \
-  --platform manylinux_2_17_x86_64 --no-deps -d "$carry/wheels" jsonschema jsonschema-specifications referencing rpds-py
+  --platform manylinux_2_17_x86_64 --no-deps -d "$carry/wheels" jsonschema jsonschema-specifications referencing rpds-py attrs
 cp "$root/../shared/specbench/question.jsonl" "$carry/shared/specbench/"
 pair="$root/build/real_pair"
 [ -f "$pair/real_pair_report.json" ] || "$python" "$root/fixtures/real_model/make_real_pair.py" "$pair"

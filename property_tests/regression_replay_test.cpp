@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "impl/common/error.h"
+#include "impl/tests/temp_folder.h"
 #include "property_tests/properties/decode_properties.h"
 #include "property_tests/properties/regression_file.h"
 
@@ -76,7 +77,7 @@ TEST(Regressions, MalformedCaseFilesNameTheFileAndField) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), file.string() + ": not valid JSON at line 1, column 59: number overflow parsing '1e400'");
   }
-  std::filesystem::remove_all(dir);
+  remove_tree(dir);
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ class CheckpointFolder : public TempFolderTest {
 TEST_F(CheckpointFolder, EveryVariantRoundTripsExactly) {
   for (const NamedConfig& variant : tiny_variants()) {
     SCOPED_TRACE(variant.name);
-    std::filesystem::remove_all(dir_);
+    remove_tree(dir_);
     const Transformer saved = save(variant.config);
     const Transformer loaded = load_transformer(dir_, at::kDouble, at::kCPU);
     ModelConfig expected = saved.config();

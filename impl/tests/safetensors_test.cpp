@@ -343,7 +343,7 @@ TEST_F(CheckpointFilesShardedTest, FolderErrorsNameTheFolder) {
   std::filesystem::remove(dir_ / "model.safetensors.index.json");
   EXPECT_THAT(open_folder_error(),
               HasSubstr(dir_.string() + ": neither model.safetensors nor model.safetensors.index.json is present"));
-  std::filesystem::remove_all(dir_);
+  remove_tree(dir_);
   EXPECT_THAT(open_folder_error(), HasSubstr(dir_.string() + ": no such checkpoint folder"));
 }
 
