@@ -112,6 +112,7 @@ void print_summary(const ScoreReport& report, double seconds) {
                 "%lld)\n",
                 counted(static_cast<int64_t>(report.prompt_mismatch_ids.size()), "question").c_str(),
                 static_cast<long long>(report.prompt_mismatch_ids.front()));
+  if (const std::string line = run_length_summary(report); !line.empty()) std::printf("%s\n", line.c_str());
   const SpeedSummary& speed = all.speed;
   if (speed.any())
     std::printf("speed: %s tokens per target pass, acceptance %s; per request: reference %s tokens/s, candidate %s "

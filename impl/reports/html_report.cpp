@@ -83,6 +83,8 @@ void write_summary(const ScoreReport& report, std::ostream& out) {
               "missing / unexpected ids")
       << "</div>\n";
   if (const std::string eos = eos_summary(report); !eos.empty()) out << "<p class=\"muted\">" << escape_markup(eos) << "</p>\n";
+  if (const std::string lengths = run_length_summary(report); !lengths.empty())
+    out << "<p>" << escape_markup(lengths) << "</p>\n";
 }
 
 void write_charts(const ScoreReport& report, std::ostream& out) {

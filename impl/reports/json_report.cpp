@@ -48,6 +48,14 @@ ordered_json speed_json(const SpeedSummary& speed) {
           {"run_speedup", or_null(speed.run_speedup)}};
 }
 
+ordered_json run_length_mismatch_json(const std::optional<RunLengthMismatch>& mismatch) {
+  if (!mismatch) return nullptr;
+  return {{"answers", mismatch->answers},
+          {"reference_max_new_tokens", mismatch->reference_max_new_tokens},
+          {"candidate_max_new_tokens", mismatch->candidate_max_new_tokens},
+          {"other_pairs", mismatch->other_pairs}};
+}
+
 ordered_json runs_json(const std::vector<RunSummary>& runs) {
   ordered_json out = ordered_json::array();
   for (const RunSummary& run : runs)
@@ -122,6 +130,7 @@ ordered_json item_json(const ItemResult& item) {
           {"candidate_turns", compared ? ordered_json(item.candidate_turns) : ordered_json(nullptr)},
           {"reference_line", item.reference_line},
           {"candidate_line", or_null(item.candidate_line)},
+          {"compared_tokens_per_turn", or_null(item.compared_tokens_per_turn)},
           {"prompt_mismatch", item.prompt_mismatch ? ordered_json{{"turn", item.prompt_mismatch->turn},
                                                                   {"index", item.prompt_mismatch->index}}
                                                     : ordered_json(nullptr)},
@@ -196,6 +205,7 @@ ordered_json score_report_json(const ScoreReport& report) {
         {"missing", report.missing_ids.size()},
         {"unexpected", report.unexpected_ids.size()},
         {"prompt_mismatches", report.prompt_mismatch_ids.size()},
+        {"run_length_mismatch", run_length_mismatch_json(report.run_length_mismatch)},
         {"ended_with_eos", {{"reference", report.reference_ended_with_eos}, {"candidate", report.candidate_ended_with_eos}}},
         {"rescored_prompts",
          {{"from_answer_prompt_token_ids", report.rescored_from_answer_prompts},

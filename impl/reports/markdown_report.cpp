@@ -69,6 +69,7 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
       << " hard, " << all.divergences.near_tie << " near-tie, " << all.divergences.unattributed << " unattributed, "
       << all.divergences.length << " length\n\n";
   if (const std::string eos = eos_summary(report); !eos.empty()) out << cell(eos) << "\n\n";
+  if (const std::string lengths = run_length_summary(report); !lengths.empty()) out << cell(lengths) << "\n\n";
 
   out << "| subtask | questions | exact match | partial match | hard | near-tie | unattributed | length | missing |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "impl/common/counted.h"
 #include "impl/common/utf8.h"
 
 namespace specgate {
@@ -87,6 +88,15 @@ std::string eos_summary(const ScoreReport& report) {
   for (int64_t id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
   return "answers ending with an EOS id (" + list + "): reference " + std::to_string(report.reference_ended_with_eos) +
          ", candidate " + std::to_string(report.candidate_ended_with_eos);
+}
+
+std::string run_length_summary(const ScoreReport& report) {
+  if (!report.run_length_mismatch) return "";
+  const RunLengthMismatch& m = *report.run_length_mismatch;
+  return "run lengths differ: " + counted(m.answers, "answer") + " ran with max_new_tokens " +
+         std::to_string(m.reference_max_new_tokens) + " in the reference and " + std::to_string(m.candidate_max_new_tokens) +
+         " in the candidate" + (m.other_pairs ? " (the first of them; others differ otherwise)" : "") +
+         ": each turn compared up to the smaller, not counted as length divergences";
 }
 
 std::string attribution_label(const AttributionResult& attribution) {

@@ -33,6 +33,9 @@ std::string symbols_label(Unit unit, const std::vector<int64_t>& symbols);
 std::string visible_text(std::string_view text);
 // How many answers ended with an EOS id on each side, and which ids; empty when none are known.
 std::string eos_summary(const ScoreReport& report);
+
+// "run lengths differ: ..." where the two sides' runs had different max_new_tokens; else empty.
+std::string run_length_summary(const ScoreReport& report);
 // "hard, margin 3.21 nats (top_logprobs)", "near-tie, margin >= 0.05 nats (...)", "length:
 // ...", "unattributed: ...".
 std::string attribution_label(const AttributionResult& attribution);

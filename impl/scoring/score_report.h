@@ -73,6 +73,9 @@ struct ItemResult {
   // The answers were generated from different prompts (another chat template or tokenizer):
   // not compared, not exact, partial 0, no divergence.
   std::optional<PromptMismatch> prompt_mismatch;
+  // The two runs had different max_new_tokens: each turn compared up to the smaller, and no turn
+  // after the first one that reached it (the later prompts hold answers of different lengths).
+  std::optional<int64_t> compared_tokens_per_turn;
   AnswerSpeed reference_speed, candidate_speed;  // compared questions only
 };
 
@@ -118,6 +121,13 @@ struct RunSummary {
   double seconds = 0.0;
 };
 
+// Compared answers whose two runs had different max_new_tokens, and the first such pair.
+struct RunLengthMismatch {
+  int64_t answers = 0;
+  int64_t reference_max_new_tokens = 0, candidate_max_new_tokens = 0;
+  bool other_pairs = false;  // some answers had another pair
+};
+
 struct GateResult {
   bool passed = true;
   std::vector<std::string> reasons;  // one per failed condition
@@ -134,6 +144,7 @@ struct ScoreReport {
   std::vector<int64_t> missing_ids;     // in the reference, not in the candidate
   std::vector<int64_t> unexpected_ids;  // in the candidate, not in the reference
   std::vector<int64_t> prompt_mismatch_ids;  // answered from different prompts on the two sides
+  std::optional<RunLengthMismatch> run_length_mismatch;
   std::vector<RunSummary> reference_runs, candidate_runs;  // the runs the compared answers came from
   // Answers whose last turn's token ids end with one of settings.eos_ids, on each side.
   int64_t reference_ended_with_eos = 0, candidate_ended_with_eos = 0;

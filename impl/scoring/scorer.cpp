@@ -209,11 +209,13 @@ class Scorer {
       item.unit = Unit::kTokenIds;
       reference_symbols = *reference.token_ids;
       candidate_symbols = *candidate.token_ids;
-      if (const std::vector<int64_t>& eos_ids = request_.settings.eos_ids; !eos_ids.empty()) {
+      const std::vector<int64_t>& eos_ids = request_.settings.eos_ids;
+      if (!eos_ids.empty()) {
         report_.reference_ended_with_eos += ends_with_eos(reference_symbols.back(), eos_ids) ? 1 : 0;
         report_.candidate_ended_with_eos += ends_with_eos(candidate_symbols.back(), eos_ids) ? 1 : 0;
-        drop_unmatched_eos(reference_symbols, candidate_symbols, eos_ids);
       }
+      cut_to_the_shorter_run(item, reference, candidate, reference_symbols, candidate_symbols);
+      if (!eos_ids.empty()) drop_unmatched_eos(reference_symbols, candidate_symbols, eos_ids);
     } else if (reference.texts && candidate.texts) {
       item.unit = Unit::kCodePoints;
       reference_symbols = code_points(reference, request_.reference);
@@ -225,10 +227,11 @@ class Scorer {
                        answer_location(request_.reference, reference.line) + ") " + has(reference));
     }
     item.comparison = compare_answers(reference_symbols, candidate_symbols);
-    // The prompts must agree up to the first turn whose answers differ: a later turn's prompt
-    // holds the earlier answers.
+    // The prompts must agree up to the first turn whose answers differ (a later turn's prompt
+    // holds the earlier answers), and only over the turns compared.
+    const size_t compared_turns = std::max(reference_symbols.size(), candidate_symbols.size());
     const size_t last_turn = item.comparison.divergence ? static_cast<size_t>(item.comparison.divergence->turn)
-                                                        : std::numeric_limits<size_t>::max();
+                                                        : std::max<size_t>(compared_turns, 1) - 1;
     if (std::optional<PromptMismatch> mismatch = first_prompt_mismatch(reference, candidate, last_turn)) {
       item.prompt_mismatch = mismatch;
       item.comparison = Comparison{.exact = false, .lcp = 0, .reference_length = item.comparison.reference_length,
@@ -251,6 +254,30 @@ class Scorer {
     }
     divergence.attribution = attribute(item, reference, candidate, d);
     item.divergence = std::move(divergence);
+  }
+
+  // Where the two runs had different max_new_tokens, a turn that reached the smaller one is no
+  // divergence: both sides' turns are cut to it, and the turns after the first cut one dropped.
+  void cut_to_the_shorter_run(ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate,
+                              TurnSequences& reference_symbols, TurnSequences& candidate_symbols) {
+    if (!reference.speed.run || !candidate.speed.run) return;
+    const int64_t reference_budget = reference.speed.run->max_new_tokens, candidate_budget = candidate.speed.run->max_new_tokens;
+    if (reference_budget <= 0 || candidate_budget <= 0 || reference_budget == candidate_budget) return;
+    const size_t budget = static_cast<size_t>(std::min(reference_budget, candidate_budget));
+    item.compared_tokens_per_turn = static_cast<int64_t>(budget);
+    if (!report_.run_length_mismatch) report_.run_length_mismatch = RunLengthMismatch{0, reference_budget, candidate_budget};
+    RunLengthMismatch& mismatch = *report_.run_length_mismatch;
+    ++mismatch.answers;
+    mismatch.other_pairs = mismatch.other_pairs || mismatch.reference_max_new_tokens != reference_budget ||
+                           mismatch.candidate_max_new_tokens != candidate_budget;
+    for (size_t turn = 0; turn < std::min(reference_symbols.size(), candidate_symbols.size()); ++turn) {
+      if (reference_symbols[turn].size() <= budget && candidate_symbols[turn].size() <= budget) continue;
+      reference_symbols[turn].resize(std::min(reference_symbols[turn].size(), budget));
+      candidate_symbols[turn].resize(std::min(candidate_symbols[turn].size(), budget));
+      reference_symbols.resize(turn + 1);
+      candidate_symbols.resize(turn + 1);
+      return;
+    }
   }
 
   static std::optional<PromptMismatch> first_prompt_mismatch(const AnswerRecord& reference, const AnswerRecord& candidate,

@@ -204,6 +204,40 @@ TEST_F(ScorerTest, AnswersFromDifferentPromptsAreAFindingOfTheirOwnNotADivergenc
       << report.gate.reasons.front();
 }
 
+// An answer of two turns from a run with max_new_tokens `budget`; turn 1's prompt holds turn 0's answer.
+std::string budgeted(int64_t id, int64_t budget, const std::string& turn0, const std::string& turn1) {
+  return R"({"question_id": )" + std::to_string(id) + R"(, "run": {"engine": "e", "batch_size": 1, "started_at": 1, "max_new_tokens": )" +
+         std::to_string(budget) + R"(}, "choices": [{"index": 0, "turns": ["a", "b"], "token_ids": [[)" + turn0 + "], [" + turn1 +
+         R"(]], "prompt_token_ids": [[9], [9, )" + turn0 + R"(, 8]]}]})";
+}
+
+TEST_F(ScorerTest, RunsWithAnotherMaxNewTokensAreComparedUpToTheSmallerAndSaySo) {
+  const ScoreReport report = score({budgeted(1, 4, "1, 2, 3, 4", "5, 6, 7, 8"), budgeted(2, 4, "1, 2", "3, 4, 5, 6"),
+                                    budgeted(3, 4, "1, 2, 3, 4", "5")},
+                                   {budgeted(1, 3, "1, 2, 3", "5, 6, 7"), budgeted(2, 3, "1, 2", "3, 4, 7"),
+                                    budgeted(3, 3, "1, 2, 7", "5")});
+  const ItemResult& cut = item_for(report, 1);
+  EXPECT_TRUE(cut.comparison.exact) << "turn 0 agrees over 3 tokens; turn 1, whose prompts differ, is not compared";
+  EXPECT_FALSE(cut.prompt_mismatch.has_value());
+  EXPECT_EQ(cut.compared_tokens_per_turn, 3);
+  EXPECT_EQ(cut.comparison.reference_length, 3);
+  const ItemResult& second_turn = item_for(report, 2);
+  ASSERT_TRUE(second_turn.divergence.has_value()) << "turn 0 ended early on both sides: turn 1 is compared, up to 3";
+  EXPECT_EQ(second_turn.divergence->where.turn, 1);
+  EXPECT_NE(second_turn.divergence->attribution.kind, Attribution::kLength);
+  EXPECT_EQ(item_for(report, 3).divergence->where.index_in_turn, 2) << "a token inside the budget still diverges";
+  EXPECT_EQ(report.overall.divergences.length, 0);
+  ASSERT_TRUE(report.run_length_mismatch.has_value());
+  EXPECT_EQ(report.run_length_mismatch->answers, 3);
+  EXPECT_EQ(report.run_length_mismatch->reference_max_new_tokens, 4);
+  EXPECT_EQ(report.run_length_mismatch->candidate_max_new_tokens, 3);
+  EXPECT_FALSE(report.run_length_mismatch->other_pairs);
+
+  const ScoreReport same = score({budgeted(1, 4, "1, 2, 3, 4", "5")}, {budgeted(1, 4, "1, 2, 3", "5")});
+  EXPECT_FALSE(same.run_length_mismatch.has_value());
+  EXPECT_EQ(same.overall.divergences.length, 1) << "one budget on both sides: a shorter turn is a length divergence";
+}
+
 std::string from_run(int64_t id, double wall_time, double tstamp, const std::string& engine, int64_t batch_size,
                      double started_at) {
   return R"({"question_id": )" + std::to_string(id) + R"(, "tstamp": )" + std::to_string(tstamp) +
