@@ -19,7 +19,7 @@ namespace specgate {
 enum class Unit { kTokenIds, kCodePoints };
 std::string_view unit_name(Unit unit);  // token_ids, code_points
 
-inline constexpr int kScoreReportSchemaVersion = 2;
+inline constexpr int kScoreReportSchemaVersion = 3;
 
 struct GateSettings {
   double min_exact = 1.0;    // fraction of questions answered exactly

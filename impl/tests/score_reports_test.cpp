@@ -51,7 +51,7 @@ class ScoreReportsTest : public TempFolderTest {
 
 TEST_F(ScoreReportsTest, JsonHoldsTheFiguresTheSchemaNames) {
   const nlohmann::ordered_json json = score_report_json(report_);
-  EXPECT_EQ(json["schema_version"], 2);
+  EXPECT_EQ(json["schema_version"], kScoreReportSchemaVersion);
   EXPECT_EQ(json["summary"]["questions"], 3);
   EXPECT_EQ(json["summary"]["exact"], 1);
   EXPECT_DOUBLE_EQ(json["summary"]["exact_match"].get<double>(), 1.0 / 3.0);
