@@ -63,6 +63,7 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
   settings.near_tie_threshold = o.near_tie_threshold;
+  settings.near_tie_by_dtype = command.count("--near-tie-threshold") == 0;
   for (int64_t id : o.eos_ids) {
     if (id < 0) throw InputError("--eos-id: expected a token id (a non-negative integer), got " + std::to_string(id));
   }
@@ -113,6 +114,7 @@ void print_summary(const ScoreReport& report, double seconds) {
                 counted(static_cast<int64_t>(report.prompt_mismatch_ids.size()), "question").c_str(),
                 static_cast<long long>(report.prompt_mismatch_ids.front()));
   if (const std::string line = run_length_summary(report); !line.empty()) std::printf("%s\n", line.c_str());
+  if (const std::string line = near_tie_summary(report); !line.empty()) std::printf("%s\n", line.c_str());
   const SpeedSummary& speed = all.speed;
   if (speed.any())
     std::printf("speed: %s tokens per target pass, acceptance %s; per request: reference %s tokens/s, candidate %s "
@@ -203,7 +205,9 @@ void add_score_command(CLI::App& app) {
   c->add_option("--min-speedup", o->min_speedup,
                 "Gate: the candidate's tokens/s over the reference's, overall (fails when the answers cannot give it)");
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
-                "A divergence whose margin |logprob(ref) - logprob(cand)| is at most this many nats is a near-tie")
+                "A divergence whose margin |logprob(ref) - logprob(cand)| is at most this many nats is a near-tie; "
+                "by default widened per question to what the rounding of both answers' run.dtype can flip "
+                "(bfloat16, float16), fixed when given")
       ->capture_default_str();
   c->add_option("--turns", o->turns, "Score all turns of choices[0], in order, or only the first")->capture_default_str();
   c->add_option("--rescore-with", o->rescore_with,

@@ -372,4 +372,37 @@ grep -qF 'answered from a different prompt (prompt\_token\_ids differ at turn 0,
   fail "the Markdown report lacks the prompt finding"
 grep -q 'type="prompt_mismatch"' "$work/prompts.xml" || fail "the JUnit report lacks the prompt finding"
 
+# Runs with different max_new_tokens: compared up to the smaller, named, no length divergences.
+"$conformance" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 3 --max-new-tokens 12 \
+  --out "$work/long.jsonl" >/dev/null || fail "generate 12 tokens"
+score --reference "$work/long.jsonl" --candidate "$work/raw.jsonl" --json "$work/lengths.json" >"$work/lengths.out" ||
+  fail "score of runs with 12 and 8 new tokens: exit $?, expected 0: $(cat "$work/lengths.out")"
+grep -q "^run lengths differ: 3 answers ran with max_new_tokens 12 in the reference and 8 in the candidate" "$work/lengths.out" ||
+  fail "no run-length finding: $(cat "$work/lengths.out")"
+expect_value "$work/lengths.json" summary.divergences.length 0
+expect_value "$work/lengths.json" items.0.compared_tokens_per_turn 8
+validate "$work/lengths.json"
+
+# A bfloat16 candidate: each divergence's near-tie threshold is widened to bfloat16's rounding,
+# unless --near-tie-threshold fixes it.
+"$conformance" generate --engine eqspec --target "$fixtures/target" --draft "$fixtures/draft" --bench "$bench" \
+  --limit 12 --max-new-tokens 24 --dtype bfloat16 --out "$work/bf16.jsonl" >/dev/null || fail "generate bfloat16"
+"$conformance" generate --engine oracle --target "$fixtures/target" --bench "$bench" --limit 12 --max-new-tokens 24 \
+  --top-logprobs 5 --out "$work/f32.jsonl" >/dev/null || fail "generate float32 oracle"
+score --reference "$work/f32.jsonl" --candidate "$work/bf16.jsonl" --min-exact 0 --json "$work/widened.json" >"$work/widened.out"
+expect_value "$work/widened.json" settings.near_tie_by_dtype true
+"$python" - "$work/widened.json" <<'PY' || fail "a bfloat16 divergence was not attributed against the widened threshold"
+import json, sys
+report = json.load(open(sys.argv[1]))
+divergences = [item["first_divergence"] for item in report["items"] if item["first_divergence"]]
+assert divergences, "no divergence to check"
+assert all(d["near_tie_threshold"] > 0.1 for d in divergences), [d["near_tie_threshold"] for d in divergences]
+PY
+grep -q "^near-tie threshold 0.1 nats, widened to" "$work/widened.out" || fail "no widened-threshold line: $(cat "$work/widened.out")"
+score --reference "$work/f32.jsonl" --candidate "$work/bf16.jsonl" --min-exact 0 --near-tie-threshold 0.1 \
+  --json "$work/fixed.json" >/dev/null
+expect_value "$work/fixed.json" settings.near_tie_by_dtype false
+expect_value "$work/fixed.json" items.0.first_divergence.near_tie_threshold "$(query "$work/fixed.json" settings.near_tie_threshold)"
+validate "$work/widened.json"
+
 finish "score CLI"

@@ -85,6 +85,8 @@ void write_summary(const ScoreReport& report, std::ostream& out) {
   if (const std::string eos = eos_summary(report); !eos.empty()) out << "<p class=\"muted\">" << escape_markup(eos) << "</p>\n";
   if (const std::string lengths = run_length_summary(report); !lengths.empty())
     out << "<p>" << escape_markup(lengths) << "</p>\n";
+  if (const std::string near_tie = near_tie_summary(report); !near_tie.empty())
+    out << "<p>" << escape_markup(near_tie) << "</p>\n";
 }
 
 void write_charts(const ScoreReport& report, std::ostream& out) {

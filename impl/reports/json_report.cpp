@@ -100,6 +100,7 @@ ordered_json divergence_json(Unit unit, const ItemDivergence& divergence) {
           {"reference_text", symbol_text(unit, d.reference_symbol)},
           {"candidate_text", symbol_text(unit, d.candidate_symbol)},
           {"attribution", std::string(attribution_name(a.kind))},
+          {"near_tie_threshold", or_null(divergence.near_tie_threshold)},
           {"margin", or_null(a.margin)},
           {"margin_is_lower_bound", a.margin_is_lower_bound},
           {"margin_source", source},
@@ -152,6 +153,7 @@ ordered_json settings_json(const ScoreSettings& settings) {
       {"partial_rule", "lcp / reference_length; 1 when both are empty, 0 when only the reference is; a candidate that "
                        "runs past the reference scores 1 without being exact"},
       {"near_tie_threshold", settings.near_tie_threshold},
+      {"near_tie_by_dtype", settings.near_tie_by_dtype},
       {"speed_rule", "per side, tokens/s is what one request sees: the mean over compared questions of new_tokens / "
                      "wall_time (new_tokens defaults to the length of token_ids); run tokens/s (overall only) is what "
                      "the system delivers: the compared answers' tokens over their runs' wall time, each run from its "
@@ -163,8 +165,10 @@ ordered_json settings_json(const ScoreSettings& settings) {
       {"attribution_rule", "margin = logprob(reference token) - logprob(candidate token) under the reference model at the "
                            "first divergence: from the reference answer's top_logprobs when both tokens are there, else "
                            "from --rescore-with, else a lower bound from top_logprobs when only the reference token is "
-                           "there; near_tie when |margin| <= near_tie_threshold, hard otherwise; the candidate's own "
-                           "log-probabilities are never used"},
+                           "there; near_tie when |margin| <= the divergence's near_tie_threshold, hard otherwise: "
+                           "settings.near_tie_threshold or, with near_tie_by_dtype, the sum of what rounding in each "
+                           "answer's run.dtype can move the two most likely tokens' difference when that is larger "
+                           "(bfloat16 and float16 widen it); the candidate's own log-probabilities are never used"},
       {"rescore_with", rescore},
       {"eos_ids", settings.eos_ids},
       {"eos_rule", "where one answer's turn is the other's plus a trailing id among eos_ids, that id is not compared "

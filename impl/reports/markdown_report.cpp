@@ -70,6 +70,7 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
       << all.divergences.length << " length\n\n";
   if (const std::string eos = eos_summary(report); !eos.empty()) out << cell(eos) << "\n\n";
   if (const std::string lengths = run_length_summary(report); !lengths.empty()) out << cell(lengths) << "\n\n";
+  if (const std::string near_tie = near_tie_summary(report); !near_tie.empty()) out << cell(near_tie) << "\n\n";
 
   out << "| subtask | questions | exact match | partial match | hard | near-tie | unattributed | length | missing |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";

@@ -1,5 +1,6 @@
 #include "impl/reports/report_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -97,6 +98,21 @@ std::string run_length_summary(const ScoreReport& report) {
          std::to_string(m.reference_max_new_tokens) + " in the reference and " + std::to_string(m.candidate_max_new_tokens) +
          " in the candidate" + (m.other_pairs ? " (the first of them; others differ otherwise)" : "") +
          ": each turn compared up to the smaller, not counted as length divergences";
+}
+
+std::string near_tie_summary(const ScoreReport& report) {
+  const double base = report.settings.near_tie_threshold;
+  double widest = base;
+  int64_t widened = 0;
+  for (const ItemResult& item : report.items) {
+    if (!item.divergence || !item.divergence->near_tie_threshold || *item.divergence->near_tie_threshold <= base) continue;
+    widest = std::max(widest, *item.divergence->near_tie_threshold);
+    ++widened;
+  }
+  if (widened == 0) return "";
+  return "near-tie threshold " + short_number(base) + " nats, widened to " + short_number(widest) + " for " +
+         counted(widened, "divergence") + " between answers computed in a lower precision (their run.dtype; " +
+         "--near-tie-threshold fixes it)";
 }
 
 std::string attribution_label(const AttributionResult& attribution) {

@@ -32,6 +32,9 @@ struct GateSettings {
 struct ScoreSettings {
   TurnScope turns = TurnScope::kAll;
   double near_tie_threshold = 0.1;  // nats
+  // Widen it, per question, to what the rounding of both answers' run.dtype can flip
+  // (near_tie_threshold()); off when the user fixed the threshold.
+  bool near_tie_by_dtype = true;
   GateSettings gate;
   std::optional<std::filesystem::path> rescore_with;
   std::string rescore_dtype, rescore_device, rescore_chat_template;  // meaningful with rescore_with
@@ -43,6 +46,7 @@ struct ScoreSettings {
 struct ItemDivergence {
   Divergence where;
   AttributionResult attribution;
+  std::optional<double> near_tie_threshold;  // nats, the one it was attributed against; none for length
   // Up to a few symbols each: the common ones just before the divergence, then each side's
   // from the divergence on.
   std::vector<int64_t> before, reference_after, candidate_after;

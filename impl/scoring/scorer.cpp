@@ -12,6 +12,7 @@
 #include "impl/common/sha256.h"
 #include "impl/common/utc_now.h"
 #include "impl/common/utf8.h"
+#include "impl/scoring/near_tie.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/tokenizer/tokenizer.h"
 
@@ -252,7 +253,13 @@ class Scorer {
                                              request_.tokenizer->decode(divergence.reference_after),
                                              request_.tokenizer->decode(divergence.candidate_after)};
     }
-    divergence.attribution = attribute(item, reference, candidate, d);
+    if (d.reference_symbol && d.candidate_symbol) {
+      const auto dtype = [](const AnswerRecord& answer) {
+        return answer.speed.run ? answer.speed.run->dtype : std::optional<std::string>();
+      };
+      divergence.near_tie_threshold = near_tie_threshold(request_.settings, dtype(reference), dtype(candidate));
+    }
+    divergence.attribution = attribute(item, reference, candidate, d, divergence.near_tie_threshold.value_or(0.0));
     item.divergence = std::move(divergence);
   }
 
@@ -294,7 +301,7 @@ class Scorer {
   }
 
   AttributionResult attribute(const ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate,
-                              const Divergence& d) {
+                              const Divergence& d, double threshold) {
     AttributionResult result;
     if (!d.reference_symbol || !d.candidate_symbol) {
       result.kind = Attribution::kLength;
@@ -315,7 +322,7 @@ class Scorer {
       rescore = [&](std::string& why_not) { return rescore_divergence(reference, candidate, d, why_not); };
     }
     return attribute_divergence(*d.reference_symbol, *d.candidate_symbol, recorded ? &*recorded : nullptr, rescore,
-                                request_.settings.near_tie_threshold);
+                                threshold);
   }
 
   std::optional<RescoredLogprobs> rescore_divergence(const AnswerRecord& reference, const AnswerRecord& candidate,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "impl/common/error.h"
+#include "impl/scoring/near_tie.h"
 #include "impl/scoring/scorer.h"
 #include "impl/tests/temp_folder.h"
 #include "impl/tokenizer/byte_tokenizer.h"
@@ -350,6 +351,42 @@ TEST_F(ScorerTest, AttributesDivergencesFromTheReferencesRecordedLogprobsOnly) {
 
   settings.near_tie_threshold = 3.0;
   EXPECT_EQ(score({reference}, {candidate(22)}, settings).items[0].divergence->attribution.kind, Attribution::kNearTie);
+}
+
+// Answers from a run in `dtype` whose second token is `token`; the reference records 20 at -0.7
+// and 23 at -1.0 (a margin of 0.3 nats), 22 at -3.0.
+std::string in_dtype(const std::string& dtype, int64_t token, bool reference) {
+  const std::string logprobs =
+      reference ? R"(, "top_logprobs": [[[{"token_id": 10, "logprob": -0.1}], [{"token_id": 20, "logprob": -0.7},)"
+                  R"( {"token_id": 23, "logprob": -1.0}, {"token_id": 22, "logprob": -3.0}]]])"
+                : "";
+  return R"({"question_id": 1, "run": {"engine": "e", "batch_size": 1, "started_at": 1, "dtype": ")" + dtype +
+         R"("}, "choices": [{"turns": ["x"], "token_ids": [[10, )" + std::to_string(token) + "]]" + logprobs + "}]}";
+}
+
+TEST_F(ScorerTest, TheNearTieThresholdWidensToWhatTheAnswersRoundingCanFlip) {
+  const auto attributed = [&](const std::string& reference_dtype, const std::string& candidate_dtype, int64_t token,
+                              ScoreSettings settings = {}) {
+    const ScoreReport report =
+        score({in_dtype(reference_dtype, 20, true)}, {in_dtype(candidate_dtype, token, false)}, settings);
+    return *report.items[0].divergence;
+  };
+  const double bfloat16 = *margin_rounding_of("bfloat16");
+  ASSERT_GT(bfloat16, 0.3) << "bfloat16 flips margins of 0.3 nats (reports/scoring/near_tie.md)";
+  ASSERT_LT(bfloat16, 2.3);
+  EXPECT_EQ(attributed("float32", "float32", 23).attribution.kind, Attribution::kHard) << "float32 keeps 0.1 nats";
+  EXPECT_EQ(attributed("float32", "float32", 23).near_tie_threshold, 0.1);
+  const ItemDivergence widened = attributed("float32", "bfloat16", 23);
+  EXPECT_EQ(widened.attribution.kind, Attribution::kNearTie);
+  EXPECT_DOUBLE_EQ(*widened.near_tie_threshold, bfloat16 + *margin_rounding_of("float32"));
+  EXPECT_DOUBLE_EQ(*attributed("bfloat16", "bfloat16", 23).near_tie_threshold, 2 * bfloat16) << "both sides round";
+  EXPECT_EQ(attributed("float32", "bfloat16", 22).attribution.kind, Attribution::kHard) << "2.3 nats is no rounding";
+
+  ScoreSettings fixed;
+  fixed.near_tie_by_dtype = false;
+  EXPECT_EQ(attributed("float32", "bfloat16", 23, fixed).attribution.kind, Attribution::kHard)
+      << "a threshold the user gives is not widened";
+  EXPECT_EQ(attributed("float32", "bfloat16", 23, fixed).near_tie_threshold, 0.1);
 }
 
 TEST_F(ScorerTest, TheGateChecksEachThreshold) {
