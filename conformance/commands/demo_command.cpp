@@ -23,6 +23,7 @@
 #include "impl/reports/json_report.h"
 #include "impl/reports/junit_report.h"
 #include "impl/reports/markdown_report.h"
+#include "impl/reports/report_text.h"
 #include "impl/scoring/scorer.h"
 
 namespace specgate::cli {
@@ -50,12 +51,6 @@ struct DemoRow {
   EngineOutput output;
   ScoreReport report;
 };
-
-std::string percent(double fraction) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
-  return text;
-}
 
 void write_score_reports(const ScoreReport& report, const std::filesystem::path& stem) {
   write_output_file("--out", stem.string() + ".json", [&](std::ostream& out) { out << score_report_json(report).dump(2) << "\n"; });
@@ -93,8 +88,8 @@ std::string results_table(const std::vector<DemoRow>& rows, bool markdown) {
     std::snprintf(acceptance, sizeof acceptance, "%s", speculative ? percent(tally.stats.acceptance_rate()).c_str() : "-");
     const char* verdict = exact == row.expected_exact ? (exact ? "equivalent" : "caught, as expected")
                                                       : (exact ? "NOT CAUGHT" : "NOT EQUIVALENT");
-    std::snprintf(line, sizeof line, format, row.label.c_str(), percent(all.exact_match).c_str(),
-                  percent(all.partial_match).c_str(), throughput, speedup, per_round, acceptance, verdict);
+    std::snprintf(line, sizeof line, format, row.label.c_str(), optional_percent(all.exact_match).c_str(),
+                  optional_percent(all.partial_match).c_str(), throughput, speedup, per_round, acceptance, verdict);
     table << line;
   }
   return table.str();
@@ -114,11 +109,11 @@ std::string headline(const std::vector<DemoRow>& rows, int64_t batch_size) {
     if (tally.stats.drafted == 0 || nonspec == rows.end()) continue;
     if (row.expected_exact) {
       std::snprintf(part, sizeof part, "%s %s exact, %.2fx nonspec-batch's tokens/s at batch %lld (%.2f tokens a round)",
-                    row.label.c_str(), percent(all.exact_match).c_str(), tokens_per_s(tally) / tokens_per_s(nonspec->output.tally),
+                    row.label.c_str(), optional_percent(all.exact_match).c_str(), tokens_per_s(tally) / tokens_per_s(nonspec->output.tally),
                     static_cast<long long>(batch_size), tally.stats.tokens_per_round());
     } else {
       std::snprintf(part, sizeof part, "%s %s (%s exact)", row.label.c_str(),
-                    all.exact == all.questions ? "NOT CAUGHT" : "caught", percent(all.exact_match).c_str());
+                    all.exact == all.questions ? "NOT CAUGHT" : "caught", optional_percent(all.exact_match).c_str());
     }
     text += (text.empty() ? "" : "; ") + std::string(part);
   }

@@ -67,6 +67,7 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
   job.score.near_tie_threshold = o.near_tie_threshold;
+  job.score.near_tie_by_dtype = command.count("--near-tie-threshold") == 0;
   if (!(o.logprob_tolerance >= 0.0 && std::isfinite(o.logprob_tolerance)))
     throw InputError("--logprob-tolerance: must be a finite number of nats >= 0, got " + short_number(o.logprob_tolerance));
   job.logprob_tolerance = o.logprob_tolerance;
@@ -129,7 +130,8 @@ void add_differential_command(CLI::App& app) {
       ->capture_default_str()
       ->check(seed_check());
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
-                "A difference whose margin |logprob(alone) - logprob(crowd)| is at most this many nats is a near-tie")
+                "A difference whose margin |logprob(alone) - logprob(crowd)| is at most this many nats is a near-tie; "
+                "by default widened, as score's, where the answers record a lower-precision run.dtype")
       ->capture_default_str();
   c->add_flag("--near-ties-fail", o->near_ties_fail, "Fail the gate on near-ties too");
   c->add_option("--prompt-logprobs", o->prompt_logprobs,

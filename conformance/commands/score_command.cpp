@@ -104,8 +104,8 @@ void print_summary(const ScoreReport& report, double seconds) {
   const DivergenceCounts& d = all.divergences;
   std::printf("score: %lld questions, exact %lld (%s), partial %s, unit %s; divergences: %lld hard, %lld near-tie, "
               "%lld unattributed, %lld length; ids: %zu missing, %zu unexpected (%.2f s)\n",
-              static_cast<long long>(all.questions), static_cast<long long>(all.exact), percent(all.exact_match).c_str(),
-              percent(all.partial_match).c_str(), unit_summary(all).c_str(), static_cast<long long>(d.hard),
+              static_cast<long long>(all.questions), static_cast<long long>(all.exact), optional_percent(all.exact_match).c_str(),
+              optional_percent(all.partial_match).c_str(), unit_summary(all).c_str(), static_cast<long long>(d.hard),
               static_cast<long long>(d.near_tie), static_cast<long long>(d.unattributed), static_cast<long long>(d.length),
               report.missing_ids.size(), report.unexpected_ids.size(), seconds);
   if (!report.prompt_mismatch_ids.empty())

@@ -368,8 +368,11 @@ expect_usage_error "is not a folder" score "${ref[@]}" "${cand[@]}" --json "$wor
 grep -q "^prompts: 3 questions answered from different prompts" "$work/prompts.out" || fail "no prompt finding: $(cat "$work/prompts.out")"
 grep -q "divergences: 0 hard, 0 near-tie, 0 unattributed, 0 length" "$work/prompts.out" || fail "prompt mismatches counted as divergences"
 validate "$work/prompts.json"
-grep -qF 'answered from a different prompt (prompt\_token\_ids differ at turn 0, token 1)' "$work/prompts.md" ||
-  fail "the Markdown report lacks the prompt finding"
+grep -qF "answered from a different prompt (chat templates: reference 'raw', candidate 'vicuna'; prompt\_token\_ids differ at turn 0, token 1)" \
+  "$work/prompts.md" || fail "the Markdown report lacks the prompt finding with both templates"
+expect_value "$work/prompts.json" summary.exact_match null
+expect_value "$work/prompts.json" items.0.prompt_mismatch.candidate_chat_template '"vicuna"'
+grep -q "exact match [0-9.e+-]* is below" "$work/prompts.out" && fail "questions not compared were gated as a 0% exact match"
 grep -q 'type="prompt_mismatch"' "$work/prompts.xml" || fail "the JUnit report lacks the prompt finding"
 
 # Runs with different max_new_tokens: compared up to the smaller, named, no length divergences.

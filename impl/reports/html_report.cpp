@@ -73,8 +73,8 @@ std::string unit_word(const ScoreReport& report) {
 void write_summary(const ScoreReport& report, std::ostream& out) {
   const GroupSummary& all = report.overall;
   out << "<div class=\"cards\">" << card(std::to_string(all.questions), "questions")
-      << card(percent(all.exact_match), "exact match (" + std::to_string(all.exact) + ")")
-      << card(percent(all.partial_match), "partial match (mean)")
+      << card(optional_percent(all.exact_match), "exact match (" + std::to_string(all.exact) + ")")
+      << card(optional_percent(all.partial_match), "partial match (mean)")
       << card(std::to_string(all.divergences.hard), "hard divergences")
       << card(std::to_string(all.divergences.near_tie), "near-ties")
       << card(std::to_string(all.divergences.unattributed), "unattributed")
@@ -91,8 +91,11 @@ void write_summary(const ScoreReport& report, std::ostream& out) {
 
 void write_charts(const ScoreReport& report, std::ostream& out) {
   std::vector<BarGroup> groups;
-  for (const auto& [subtask, group] : report.by_subtask) groups.push_back({subtask, {group.exact_match, group.partial_match}});
-  groups.push_back({"all", {report.overall.exact_match, report.overall.partial_match}});
+  const auto add = [&groups](const std::string& name, const GroupSummary& group) {
+    if (group.exact_match) groups.push_back({name, {*group.exact_match, *group.partial_match}});
+  };
+  for (const auto& [subtask, group] : report.by_subtask) add(subtask, group);
+  add("all", report.overall);
   out << "<h2>Match per subtask</h2>\n<div class=\"panel\">"
       << percent_bars_svg({{"exact match", "#1a7f37"}, {"partial match", "#54aeff"}}, groups) << "</div>\n";
 
@@ -119,7 +122,7 @@ void write_group_table(const ScoreReport& report, std::ostream& out) {
   const auto row = [&out](const std::string& name, const GroupSummary& g, bool strong) {
     const std::string label = strong ? "<strong>" + escape_markup(name) + "</strong>" : "&nbsp;&nbsp;&nbsp;" + escape_markup(name);
     out << "<tr><td>" << label << "</td><td class=\"num\">" << g.questions << "</td><td class=\"num\">"
-        << percent(g.exact_match) << "</td><td class=\"num\">" << percent(g.partial_match) << "</td><td class=\"num\">"
+        << optional_percent(g.exact_match) << "</td><td class=\"num\">" << optional_percent(g.partial_match) << "</td><td class=\"num\">"
         << g.divergences.hard << "</td><td class=\"num\">" << g.divergences.near_tie << "</td><td class=\"num\">"
         << g.divergences.unattributed << "</td><td class=\"num\">" << g.divergences.length << "</td><td class=\"num\">"
         << g.missing << "</td><td>" << unit_summary(g) << "</td></tr>\n";

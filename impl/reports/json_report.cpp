@@ -67,8 +67,8 @@ ordered_json runs_json(const std::vector<RunSummary>& runs) {
 ordered_json group_json(const GroupSummary& group) {
   return {{"questions", group.questions},       {"exact", group.exact},
           {"missing", group.missing},           {"prompt_mismatches", group.prompt_mismatches},
-          {"exact_match", group.exact_match},
-          {"partial_match", group.partial_match}, {"unit", unit_summary(group)},
+          {"exact_match", or_null(group.exact_match)},
+          {"partial_match", or_null(group.partial_match)}, {"unit", unit_summary(group)},
           {"divergences", divergences_json(group.divergences)}, {"speed", speed_json(group.speed)}};
 }
 
@@ -132,9 +132,12 @@ ordered_json item_json(const ItemResult& item) {
           {"reference_line", item.reference_line},
           {"candidate_line", or_null(item.candidate_line)},
           {"compared_tokens_per_turn", or_null(item.compared_tokens_per_turn)},
-          {"prompt_mismatch", item.prompt_mismatch ? ordered_json{{"turn", item.prompt_mismatch->turn},
-                                                                  {"index", item.prompt_mismatch->index}}
-                                                    : ordered_json(nullptr)},
+          {"prompt_mismatch", item.prompt_mismatch
+                                  ? ordered_json{{"turn", item.prompt_mismatch->turn},
+                                                 {"index", item.prompt_mismatch->index},
+                                                 {"reference_chat_template", or_null(item.prompt_mismatch->reference_chat_template)},
+                                                 {"candidate_chat_template", or_null(item.prompt_mismatch->candidate_chat_template)}}
+                                  : ordered_json(nullptr)},
           {"first_divergence", item.divergence ? divergence_json(*item.unit, *item.divergence) : ordered_json(nullptr)}};
 }
 
@@ -201,8 +204,8 @@ ordered_json score_report_json(const ScoreReport& report) {
        {{"questions", overall.questions},
         {"compared", overall.questions - overall.missing},
         {"exact", overall.exact},
-        {"exact_match", overall.exact_match},
-        {"partial_match", overall.partial_match},
+        {"exact_match", or_null(overall.exact_match)},
+        {"partial_match", or_null(overall.partial_match)},
         {"unit", unit_summary(overall)},
         {"divergences", divergences_json(overall.divergences)},
         {"speed", speed_json(overall.speed)},

@@ -50,8 +50,8 @@ std::vector<TestSuite> suites_of(const ScoreReport& report) {
   std::vector<TestSuite> suites;
   for (const auto& [subtask, group] : report.by_subtask) {
     TestSuite suite{.name = subtask,
-                    .properties = {{"exact_match", short_number(group.exact_match, 6)},
-                                   {"partial_match", short_number(group.partial_match, 6)}}};
+                    .properties = {{"exact_match", group.exact_match ? short_number(*group.exact_match, 6) : "none"},
+                                   {"partial_match", group.partial_match ? short_number(*group.partial_match, 6) : "none"}}};
     for (const ItemResult& item : report.items) {
       if (item.subtask == subtask) suite.cases.push_back(question_case(item));
     }

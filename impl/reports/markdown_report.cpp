@@ -39,7 +39,7 @@ std::string decoded_cell(const std::optional<ItemDivergence::Text>& text) {
 }
 
 void group_row(std::ostream& out, const std::string& name, const GroupSummary& g) {
-  out << "| " << name << " | " << g.questions << " | " << percent(g.exact_match) << " | " << percent(g.partial_match)
+  out << "| " << name << " | " << g.questions << " | " << optional_percent(g.exact_match) << " | " << optional_percent(g.partial_match)
       << " | " << g.divergences.hard << " | " << g.divergences.near_tie << " | " << g.divergences.unattributed << " | "
       << g.divergences.length << " | " << g.missing << " |\n";
 }
@@ -64,8 +64,8 @@ std::string gate_settings(const GateSettings& gate) {
 void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   const GroupSummary& all = report.overall;
   out << "## " << (report.gate.passed ? "✅ " : "❌ ") << verdict(report.gate) << "\n\n";
-  out << "**" << all.questions << "** questions · exact match **" << percent(all.exact_match) << "** · partial match **"
-      << percent(all.partial_match) << "** · unit `" << unit_summary(all) << "` · divergences: " << all.divergences.hard
+  out << "**" << all.questions << "** questions · exact match **" << optional_percent(all.exact_match) << "** · partial match **"
+      << optional_percent(all.partial_match) << "** · unit `" << unit_summary(all) << "` · divergences: " << all.divergences.hard
       << " hard, " << all.divergences.near_tie << " near-tie, " << all.divergences.unattributed << " unattributed, "
       << all.divergences.length << " length\n\n";
   if (const std::string eos = eos_summary(report); !eos.empty()) out << cell(eos) << "\n\n";

@@ -144,8 +144,16 @@ std::string run_throughput_line(const ScoreReport& report) {
 }
 
 std::string prompt_mismatch_label(const PromptMismatch& mismatch) {
-  return "answered from a different prompt (prompt_token_ids differ at turn " + std::to_string(mismatch.turn) +
-         ", token " + std::to_string(mismatch.index) + "): not compared";
+  const auto name = [](const std::optional<std::string>& chat_template) {
+    return chat_template ? "'" + *chat_template + "'" : std::string("not named");
+  };
+  const std::string templates =
+      mismatch.reference_chat_template || mismatch.candidate_chat_template
+          ? "chat templates: reference " + name(mismatch.reference_chat_template) + ", candidate " +
+                name(mismatch.candidate_chat_template) + "; "
+          : "";
+  return "answered from a different prompt (" + templates + "prompt_token_ids differ at turn " +
+         std::to_string(mismatch.turn) + ", token " + std::to_string(mismatch.index) + "): not compared";
 }
 
 std::string divergence_summary(const ItemResult& item) {

@@ -456,6 +456,10 @@ AnswerRecord parse_answer_line(std::string_view line, const std::string& source,
   record.line = line_number;
   record.question_id = context.integer(required(object, "question_id", "question_id", context), "question_id",
                                        std::numeric_limits<int64_t>::min(), kMaxId);
+  if (const json* chat_template = optional_member(object, "chat_template")) {
+    if (!chat_template->is_string()) context.fail_type("chat_template", "a string", *chat_template);
+    record.chat_template = chat_template->get<std::string>();
+  }
   if (const json* category = optional_member(object, "category")) {
     if (!category->is_string()) context.fail_type("category", "a string", *category);
     record.category = category->get<std::string>();

@@ -43,6 +43,7 @@ struct AnswerSpeed {
 struct AnswerRecord {
   int64_t question_id = 0;
   std::optional<std::string> category;
+  std::optional<std::string> chat_template;  // what rendered the prompts, where the answer says
   std::optional<std::vector<std::string>> texts;               // one per turn
   std::optional<std::vector<std::vector<int64_t>>> token_ids;  // one list per turn
   std::optional<std::vector<std::vector<int64_t>>> prompt_token_ids;  // what the engine was fed, per turn

@@ -61,7 +61,7 @@ void count(const ItemResult& item, GroupSummary& group) {
   if (item.missing) ++group.missing;
   if (item.prompt_mismatch) ++group.prompt_mismatches;
   if (item.comparison.exact) ++group.exact;
-  group.partial_match += item.comparison.partial;
+  if (!item.prompt_mismatch) group.partial_match = group.partial_match.value_or(0.0) + item.comparison.partial;
   if (item.unit == Unit::kTokenIds) ++group.token_id_items;
   if (item.unit == Unit::kCodePoints) ++group.code_point_items;
   if (!item.divergence) return;
@@ -74,9 +74,10 @@ void count(const ItemResult& item, GroupSummary& group) {
 }
 
 void finish(GroupSummary& group) {
-  if (group.questions == 0) return;
-  group.exact_match = static_cast<double>(group.exact) / static_cast<double>(group.questions);
-  group.partial_match /= static_cast<double>(group.questions);
+  const int64_t scored = group.questions - group.prompt_mismatches;
+  if (scored == 0) return;
+  group.exact_match = static_cast<double>(group.exact) / static_cast<double>(scored);
+  *group.partial_match /= static_cast<double>(scored);
 }
 
 GroupSummary& group_named(std::vector<std::pair<std::string, GroupSummary>>& groups, std::map<std::string, size_t>& index,
@@ -205,12 +206,21 @@ GateResult evaluate_gate(const ScoreReport& report) {
          (report.prompt_mismatch_ids.size() == 1 ? " was" : " were") +
          " answered from different prompts, so their answers cannot be compared (another chat "
          "template or tokenizer?): " + id_list(report.prompt_mismatch_ids));
-  if (overall.exact_match < gate.min_exact)
-    fail("exact match " + format_number(overall.exact_match) + " is below --min-exact " + format_number(gate.min_exact) +
-         " (" + std::to_string(overall.exact) + " of " + std::to_string(overall.questions) + " questions)");
-  if (overall.partial_match < gate.min_partial)
-    fail("partial match " + format_number(overall.partial_match) + " is below --min-partial " +
-         format_number(gate.min_partial));
+  if (!overall.exact_match) {
+    if (report.prompt_mismatch_ids.empty()) fail("no question was compared");
+  } else {
+    if (*overall.exact_match < gate.min_exact)
+      fail("exact match " + format_number(*overall.exact_match) + " is below --min-exact " + format_number(gate.min_exact) +
+           " (" + std::to_string(overall.exact) + " of " +
+           counted(overall.questions - overall.prompt_mismatches, "question") +
+           (overall.prompt_mismatches > 0
+                ? "; " + std::to_string(overall.prompt_mismatches) + " answered from different prompts left out"
+                : "") +
+           ")");
+    if (*overall.partial_match < gate.min_partial)
+      fail("partial match " + format_number(*overall.partial_match) + " is below --min-partial " +
+           format_number(gate.min_partial));
+  }
   if (gate.max_hard_divergences && overall.divergences.hard > *gate.max_hard_divergences)
     fail(counted(overall.divergences.hard, "hard divergence") + ", more than --max-hard-divergences " +
          std::to_string(*gate.max_hard_divergences));

@@ -62,6 +62,7 @@ struct ItemDivergence {
 struct PromptMismatch {
   int64_t turn = 0;
   int64_t index = 0;
+  std::optional<std::string> reference_chat_template, candidate_chat_template;  // where the answers name them
 };
 
 struct ItemResult {
@@ -110,7 +111,9 @@ struct SpeedSummary {
 // Means over the questions of a group; missing answers count as 0.
 struct GroupSummary {
   int64_t questions = 0, exact = 0, missing = 0, prompt_mismatches = 0;
-  double exact_match = 0.0, partial_match = 0.0;
+  // Over the questions compared or missing, not those answered from different prompts; none
+  // when every question was.
+  std::optional<double> exact_match, partial_match;
   DivergenceCounts divergences;
   int64_t token_id_items = 0, code_point_items = 0;
   SpeedSummary speed;

@@ -295,7 +295,8 @@ class Scorer {
     for (size_t turn = 0; turn < std::min(r.size(), c.size()) && turn <= last_turn; ++turn) {
       if (r[turn] == c[turn]) continue;
       const auto [differs, unused] = std::mismatch(r[turn].begin(), r[turn].end(), c[turn].begin(), c[turn].end());
-      return PromptMismatch{static_cast<int64_t>(turn), static_cast<int64_t>(differs - r[turn].begin())};
+      return PromptMismatch{static_cast<int64_t>(turn), static_cast<int64_t>(differs - r[turn].begin()),
+                            reference.chat_template, candidate.chat_template};
     }
     return std::nullopt;
   }

@@ -77,20 +77,20 @@ TEST_F(ScorerTest, ScoresEachQuestionAndAggregatesPerCategorySubtaskAndOverall) 
 
   EXPECT_EQ(report.overall.questions, 3);
   EXPECT_EQ(report.overall.exact, 2);
-  EXPECT_DOUBLE_EQ(report.overall.exact_match, 2.0 / 3.0);
-  EXPECT_DOUBLE_EQ(report.overall.partial_match, 2.5 / 3.0);
+  EXPECT_DOUBLE_EQ(*report.overall.exact_match, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(*report.overall.partial_match, 2.5 / 3.0);
   EXPECT_EQ(report.overall.divergences.unattributed, 1);
   EXPECT_EQ(unit_summary(report.overall), "token_ids");
   ASSERT_EQ(report.by_subtask.size(), 2u);
   EXPECT_EQ(report.by_subtask[0].first, "mt_bench");
   EXPECT_EQ(report.by_subtask[0].second.questions, 2);
-  EXPECT_DOUBLE_EQ(report.by_subtask[0].second.exact_match, 0.5);
-  EXPECT_DOUBLE_EQ(report.by_subtask[0].second.partial_match, 0.75);
+  EXPECT_DOUBLE_EQ(*report.by_subtask[0].second.exact_match, 0.5);
+  EXPECT_DOUBLE_EQ(*report.by_subtask[0].second.partial_match, 0.75);
   EXPECT_EQ(report.by_subtask[1].first, "qa");
-  EXPECT_DOUBLE_EQ(report.by_subtask[1].second.exact_match, 1.0);
+  EXPECT_DOUBLE_EQ(*report.by_subtask[1].second.exact_match, 1.0);
   ASSERT_EQ(report.by_category.size(), 3u);
   EXPECT_EQ(report.by_category[1].first, "coding");
-  EXPECT_DOUBLE_EQ(report.by_category[1].second.exact_match, 0.0);
+  EXPECT_DOUBLE_EQ(*report.by_category[1].second.exact_match, 0.0);
   EXPECT_EQ(report.reference.records, 3);
   EXPECT_EQ(report.reference.sha256.size(), 64u);
 
@@ -198,6 +198,7 @@ TEST_F(ScorerTest, AnswersFromDifferentPromptsAreAFindingOfTheirOwnNotADivergenc
   EXPECT_TRUE(item_for(report, 2).divergence.has_value());
   EXPECT_TRUE(item_for(report, 3).comparison.exact);
   EXPECT_EQ(report.overall.prompt_mismatches, 1);
+  EXPECT_DOUBLE_EQ(*report.overall.exact_match, 0.5) << "1 exact of the 2 compared; question 1 was not compared";
   EXPECT_EQ(report.prompt_mismatch_ids, (std::vector<int64_t>{1}));
   EXPECT_EQ(report.overall.divergences.hard + report.overall.divergences.unattributed, 1) << "question 2 alone diverges";
   ASSERT_FALSE(report.gate.passed);
@@ -245,6 +246,21 @@ std::string from_run(int64_t id, double wall_time, double tstamp, const std::str
          R"(, "run": {"engine": ")" + engine + R"(", "batch_size": )" + std::to_string(batch_size) +
          R"(, "started_at": )" + std::to_string(started_at) + R"(}, "choices": [{"index": 0, "turns": ["a"], "token_ids": [[1, 2, 3, 4]], "wall_time": [)" +
          std::to_string(wall_time) + "]}]}";
+}
+
+TEST_F(ScorerTest, APromptMismatchNamesEachSidesTemplateAndAGroupOfThemHasNoMatchRate) {
+  const auto templated = [](const std::string& chat_template, const std::string& prompt) {
+    return R"({"question_id": 1, "chat_template": ")" + chat_template +
+           R"(", "choices": [{"index": 0, "turns": ["a"], "token_ids": [[5]], "prompt_token_ids": [)" + prompt + "]}]}";
+  };
+  const ScoreReport report = score({templated("raw", "[1, 2]")}, {templated("vicuna", "[1, 3]")});
+  const PromptMismatch& mismatch = *item_for(report, 1).prompt_mismatch;
+  EXPECT_EQ(mismatch.reference_chat_template, "raw");
+  EXPECT_EQ(mismatch.candidate_chat_template, "vicuna");
+  EXPECT_FALSE(report.overall.exact_match.has_value()) << "no question compared: no rate, not 0%";
+  EXPECT_FALSE(report.overall.partial_match.has_value());
+  ASSERT_EQ(report.gate.reasons.size(), 1u) << "the prompt finding alone fails the gate, not a 0% exact match";
+  EXPECT_NE(report.gate.reasons[0].find("answered from different prompts"), std::string::npos);
 }
 
 TEST_F(ScorerTest, RunThroughputIsTokensOverEachRunsWallTimeBesideThePerRequestRate) {
@@ -320,7 +336,7 @@ TEST_F(ScorerTest, TheOrderOfTheFilesDoesNotMatter) {
     EXPECT_EQ(reversed.items[i].candidate_line, 5 - in_order.items[i].candidate_line.value());
   }
   EXPECT_EQ(reversed.overall.exact, 2);
-  EXPECT_DOUBLE_EQ(reversed.overall.partial_match, in_order.overall.partial_match);
+  EXPECT_DOUBLE_EQ(*reversed.overall.partial_match, *in_order.overall.partial_match);
 }
 
 TEST_F(ScorerTest, AttributesDivergencesFromTheReferencesRecordedLogprobsOnly) {
