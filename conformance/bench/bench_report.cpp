@@ -282,4 +282,69 @@ std::string results_svg(const std::vector<Measurement>& measurements, const std:
   return svg + "</svg>\n";
 }
 
+
+namespace {
+
+std::string formatted(const char* format, double value) {
+  char text[48];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// A speedup and, after it, its least and greatest value over the repeats.
+std::string speedup_cell(const nlohmann::ordered_json& value, const nlohmann::ordered_json& spread) {
+  if (value.is_null()) return "-";
+  const std::string median = formatted("%.2f", value.get<double>());
+  if (spread.is_null()) return median;
+  return median + " [" + formatted("%.2f", spread["min"].get<double>()) + "-" + formatted("%.2f", spread["max"].get<double>()) + "]";
+}
+
+}  // namespace
+
+std::vector<std::string> table_header() {
+  return {"engine", "batch",  "tok/s",  "x same [min-max]", "x B=1 [min-max]", "draft", "verify", "realign",
+          "other",  "accept", "tok/rd", "ops/rd",           "sync/rd",         "group", "p50 s",  "p99 s"};
+}
+
+std::vector<std::vector<std::string>> table_rows(const std::vector<Measurement>& measurements) {
+  std::vector<std::vector<std::string>> rows;
+  for (const nlohmann::ordered_json& r : results_json(measurements)) {
+    const nlohmann::ordered_json& phase = r["phase_fraction"];
+    const auto share = [&phase](const char* name) { return formatted("%.1f%%", 100 * phase[name].get<double>()); };
+    rows.push_back({r["engine"].get<std::string>(), std::to_string(r["batch_size"].get<int64_t>()),
+                    formatted("%.1f", r["tokens_per_s"].get<double>()),
+                    speedup_cell(r["speedup_vs_nonspec_same_batch"], r["speedup_vs_nonspec_same_batch_spread"]),
+                    speedup_cell(r["speedup_vs_nonspec_batch1"], r["speedup_vs_nonspec_batch1_spread"]), share("draft"),
+                    share("verify"), share("realign"), share("other"), formatted("%.3f", r["acceptance_rate"].get<double>()),
+                    formatted("%.2f", r["tokens_per_round"].get<double>()),
+                    formatted("%.1f", r["operators_per_round"].get<double>()),
+                    formatted("%.2f", r["host_syncs_per_round"].get<double>()),
+                    r["grouping_rate"].is_null() ? "-" : formatted("%.3f", r["grouping_rate"].get<double>()),
+                    formatted("%.3f", r["latency_p50_s"].get<double>()), formatted("%.3f", r["latency_p99_s"].get<double>())});
+  }
+  return rows;
+}
+
+std::string results_markdown(const std::vector<Measurement>& measurements, const std::string& title,
+                             const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::string out = "# " + title + "\n\n";
+  for (size_t i = 0; i < settings.size(); ++i)
+    out += (i == 0 ? "" : " · ") + settings[i].first + ": " + settings[i].second;
+  if (!settings.empty()) out += "\n\n";
+  const auto line = [&out](const std::vector<std::string>& cells) {
+    for (const std::string& cell : cells) out += "| " + cell + " ";
+    out += "|\n";
+  };
+  const std::vector<std::string> header = table_header();
+  line(header);
+  std::vector<std::string> rule(header.size(), "--:");
+  rule[0] = "---";
+  line(rule);
+  for (const std::vector<std::string>& row : table_rows(measurements)) line(row);
+  out += "\n`x same`: tokens/s over nonspec-batch's at the same batch size; `x B=1`: over nonspec-batch's at batch 1, "
+         "both measured in the same run, the median of the repeats and [the least-the greatest]. Phases are shares of "
+         "decoding time; `accept`: accepted of drafted tokens; `group`: EXSPEC's grouping rate.\n";
+  return out;
+}
+
 }  // namespace specgate::cli

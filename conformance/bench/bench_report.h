@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -20,6 +21,17 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
 // to the first at or above `top`, the step s being 1, 2 or 5 times a power of ten, the least
 // that needs at most five intervals.
 std::vector<double> nice_ticks(double top);
+
+// The results as a table, one row of cells per measurement: engine, batch size, tokens/s, the
+// two speedups with their least and greatest repeat, phase shares, acceptance, tokens, operators
+// and host syncs per round, grouping rate, and latency percentiles. The terminal and the
+// Markdown report show the same cells.
+std::vector<std::string> table_header();
+std::vector<std::vector<std::string>> table_rows(const std::vector<Measurement>& measurements);
+
+// A Markdown report: the title as a heading, `settings` as a line of key: value, and the table.
+std::string results_markdown(const std::vector<Measurement>& measurements, const std::string& title,
+                             const std::vector<std::pair<std::string, std::string>>& settings);
 
 // An SVG with three charts against batch size: generated tokens/s, the speedup over
 // nonspec-batch at the same batch size (a dashed line at 1x), and the share of time spent

@@ -31,7 +31,7 @@ struct BenchOptions {
   std::vector<int64_t> batch_sizes = {1, 2, 4, 8, 16};
   int64_t draft_tokens = 4;
   DraftingFlags drafting;
-  std::filesystem::path target, draft, bench, json, svg;
+  std::filesystem::path target, draft, bench, json, svg, markdown;
   int64_t max_new_tokens = 64;
   std::string acceptance = "model";
   ModelFlags loading{.dtype = "float32"};
@@ -89,39 +89,22 @@ std::vector<BenchCase> plan(const std::vector<Engine>& engines, std::vector<int6
   return cases;
 }
 
-// A speedup and, after it, its least and greatest value over the repeats.
-std::string speedup_text(const nlohmann::ordered_json& value, const nlohmann::ordered_json& spread) {
-  if (value.is_null()) return "-";
-  char text[48];
-  if (spread.is_null()) {
-    std::snprintf(text, sizeof text, "%.2f", value.get<double>());
-  } else {
-    std::snprintf(text, sizeof text, "%.2f [%.2f-%.2f]", value.get<double>(), spread["min"].get<double>(),
-                  spread["max"].get<double>());
-  }
-  return text;
-}
-
+// The table, each column as wide as its widest cell: text left-aligned, figures right-aligned.
 void print_table(const std::vector<Measurement>& measurements) {
-  const nlohmann::ordered_json results = results_json(measurements);
-  std::printf("%-14s %5s %9s %17s %17s %6s %6s %7s %6s %6s %6s %7s %7s %6s %8s %8s\n", "engine", "batch", "tok/s",
-              "x same [min-max]", "x B=1 [min-max]", "draft", "verify", "realign", "other", "accept", "tok/rd", "ops/rd",
-              "sync/rd", "group",
-              "p50 s", "p99 s");
-  for (const nlohmann::ordered_json& r : results) {
-    const nlohmann::ordered_json& phase = r["phase_fraction"];
-    std::printf("%-14s %5lld %9.1f %17s %17s %5.1f%% %5.1f%% %6.1f%% %5.1f%% %6.3f %6.2f %7.1f %7.2f %6s %8.3f %8.3f\n",
-                r["engine"].get<std::string>().c_str(), static_cast<long long>(r["batch_size"].get<int64_t>()),
-                r["tokens_per_s"].get<double>(),
-                speedup_text(r["speedup_vs_nonspec_same_batch"], r["speedup_vs_nonspec_same_batch_spread"]).c_str(),
-                speedup_text(r["speedup_vs_nonspec_batch1"], r["speedup_vs_nonspec_batch1_spread"]).c_str(),
-                100 * phase["draft"].get<double>(), 100 * phase["verify"].get<double>(),
-                100 * phase["realign"].get<double>(), 100 * phase["other"].get<double>(),
-                r["acceptance_rate"].get<double>(), r["tokens_per_round"].get<double>(),
-                r["operators_per_round"].get<double>(), r["host_syncs_per_round"].get<double>(),
-                r["grouping_rate"].is_null() ? "-" : std::to_string(r["grouping_rate"].get<double>()).substr(0, 5).c_str(),
-                r["latency_p50_s"].get<double>(), r["latency_p99_s"].get<double>());
+  const std::vector<std::string> header = table_header();
+  const std::vector<std::vector<std::string>> rows = table_rows(measurements);
+  std::vector<size_t> widths(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    widths[c] = header[c].size();
+    for (const std::vector<std::string>& row : rows) widths[c] = std::max(widths[c], row[c].size());
   }
+  const auto print = [&widths](const std::vector<std::string>& cells) {
+    for (size_t c = 0; c < cells.size(); ++c)
+      std::printf(c == 0 ? "%-*s" : " %*s", static_cast<int>(widths[c]), cells[c].c_str());
+    std::printf("\n");
+  };
+  print(header);
+  for (const std::vector<std::string>& row : rows) print(row);
 }
 
 void run_bench(const BenchOptions& options) {
@@ -142,8 +125,9 @@ void run_bench(const BenchOptions& options) {
   // Opened first: a path that cannot be written is refused before the minutes of measuring.
   const std::vector<NamedInput> inputs = {{"--target", options.target}, {"--draft", options.draft}, {"--bench", options.bench}};
   OutputFile json("--json", options.json, inputs);
-  std::optional<OutputFile> svg;
+  std::optional<OutputFile> svg, markdown;
   if (!options.svg.empty()) svg.emplace("--svg", options.svg, inputs);
+  if (!options.markdown.empty()) markdown.emplace("--markdown", options.markdown, inputs);
 
   const std::vector<Question> questions = bench_questions(options);
   const int64_t prompt_ids_given = questions_with_prompt_ids(questions);
@@ -222,12 +206,26 @@ void run_bench(const BenchOptions& options) {
   json.stream() << report.dump(2) << "\n";
   json.commit();
   std::printf("wrote %s", options.json.string().c_str());
+  const std::string title = "specgate bench, " + acceptance.name() + ", K=" + std::to_string(options.draft_tokens) +
+                            ", " + options.loading.dtype + " on " + device.str();
   if (svg) {
-    const std::string title = "specgate bench, " + acceptance.name() + ", K=" + std::to_string(options.draft_tokens) +
-                              ", " + options.loading.dtype + " on " + device.str();
     svg->stream() << results_svg(measurements, title);
     svg->commit();
-    std::printf(" and %s", options.svg.string().c_str());
+    std::printf(", %s", options.svg.string().c_str());
+  }
+  if (markdown) {
+    markdown->stream() << results_markdown(
+        measurements, title,
+        {{"target", options.target.string()},
+         {"drafter", drafting.ngram ? "ngram" : options.draft.string()},
+         {"questions", std::to_string(questions.size())},
+         {"sequences", std::to_string(setup.requests.size())},
+         {"new tokens", std::to_string(options.max_new_tokens)},
+         {"repeats", std::to_string(options.repeat) + ", interleaved"},
+         {"machine", report["machine"].value("cpu", std::string("?")) + ", " + device.str() + ", libtorch " +
+                         report["machine"].value("libtorch", std::string("?"))}});
+    markdown->commit();
+    std::printf(", %s", options.markdown.string().c_str());
   }
   std::printf("\n");
 }
@@ -276,6 +274,7 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--seed", o->seed, "Seed of the scripted acceptance")->capture_default_str()->check(seed_check());
   c->add_option("--json", o->json, "Results JSON to write")->required();
   c->add_option("--svg", o->svg, "Charts of throughput, speedup over nonspec-batch and realign share against batch size");
+  c->add_option("--markdown", o->markdown, "The table, with the settings, as Markdown");
   c->callback([o] { run_bench(*o); });
 }
 

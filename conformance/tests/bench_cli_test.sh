@@ -11,8 +11,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 "$conformance" bench --target "$fixtures/target" --draft "$fixtures/draft" --bench "$bench" --limit 3 \
   --max-new-tokens 8 --batch-sizes 1,2 --repeat 2 --engines eqspec,exspec --json "$work/bench.json" \
-  --svg "$work/bench.svg" >/dev/null ||
+  --svg "$work/bench.svg" --markdown "$work/bench.md" >"$work/bench.out" ||
   fail "bench run"
+# The Markdown report holds the table the terminal shows, row for row.
+grep -q "^| engine | batch | tok/s |" "$work/bench.md" || fail "bench --markdown: no table header in $(head -5 "$work/bench.md")"
+[ "$(grep -c '^| \(nonspec-batch\|eqspec\|exspec\) |' "$work/bench.md")" -eq 6 ] || fail "bench --markdown: not 6 rows"
+for row in "nonspec-batch 2" "eqspec 1" "exspec 2"; do
+  read -r engine batch <<<"$row"
+  grep -q "^$engine *$batch " "$work/bench.out" || fail "bench's table lacks $row"
+  grep -q "^| $engine | $batch |" "$work/bench.md" || fail "bench --markdown lacks $row"
+done
 python3 - "$work/bench.json" <<'PY' || fail "bench results"
 import json, sys
 report = json.load(open(sys.argv[1]))

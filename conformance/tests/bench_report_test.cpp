@@ -72,5 +72,25 @@ TEST(BenchReport, SvgMarksEveryPointWithItsValueAndTheSpreadOfItsRepeats) {
   EXPECT_NE(single.find("<title>eqspec, batch size 1: 2.00x</title>"), std::string::npos);
 }
 
+
+TEST(BenchReport, TheTableAndTheMarkdownReportShowTheSameCells) {
+  const std::vector<Measurement> measurements = {
+      measured(Engine::kNonspecBatch, 1, {1.0, 1.0}), measured(Engine::kEqspec, 1, {0.5, 0.5}),
+      measured(Engine::kNonspecBatch, 2, {1.0, 1.0}), measured(Engine::kEqspec, 2, {0.4, 0.5})};
+  const std::vector<std::vector<std::string>> rows = table_rows(measurements);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const std::vector<std::string>& row : rows) EXPECT_EQ(row.size(), table_header().size());
+  EXPECT_EQ(rows[1][0], "eqspec");
+  EXPECT_EQ(rows[1][2], "200.0") << "100 tokens in 0.5 s";
+  EXPECT_EQ(rows[3][3], "2.22 [2.00-2.50]") << "the median run against nonspec-batch's, then each repeat's";
+  EXPECT_EQ(rows[0][7], "10.0%") << "realign: 0.1 s of 1 s";
+
+  const std::string markdown = results_markdown(measurements, "bench, K=4", {{"target", "t"}, {"repeats", "2"}});
+  EXPECT_EQ(markdown.rfind("# bench, K=4\n\ntarget: t · repeats: 2\n\n| engine | batch | tok/s |", 0), 0u) << markdown;
+  EXPECT_EQ(occurrences(markdown, "\n| eqspec | "), 2u);
+  EXPECT_NE(markdown.find("| 2.22 [2.00-2.50] |"), std::string::npos);
+  EXPECT_NE(markdown.find("`accept`: accepted of drafted tokens"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace specgate::cli
