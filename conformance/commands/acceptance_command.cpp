@@ -26,7 +26,7 @@ namespace {
 struct AcceptanceOptions {
   std::vector<std::filesystem::path> answers;
   std::filesystem::path target, draft;
-  std::filesystem::path json, junit, markdown;
+  std::filesystem::path json, junit, markdown, html;
   double alpha = 0.05;
   int64_t draft_tokens = 0;
   DraftingFlags drafting;
@@ -62,7 +62,8 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   write_acceptance_summary(report, std::cout);
   write_reports({{"--json", o.json, [&](std::ostream& out) { out << acceptance_report_json(report).dump(2) << "\n"; }},
                  {"--junit", o.junit, [&](std::ostream& out) { write_acceptance_junit(report, out); }},
-                 {"--markdown", o.markdown, [&](std::ostream& out) { write_acceptance_markdown(report, out); }}},
+                 {"--markdown", o.markdown, [&](std::ostream& out) { write_acceptance_markdown(report, out); }},
+                 {"--html", o.html, [&](std::ostream& out) { write_acceptance_html(report, out); }}},
                 inputs);
   if (report.rejected) throw Verdict();
 }
@@ -93,6 +94,7 @@ void add_acceptance_command(CLI::App& app) {
   c->add_option("--json", o->json, "Write the JSON report here");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");
+  c->add_option("--html", o->html, "Write a self-contained HTML report here");
   c->callback([o, c] { run_acceptance(*o, *c); });
 }
 

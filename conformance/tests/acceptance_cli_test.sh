@@ -39,8 +39,12 @@ decode "$work/exspec.jsonl" exspec --window 16
 decode "$work/draft-cache-short.jsonl" eqspec --inject-fault draft-cache-short
 check eqspec 0 "$work/eqspec.jsonl" --json "$work/eqspec.json" --markdown "$work/eqspec.md" --junit "$work/eqspec.xml"
 check exspec 0 "$work/exspec.jsonl"
-check draft-cache-short 1 "$work/draft-cache-short.jsonl" --json "$work/draft-cache-short.json" --markdown "$work/short.md"
+check draft-cache-short 1 "$work/draft-cache-short.jsonl" --json "$work/draft-cache-short.json" --markdown "$work/short.md" \
+  --html "$work/short.html"
 grep -q "accepted, the draft's proposals match" "$work/draft-cache-short.out" || fail "draft-cache-short: no round named"
+grep -q '<h1>specgate acceptance: <span class="fail">REJECTED</span></h1>' "$work/short.html" || fail "acceptance --html: no verdict"
+[ "$(grep -c "^<tr><td>.*draft-cache-short.jsonl:" "$work/short.html")" -eq "$(grep -c "draft-cache-short.jsonl:" "$work/short.md")" ] ||
+  fail "acceptance --html: not the rounds the Markdown report lists"
 "$python" - "$work/eqspec.jsonl" "$work/eqspec.json" "$work/draft-cache-short.json" "$fixtures/target/config.json" <<'PY' || fail "greedy reports"
 import json, sys
 answers = [json.loads(line)["choices"][0] for line in open(sys.argv[1])]

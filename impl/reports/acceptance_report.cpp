@@ -132,6 +132,28 @@ void write_acceptance_markdown(const AcceptanceCheckReport& report, std::ostream
         << m.position << " | " << m.observed << " | " << m.predicted << " |\n";
 }
 
+void write_acceptance_html(const AcceptanceCheckReport& report, std::ostream& out) {
+  out << html_report_start("specgate acceptance", verdict_word(report), !report.rejected)
+      << "<p>The engine's accepted drafts against what its target and draft checkpoints imply; "
+      << escape_markup(settings_line(report)) << ".</p>\n<ul><li>" << escape_markup(rounds_line(report)) << "</li><li>"
+      << escape_markup(figures_line(report)) << "</li></ul>\n";
+  if (!report.reasons.empty()) {
+    out << "<ul class=\"fail\">";
+    for (const std::string& reason : report.reasons) out << "<li>" << escape_markup(reason) << "</li>";
+    out << "</ul>\n";
+  }
+  if (!report.mismatches.empty()) {
+    out << "<h2>Rounds whose accepted count differs from the draft's matches</h2>\n<table><tr><th>file:line</th>"
+        << "<th>question</th><th>turn</th><th>round</th><th>token</th><th>accepted</th><th>draft matches</th></tr>\n";
+    for (const RoundMismatch& m : report.mismatches)
+      out << "<tr><td>" << escape_markup(m.file) << ":" << m.line << "</td><td>" << m.question_id << "</td><td>" << m.turn
+          << "</td><td>" << m.round << "</td><td>" << m.position << "</td><td>" << m.observed << "</td><td>" << m.predicted
+          << "</td></tr>\n";
+    out << "</table>\n";
+  }
+  out << "</body></html>\n";
+}
+
 void write_acceptance_junit(const AcceptanceCheckReport& report, std::ostream& out) {
   const int failures = report.rejected ? 1 : 0;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"specgate acceptance\" tests=\"1\" failures=\""

@@ -40,4 +40,14 @@ std::string escape_markup(std::string_view text) {
   return out;
 }
 
+std::string html_report_start(std::string_view tool, std::string_view verdict, bool passed) {
+  const std::string title = escape_markup(tool) + ": " + escape_markup(verdict);
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title + "</title><style>"
+         "body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}"
+         "table{border-collapse:collapse;font-size:13px}th,td{padding:5px 8px;border-bottom:1px solid #ddd;text-align:right}"
+         "th:first-child,td:first-child{text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}"
+         ".muted{color:#666;font-size:13px}</style></head><body>\n<h1>" + escape_markup(tool) + ": <span class=\"" +
+         (passed ? "pass" : "fail") + "\">" + escape_markup(verdict) + "</span></h1>\n";
+}
+
 }  // namespace specgate

@@ -260,13 +260,7 @@ void write_sampling_markdown(const SamplingCheckReport& report, std::ostream& ou
 }
 
 void write_sampling_html(const SamplingCheckReport& report, std::ostream& out) {
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>specgate sampling: "
-      << verdict_word(report) << "</title><style>"
-      << "body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}"
-      << "table{border-collapse:collapse;font-size:13px}th,td{padding:5px 8px;border-bottom:1px solid #ddd;text-align:right}"
-      << "th:first-child,td:first-child{text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}"
-      << ".muted{color:#666;font-size:13px}</style></head><body>\n<h1>specgate sampling: <span class=\""
-      << (report.rejected ? "fail" : "pass") << "\">" << verdict_word(report) << "</span></h1>\n<p>"
+  out << html_report_start("specgate sampling", verdict_word(report), !report.rejected) << "<p>"
       << escape_markup(what_was_tested(report)) << ", at alpha " << short_number(report.alpha)
       << " with Holm's correction over " << report.family_size << " hypotheses; " << escape_markup(warpers(report)) << "; "
       << escape_markup(margin_line(report)) << ".</p>\n";
