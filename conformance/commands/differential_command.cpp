@@ -63,7 +63,9 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   if (o.prompt_logprobs > 0 && !dialect->gives_prompt_logprobs())
     throw InputError("--prompt-logprobs: the " + o.server.api + " API does not report prompt log-probabilities (vllm does)");
   job.collect.defaults.prompt_logprobs = o.prompt_logprobs;
-  job.schedules = plan_schedules(o.crowd);
+  CrowdSettings crowd = o.crowd;
+  crowd.fillers_asked = command.count("--fillers") > 0;
+  job.schedules = plan_schedules(crowd);
   if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
   job.score.near_tie_threshold = o.near_tie_threshold;
@@ -87,7 +89,7 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   }
   check_server(job.collect.endpoint, *dialect, job.collect.defaults.model, job.collect.http);
   if (job.spec_off) check_server(*job.spec_off, *dialect, job.collect.defaults.model, job.collect.http);
-  const DifferentialReport report = run_differential(job, o.crowd);
+  const DifferentialReport report = run_differential(job, crowd);
   const std::vector<NamedInput> inputs = {{"--bench", o.server.bench}, {"--target", o.server.target}, {"--rescore-with", o.rescore_with}};
   print_summary(report);
   std::fflush(stdout);
@@ -117,7 +119,8 @@ void add_differential_command(CLI::App& app) {
   c->add_option("--max-in-flight", o->crowd.max_in_flight, "Most requests a crowd sends at once (above the server's batch: queueing and preemption)")
       ->capture_default_str()
       ->check(CLI::Range(2, 1024));
-  c->add_option("--fillers", o->crowd.fillers, "Long-prompt requests sent among the questions in crowds that have them")
+  c->add_option("--fillers", o->crowd.fillers, "Long-prompt requests sent among the questions in crowds that have them: crowd 2, "
+                "later crowds drawn, and the one crowd of --crowds 1 when given")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   c->add_option("--filler-chars", o->filler_chars, "Length of each filler prompt (long prompts force chunked prefill)")

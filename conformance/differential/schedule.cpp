@@ -12,7 +12,7 @@ std::vector<Schedule> plan_schedules(const CrowdSettings& settings) {
   for (int64_t crowd = 1; crowd <= settings.crowds; ++crowd) {
     Schedule schedule{.name = "crowd-" + std::to_string(crowd), .in_flight = settings.max_in_flight, .shuffled = true,
                       .order_seed = random(), .stagger_seed = random()};
-    if (crowd == 2) schedule.fillers = settings.fillers;
+    if (crowd == 2 || (settings.crowds == 1 && settings.fillers_asked)) schedule.fillers = settings.fillers;
     if (crowd == 3) schedule.stagger_seconds = settings.stagger_seconds;
     if (crowd > 3) {
       schedule.in_flight = std::uniform_int_distribution<int64_t>(std::min<int64_t>(2, settings.max_in_flight),

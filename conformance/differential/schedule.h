@@ -22,13 +22,15 @@ struct CrowdSettings {
   int64_t crowds = 3;
   int64_t max_in_flight = 8;
   int64_t fillers = 4;
+  bool fillers_asked = false;  // --fillers given: a single crowd sends them too
   double stagger_seconds = 0.05;
   uint64_t seed = 0;
 };
 
 // `alone`, then settings.crowds crowds drawn from settings.seed. The first three cover one
 // feature each at max_in_flight: a shuffled crowd; the same with fillers (long prompts, for
-// chunked prefill); the same with staggered arrivals. Later crowds draw every feature, in
+// chunked prefill), which a single crowd sends instead where fillers_asked; the same with
+// staggered arrivals. Later crowds draw every feature, in
 // flight from [2, max_in_flight].
 std::vector<Schedule> plan_schedules(const CrowdSettings& settings);
 

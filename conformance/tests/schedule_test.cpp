@@ -44,6 +44,14 @@ TEST(Schedules, AloneFirstThenOneFeaturePerCrowdThenDrawnOnes) {
   }
 }
 
+TEST(Schedules, ASingleCrowdSendsTheFillersAskedFor) {
+  EXPECT_EQ(plan_schedules({.crowds = 1, .fillers = 3, .fillers_asked = true})[1].fillers, 3);
+  EXPECT_EQ(plan_schedules({.crowds = 1, .fillers = 3})[1].fillers, 0) << "by default crowd 2 sends them";
+  const std::vector<Schedule> two = plan_schedules({.crowds = 2, .fillers = 3, .fillers_asked = true});
+  EXPECT_EQ(two[1].fillers, 0);
+  EXPECT_EQ(two[2].fillers, 3);
+}
+
 TEST(Schedules, AShuffledOrderIsAPermutationFixedByItsSeed) {
   const Schedule bench_order{.name = "alone"};
   std::vector<size_t> identity(20);
