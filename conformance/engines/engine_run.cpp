@@ -75,6 +75,10 @@ EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& quest
                           .accept_lengths = std::move(result.accept_lengths),
                           .drafted_tokens = draft_count(run.spec, result.drafted),
                           .accepted_drafts = draft_count(run.spec, result.accepted),
+                          .coverage = run.spec.engine == Engine::kOracle
+                                          ? std::nullopt
+                                          : std::optional(AnswerTurn::Coverage{result.ragged_rounds, result.realignments,
+                                                                               result.finished_early}),
                           .top_logprobs = std::move(result.top_logprobs)};
         output.answers[result.sequence_index].turns.push_back(std::move(answer));
         hand_over_complete();

@@ -30,6 +30,7 @@ json run_json(const RunInfo& run) {
   if (run.sampling.stream) sampling["stream"] = *run.sampling.stream;
   json object = {{"engine", run.engine}, {"batch_size", run.batch_size}, {"started_at", run.started_at},
                  {"max_new_tokens", run.max_new_tokens}};
+  if (run.server) object["server"] = *run.server;
   if (run.draft_tokens) object["draft_tokens"] = *run.draft_tokens;
   if (run.drafter) object["drafter"] = *run.drafter;
   if (run.ngram_min && run.ngram_max) object["ngram"] = {{"min", *run.ngram_min}, {"max", *run.ngram_max}};
@@ -73,6 +74,12 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
   put_per_turn(choice, "decoding_steps", answer.turns, [](const AnswerTurn& t) { return t.decoding_steps; });
   put_per_turn(choice, "drafted_tokens", answer.turns, [](const AnswerTurn& t) { return t.drafted_tokens; });
   put_per_turn(choice, "accepted_drafts", answer.turns, [](const AnswerTurn& t) { return t.accepted_drafts; });
+  const auto coverage = [](auto field) {
+    return [field](const AnswerTurn& t) { return t.coverage ? std::optional((*t.coverage).*field) : std::nullopt; };
+  };
+  put_per_turn(choice, "ragged_rounds", answer.turns, coverage(&AnswerTurn::Coverage::ragged_rounds));
+  put_per_turn(choice, "realignments", answer.turns, coverage(&AnswerTurn::Coverage::realignments));
+  put_per_turn(choice, "finished_early", answer.turns, coverage(&AnswerTurn::Coverage::finished_early));
   put_per_turn(choice, "prompt_token_ids", answer.turns, [](const AnswerTurn& t) {
     return t.prompt_token_ids.empty() ? std::nullopt : std::optional(t.prompt_token_ids);
   });

@@ -21,6 +21,13 @@ struct AnswerTurn {
   double wall_time = 0.0;
   std::vector<int64_t> accept_lengths;                       // one per decoding step, speculative engines
   std::optional<int64_t> drafted_tokens, accepted_drafts;    // draft tokens proposed, and kept by the target
+  // What a batch engine exercised of its layout (SequenceResult's coverage); absent for an
+  // engine that decodes one sequence at a time or does not say.
+  struct Coverage {
+    int64_t ragged_rounds = 0, realignments = 0;
+    bool finished_early = false;
+  };
+  std::optional<Coverage> coverage;
   std::vector<std::vector<TokenLogprob>> top_logprobs;       // per generated token; empty when not recorded
 };
 
@@ -40,6 +47,7 @@ struct SamplingSettings {
 // divide a run's tokens by its wall time (tstamp of the last answer less started_at).
 struct RunInfo {
   std::string engine;       // the decoder, or for collected answers the server's API
+  std::optional<std::string> server;  // collected answers: what the server says it is (/v1/models' owned_by)
   int64_t batch_size = 1;   // sequences decoded together; for collect, requests in flight
   double started_at = 0.0;  // Unix seconds when the run began decoding
   int64_t max_new_tokens = 0;

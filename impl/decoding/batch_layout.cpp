@@ -71,6 +71,9 @@ void BatchLayout::compose(std::vector<Row> rows, std::span<const int64_t> held, 
   TORCH_CHECK(pooled.empty() || pool->draft.has_value() == draft_.has_value(),
               "BatchLayout::compose: the pool holds other caches");
   const int64_t length = cached_slots(width);
+  for (size_t b = 0; b < stay; ++b) {
+    if (rows[b].target_slots.first != paddings[b] || held[b] != static_cast<int64_t>(b)) ++rows[b].realignments;
+  }
   const std::vector<int64_t> stay_padding(paddings.begin(), paddings.begin() + stay);
   const std::vector<int64_t> in_padding(paddings.begin() + stay, paddings.end());
   const auto lay_out = [&](KVCache& cache, const KVCache* from_pool, RowSlots Row::*slots) {

@@ -40,6 +40,8 @@ struct Row {
   RowSlots draft_slots;          // likewise for the draft cache
   std::vector<int64_t> accept_lengths;
   int64_t drafted = 0, accepted = 0;  // draft tokens proposed to the target, and kept by it
+  int64_t ragged_rounds = 0;  // rounds in which rows of its batch kept different numbers of drafts
+  int64_t realignments = 0;   // times its K/V moved to other slots of the batch caches
   SequenceRng rng;
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;

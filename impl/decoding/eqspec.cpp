@@ -105,11 +105,10 @@ class EqspecDecoder::Batch {
     std::vector<int64_t> going_on;
     std::vector<Row>& rows = layout_.state().rows;
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].finished) {
-        finished.push_back(finish_row(rows[i], steps_, stats_));
-      } else {
-        going_on.push_back(static_cast<int64_t>(i));
-      }
+      if (!rows[i].finished) going_on.push_back(static_cast<int64_t>(i));
+    }
+    for (Row& row : rows) {
+      if (row.finished) finished.push_back(finish_row(row, steps_, !going_on.empty(), stats_));
     }
     if (going_on.empty()) {
       layout_.take_rows();

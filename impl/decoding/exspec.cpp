@@ -151,9 +151,12 @@ class ExspecDecoder::Impl {
       const size_t last = std::min(newcomers.size(), first + static_cast<size_t>(exspec_.batch_size));
       prefill(std::span<Member>(newcomers).subspan(first, last - first));
     }
+    const bool others_go_on = !window_.empty() || std::any_of(newcomers.begin(), newcomers.end(), [](const Member& m) {
+      return !m.row.finished;
+    });
     for (Member& member : newcomers) {
       if (member.row.finished) {
-        finished.push_back(finish_row(member.row, steps_, stats_));
+        finished.push_back(finish_row(member.row, steps_, others_go_on, stats_));
       } else {
         window_.push_back(std::move(member));
       }
@@ -243,12 +246,15 @@ class ExspecDecoder::Impl {
     for (size_t b = 0; b < batch.size(); ++b) window_[batch[b]].row = std::move(rows[b]);
     std::vector<bool> in_batch(window_.size(), false);
     for (size_t i : batch) in_batch[i] = true;
+    const bool others_go_on = !queue_.empty() || std::any_of(window_.begin(), window_.end(), [](const Member& m) {
+      return !m.row.finished;
+    });
     for (size_t i = 0; i < window_.size(); ++i) {
       Member& member = window_[i];
       member.waited = in_batch[i] ? 0 : member.waited + 1;
       exspec_stats_.longest_wait = std::max(exspec_stats_.longest_wait, member.waited);
       if (member.row.finished) {
-        finished.push_back(finish_row(member.row, steps_, stats_));
+        finished.push_back(finish_row(member.row, steps_, others_go_on, stats_));
         free_slots_.push_back(member.pool_slot);
       }
     }

@@ -143,18 +143,31 @@ std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
     stats_.generated += static_cast<int64_t>(record.appended.size());
     stats_.round_tokens += static_cast<int64_t>(record.appended.size());
   }
+  const bool ragged = std::any_of(records.begin(), records.end(), [&](const RoundRecord& record) {
+    return record.decision.accepted != records.front().decision.accepted;
+  });
+  if (ragged) {
+    for (Row& row : state.rows) ++row.ragged_rounds;
+  }
   stats_.rounds += 1;
   stats_.row_rounds += batch;
   timer_.charge(stats_.other_seconds);
   return records;
 }
 
-SequenceResult finish_row(Row& row, int64_t step, DecodeStats& stats) {
+SequenceResult finish_row(Row& row, int64_t step, bool others_go_on, DecodeStats& stats) {
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - row.admitted_at;
   stats.latencies.push_back({row.sequence_index, step - row.admitted_step, elapsed.count()});
-  return {row.sequence_index, std::vector<int64_t>(row.tokens.begin() + row.prompt_length, row.tokens.end()),
-          row.finish_reason, static_cast<int64_t>(row.accept_lengths.size()), std::move(row.accept_lengths),
-          row.drafted, row.accepted};
+  return {.sequence_index = row.sequence_index,
+          .tokens = std::vector<int64_t>(row.tokens.begin() + row.prompt_length, row.tokens.end()),
+          .finish_reason = row.finish_reason,
+          .rounds = static_cast<int64_t>(row.accept_lengths.size()),
+          .accept_lengths = std::move(row.accept_lengths),
+          .drafted = row.drafted,
+          .accepted = row.accepted,
+          .ragged_rounds = row.ragged_rounds,
+          .realignments = row.realignments,
+          .finished_early = others_go_on};
 }
 
 }  // namespace specgate

@@ -59,7 +59,8 @@ class RoundCounter {
   std::optional<DispatchCounter> counter_;
 };
 
-// The result of a finished row; records its latency in `stats` as of `step`.
-SequenceResult finish_row(Row& row, int64_t step, DecodeStats& stats);
+// The result of a finished row, which leaves while others go on or not; records its latency
+// in `stats` as of `step`.
+SequenceResult finish_row(Row& row, int64_t step, bool others_go_on, DecodeStats& stats);
 
 }  // namespace specgate

@@ -214,6 +214,10 @@ RunInfo parse_run(const json& run, const LineContext& context) {
   RunInfo info{.engine = engine.get<std::string>(),
                .batch_size = context.integer(member("batch_size"), "run.batch_size", 1, kLargest),
                .started_at = parse_seconds(member("started_at"), "run.started_at", context)};
+  if (const json* server = optional_member(run, "server")) {
+    if (!server->is_string()) context.fail_type("run.server", "a string", *server);
+    info.server = server->get<std::string>();
+  }
   if (const json* tokens = optional_member(run, "max_new_tokens"))
     info.max_new_tokens = context.integer(*tokens, "run.max_new_tokens", 1, kLargest);
   if (const json* k = optional_member(run, "draft_tokens")) info.draft_tokens = context.integer(*k, "run.draft_tokens", 1, kLargest);
@@ -245,6 +249,12 @@ int64_t parse_count(const json& value, const std::string& field, const LineConte
   if (value.get<uint64_t>() > uint64_t{std::numeric_limits<int32_t>::max()})
     context.fail_field(field, value.dump() + " is out of range");
   return value.get<int64_t>();
+}
+
+// true or false, as 1 or 0 so that turns can be counted.
+int64_t parse_flag(const json& value, const std::string& field, const LineContext& context) {
+  if (!value.is_boolean()) context.fail_type(field, "true or false", value);
+  return value.get<bool>() ? 1 : 0;
 }
 
 // A speed field of choices[0] with one number per turn: those of the first `kept` turns.
@@ -311,6 +321,9 @@ AnswerSpeed parse_speed(const json& choice, size_t turns, size_t kept, const Lin
   speed.drafted_tokens = sum_of(per_turn<int64_t>(choice, "drafted_tokens", kept, parse_count, context));
   speed.turn_accepted_drafts = per_turn<int64_t>(choice, "accepted_drafts", kept, parse_count, context);
   speed.accepted_drafts = sum_of(speed.turn_accepted_drafts);
+  speed.ragged_rounds = sum_of(per_turn<int64_t>(choice, "ragged_rounds", kept, parse_count, context));
+  speed.realignments = sum_of(per_turn<int64_t>(choice, "realignments", kept, parse_count, context));
+  speed.finished_early = sum_of(per_turn<int64_t>(choice, "finished_early", kept, parse_flag, context));
   parse_accept_lengths(choice, turns, kept, context, speed);
   if (speed.drafted_tokens && speed.accepted_drafts && *speed.accepted_drafts > *speed.drafted_tokens)
     context.fail_field("choices[0].accepted_drafts", "more accepted drafts (" + std::to_string(*speed.accepted_drafts) +

@@ -33,6 +33,10 @@ struct AnswerSpeed {
   // The same per scored turn: with accept_lengths, what the last round accepted before EOS or
   // max_new_tokens cut it short (specgate's decoders count every accepted draft).
   std::optional<std::vector<int64_t>> turn_accepted_drafts;
+  // Coverage (AnswerTurn::Coverage), summed over the scored turns: rounds in which rows of the
+  // batch kept different numbers of drafts, moves of the answer's K/V within the batch caches,
+  // and turns that finished while others of their batch went on.
+  std::optional<int64_t> ragged_rounds, realignments, finished_early;
   // tstamp, when the answer covers every turn its run generated (not the first of several).
   std::optional<double> finished_at;
   std::optional<RunInfo> run;  // the run it came from, as generate and collect record it
@@ -57,13 +61,13 @@ struct AnswerRecord {
 // Parses one line of an answer file (DESIGN.md section 6): the Spec-Bench form (choices[0]
 // holds turns and optionally token_ids, prompt_token_ids and top_logprobs, one entry per turn)
 // or the plain form (question_id with token_ids and/or text, optionally prompt_token_ids, one
-// turn). Every field is checked, the shape
-// of top_logprobs included (one list per turn, one entry per generated token), and the speed
-// fields (wall_time, new_tokens, decoding_steps, drafted_tokens, accepted_drafts: one number
-// per turn; accept_lengths: flat as Spec-Bench writes it, or one list per turn); with
-// TurnScope::kFirst only the first turn is kept (a flat accept_lengths of a multi-turn answer
-// cannot be split and is then left out). Throws InputError
-// "<source>:<line>: field '<path>': <problem>".
+// turn). Every field is checked, the shape of top_logprobs included (one list per turn, one
+// entry per generated token), and the speed and coverage fields (wall_time, new_tokens,
+// decoding_steps, drafted_tokens, accepted_drafts, ragged_rounds, realignments: one number per
+// turn; finished_early: true or false per turn; accept_lengths: flat as Spec-Bench writes it,
+// or one list per turn); with TurnScope::kFirst only the first turn is kept (a flat
+// accept_lengths of a multi-turn answer cannot be split and is then left out). Throws
+// InputError "<source>:<line>: field '<path>': <problem>".
 AnswerRecord parse_answer_line(std::string_view line, const std::string& source, int64_t line_number, TurnScope scope);
 
 // The alternatives an answer line recorded for generated token `index` of `turn`

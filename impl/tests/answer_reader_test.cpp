@@ -115,6 +115,31 @@ TEST(AnswerLine, WrittenAnswersReadBackWithOnlyTheFiguresTheyHave) {
   EXPECT_EQ(text_line.str().find("prompt_token_ids"), std::string::npos);
 }
 
+TEST(AnswerLine, CoverageCountsRoundTripAndAreSummedOverTheScoredTurns) {
+  Answer answer{.question_id = 8};
+  answer.turns.push_back({.text = "a", .token_ids = {1}, .coverage = AnswerTurn::Coverage{3, 5, true}});
+  answer.turns.push_back({.text = "b", .token_ids = {2}, .coverage = AnswerTurn::Coverage{1, 2, false}});
+  std::ostringstream line;
+  write_answer_line(line, answer);
+  for (const char* field : {R"("ragged_rounds":[3,1])", R"("realignments":[5,2])", R"("finished_early":[true,false])"})
+    EXPECT_NE(line.str().find(field), std::string::npos) << line.str();
+  const AnswerSpeed all = parse(line.str()).speed;
+  EXPECT_EQ(all.ragged_rounds, 4);
+  EXPECT_EQ(all.realignments, 7);
+  EXPECT_EQ(all.finished_early, 1);
+  EXPECT_EQ(parse(line.str(), TurnScope::kFirst).speed.realignments, 5);
+
+  Answer without{.question_id = 9};
+  without.turns.push_back({.text = "a", .token_ids = {1}});
+  std::ostringstream bare;
+  write_answer_line(bare, without);
+  EXPECT_FALSE(parse(bare.str()).speed.realignments.has_value()) << "unknown, not 0";
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "finished_early": [1]}]})"),
+            "a.jsonl:7: field 'choices[0].finished_early[0]': expected true or false, got number 1");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "realignments": [-2]}]})"),
+            "a.jsonl:7: field 'choices[0].realignments[0]': expected a non-negative integer, got number -2");
+}
+
 TEST(AnswerLine, ReadsTheTokenLevelExtension) {
   const std::string line =
       R"({"question_id": 3, "choices": [{"turns": ["ab", "c"], "token_ids": [[97, 98], [99]],)"

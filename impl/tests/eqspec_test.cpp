@@ -77,6 +77,38 @@ TEST(Eqspec, ScriptedAcceptanceCountsAreHonoured) {
   expect_scripted_acceptance(results, stats, options);
 }
 
+// Three rows of one prompt length; the first keeps all K drafts in its round 2 alone.
+TEST(Eqspec, CoverageCountsRaggedRoundsRealignmentsAndRowsThatLeaveEarly) {
+  std::vector<SequenceRequest> requests = mixed_requests(3, 4);
+  for (SequenceRequest& request : requests) request.prompt.resize(5, 7);
+  const int64_t k = 3;
+  const DecodeOptions options = greedy_options(k, 12);
+  DecodeOptions longer = options;
+  longer.max_new_tokens += k + 1;
+  const auto run = [&](AcceptanceScript script) {
+    const ScriptedDrafts drafts{oracle_outputs(requests, longer), std::move(script), 259};
+    ModelDrafter drafter(models().draft, &drafts);
+    std::map<int64_t, SequenceResult> out;
+    for (SequenceResult& result : eqspec_generate(models().target, drafter, requests, options))
+      out[result.sequence_index] = std::move(result);
+    return out;
+  };
+  for (const auto& [sequence, result] : run([](int64_t, int64_t) { return int64_t{0}; })) {
+    SCOPED_TRACE(sequence);
+    EXPECT_EQ(result.ragged_rounds, 0);
+    EXPECT_EQ(result.realignments, 0);
+    EXPECT_FALSE(result.finished_early);
+  }
+  const auto ragged = run([k](int64_t sequence, int64_t round) { return sequence == 100 && round == 2 ? k : 0; });
+  for (const auto& [sequence, result] : ragged) {
+    SCOPED_TRACE(sequence);
+    EXPECT_EQ(result.ragged_rounds, 1);
+    // The others fall behind (padded) and move again when the first, the longest, leaves.
+    EXPECT_EQ(result.realignments, sequence == 100 ? 0 : 2);
+    EXPECT_EQ(result.finished_early, sequence == 100);
+  }
+}
+
 TEST(Eqspec, BaselinesEqualTheOracle) {
   const std::vector<SequenceRequest> requests = mixed_requests(7, 4);
   DecodeOptions options = greedy_options(3);
