@@ -13,6 +13,7 @@
 #include "conformance/files/output_file.h"
 #include "impl/common/error.h"
 #include "impl/decoding/faults.h"
+#include "property_tests/properties/fault_coverage.h"
 #include "property_tests/properties/mutant_runner.h"
 #include "property_tests/properties/regression_file.h"
 #include "property_tests/properties/sampling_calibration.h"
@@ -28,6 +29,8 @@ struct MutantsOptions {
   uint64_t seed = 1;
   bool no_shrink = false;
   int64_t calibration_seeds = 0;
+  int64_t coverage_trials = 0;
+  std::filesystem::path markdown;
 };
 
 void write_json(const std::filesystem::path& path, const nlohmann::json& report) {
@@ -119,6 +122,19 @@ void run_calibration(const MutantsOptions& o) {
   std::fflush(stdout);
 }
 
+// How many realignments each greedy fault needs before it shows in the answers.
+void run_fault_coverage(const MutantsOptions& o) {
+  const props::FaultCoverageTable table = props::measure_fault_coverage(
+      {.trials = o.coverage_trials, .seed = o.seed, .faults = o.faults.empty() ? std::vector<Fault>{} : chosen_faults(o.faults),
+       .progress = [](const std::string& line) { std::cerr << line << "\n"; }});
+  const std::string markdown = props::to_markdown(table);
+  std::fputs(markdown.c_str(), stdout);
+  if (!o.markdown.empty())
+    write_output_file("--markdown", o.markdown, [&](std::ostream& out) { out << markdown; });
+  if (!o.json.empty()) write_json(o.json, props::to_json(table));
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 void add_mutants_command(CLI::App& app) {
@@ -136,7 +152,15 @@ void add_mutants_command(CLI::App& app) {
                 "Instead, run the sampling distribution test over this many seeds (from --seed) with the correct "
                 "decoders and each sampling mutant: its false-alarm rate and power")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-  c->callback([o] { o->calibration_seeds > 0 ? run_calibration(*o) : run_mutants(*o); });
+  c->add_option("--fault-coverage", o->coverage_trials,
+                "Instead, measure over this many runs per fault, decoder and ragged-round count how many realignments "
+                "each greedy fault needs before it shows in the answers")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  c->add_option("--markdown", o->markdown, "With --fault-coverage, write its table here too");
+  c->callback([o] {
+    if (o->coverage_trials > 0) return run_fault_coverage(*o);
+    o->calibration_seeds > 0 ? run_calibration(*o) : run_mutants(*o);
+  });
 }
 
 }  // namespace specgate::cli
