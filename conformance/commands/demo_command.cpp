@@ -66,12 +66,12 @@ double tokens_per_s(const EngineTally& tally) { return tally.tokens / std::max(t
 std::string results_table(const std::vector<DemoRow>& rows, bool markdown) {
   std::ostringstream table;
   const char* format =
-      markdown ? "| %s | %s | %s | %s | %s | %s | %s | %s |\n" : "%-32s %8s %8s %9s %8s %12s %10s  %s\n";
+      markdown ? "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" : "%-32s %8s %8s %9s %8s %12s %16s %12s  %s\n";
   char line[256];
   std::snprintf(line, sizeof line, format, "engine", "exact", "partial", "tokens/s", "speedup", "tokens/round",
-                "acceptance", "verdict");
+                "accepted/drafted", "realignments", "verdict");
   table << line;
-  if (markdown) table << "|---|---:|---:|---:|---:|---:|---:|---|\n";
+  if (markdown) table << "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
   const auto nonspec = std::find_if(rows.begin(), rows.end(), [](const DemoRow& row) {
     return row.label == engine_name(Engine::kNonspecBatch);
   });
@@ -80,16 +80,23 @@ std::string results_table(const std::vector<DemoRow>& rows, bool markdown) {
     const bool exact = all.exact == all.questions && row.report.gate.passed;
     const EngineTally& tally = row.output.tally;
     const bool speculative = tally.stats.drafted > 0;
-    char throughput[32], speedup[32], per_round[32], acceptance[32];
+    char throughput[32], speedup[32], per_round[32], acceptance[32], realignments[32];
     std::snprintf(throughput, sizeof throughput, "%.1f", tokens_per_s(tally));
     if (nonspec == rows.end()) std::snprintf(speedup, sizeof speedup, "-");
     else std::snprintf(speedup, sizeof speedup, "%.2fx", tokens_per_s(tally) / tokens_per_s(nonspec->output.tally));
     std::snprintf(per_round, sizeof per_round, "%.2f", speculative ? tally.stats.tokens_per_round() : 1.0);
     std::snprintf(acceptance, sizeof acceptance, "%s", speculative ? percent(tally.stats.acceptance_rate()).c_str() : "-");
-    const char* verdict = exact == row.expected_exact ? (exact ? "equivalent" : "caught, as expected")
-                                                      : (exact ? "NOT CAUGHT" : "NOT EQUIVALENT");
+    const Coverage& coverage = row.report.candidate_coverage;
+    std::snprintf(realignments, sizeof realignments, "%s",
+                  coverage.known() ? std::to_string(coverage.realignments).c_str() : "-");
+    const bool covered = !coverage_warning(coverage);
+    const char* verdict = exact == row.expected_exact
+                              ? (exact ? (covered ? "equivalent" : "equivalent, too few realignments to tell")
+                                       : "caught, as expected")
+                              : (exact ? "NOT CAUGHT" : "NOT EQUIVALENT");
     std::snprintf(line, sizeof line, format, row.label.c_str(), optional_percent(all.exact_match).c_str(),
-                  optional_percent(all.partial_match).c_str(), throughput, speedup, per_round, acceptance, verdict);
+                  optional_percent(all.partial_match).c_str(), throughput, speedup, per_round, acceptance, realignments,
+                  verdict);
     table << line;
   }
   return table.str();

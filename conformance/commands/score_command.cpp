@@ -42,6 +42,7 @@ struct ScoreOptions {
   int64_t max_hard_divergences = -1;
   double min_tokens_per_pass = 0.0;
   double min_speedup = 0.0;
+  int64_t min_coverage = 0;
   double near_tie_threshold = 0.1;
   std::string turns = "all";
   std::filesystem::path rescore_with;
@@ -84,6 +85,7 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   };
   positive(o.min_tokens_per_pass, "--min-tokens-per-pass", settings.gate.min_tokens_per_pass);
   positive(o.min_speedup, "--min-speedup", settings.gate.min_speedup);
+  if (command.count("--min-coverage") > 0) settings.gate.min_coverage = o.min_coverage;
   const bool rescoring = !o.rescore_with.empty();
   for (const char* flag : {"--dtype", "--device"}) {
     if (!rescoring && command.count(flag) > 0) throw InputError(std::string(flag) + ": only used with --rescore-with DIR");
@@ -117,13 +119,14 @@ void print_summary(const ScoreReport& report, double seconds) {
   if (const std::string line = near_tie_summary(report); !line.empty()) std::printf("%s\n", line.c_str());
   const SpeedSummary& speed = all.speed;
   if (speed.any())
-    std::printf("speed: %s tokens per target pass, acceptance %s; per request: reference %s tokens/s, candidate %s "
+    std::printf("speed: %s tokens per target pass, accepted/drafted %s; per request: reference %s tokens/s, candidate %s "
                 "tokens/s, speedup %s\n",
                 optional_figure(speed.tokens_per_pass).c_str(),
                 optional_percent(speed.acceptance).c_str(),
                 optional_figure(speed.reference_tokens_per_second).c_str(),
                 optional_figure(speed.candidate_tokens_per_second).c_str(), optional_figure(speed.speedup, "x").c_str());
   if (const std::string line = run_throughput_line(report); !line.empty()) std::printf("%s\n", line.c_str());
+  for (const std::string& line : coverage_lines(report.candidate_coverage)) std::printf("%s\n", line.c_str());
   std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
 }
@@ -204,6 +207,11 @@ void add_score_command(CLI::App& app) {
                 "Gate: the candidate's tokens per target pass, overall (fails when the answers cannot give it)");
   c->add_option("--min-speedup", o->min_speedup,
                 "Gate: the candidate's tokens/s over the reference's, overall (fails when the answers cannot give it)");
+  c->add_option("--min-coverage", o->min_coverage,
+                "Gate: the fewest realignments the candidate's answers must sum to (the seeded layout faults need " +
+                    std::to_string(kLayoutFaultRealignments) + " to show 95% of the time; fails when the answers do "
+                    "not count them)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
                 "A divergence whose margin |logprob(ref) - logprob(cand)| is at most this many nats is a near-tie; "
                 "by default widened per question to what the rounding of both answers' run.dtype can flip "

@@ -43,6 +43,20 @@ for engine in eqspec exspec; do
   "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/$engine.jsonl" --min-exact 1.0 \
     --json "$work/$engine.json" >/dev/null || fail "$engine differs from the oracle on the real pair"
 done
+# The layer-skip draft keeps 1-3% of its drafts: a short run has too few ragged rounds to
+# realign its rows often enough to catch a layout fault, and score says so.
+"$conformance" generate --engine eqspec --target "$target" --draft "$draft" --bench "$work/bench.jsonl" --dtype float32 \
+  --batch-size 4 --max-new-tokens 8 --out "$work/eqspec_short.jsonl" >/dev/null || fail "eqspec float32, 8 tokens"
+"$conformance" score --reference "$work/oracle32.jsonl" --candidate "$work/eqspec_short.jsonl" \
+  --json "$work/eqspec_short.json" >"$work/eqspec_short.out" || fail "eqspec float32 differs from the oracle"
+grep -q "^WARNING: coverage too low: " "$work/eqspec_short.out" ||
+  fail "no coverage warning for a short run of the real pair's layer-skip draft: $(cat "$work/eqspec_short.out")"
+"$python" - "$work/eqspec_short.json" <<'PY' || fail "the warning in the JSON report"
+import json, sys
+coverage = json.load(open(sys.argv[1]))["summary"]["coverage"]
+assert coverage["realignments"] < coverage["layout_fault_realignments"], coverage
+assert coverage["warning"].startswith("coverage too low"), coverage
+PY
 
 # Prompt lookup on the real model: EQSPEC + ngram in float64 is exactly the oracle; transformers'
 # prompt lookup answers its greedy answers, and its every round is what specgate's lookup on

@@ -113,6 +113,21 @@ expect_value "$work/exact.json" summary.partial_match 1.0
 expect_value "$work/exact.json" summary.unit '"token_ids"'
 expect_value "$work/exact.json" gate.passed true
 grep -q '✅ specgate score: PASSED' "$work/exact.md" || fail "Markdown lacks the passing verdict"
+# Coverage: the fixture pair's EQSPEC realigns its rows often enough to have caught a layout fault.
+expect_value "$work/exact.json" summary.coverage.warning null
+"$python" - "$work/exact.json" <<'EOF' || fail "the fixture pair's coverage"
+import json, sys
+coverage = json.load(open(sys.argv[1]))["summary"]["coverage"]
+assert coverage["reporting"] == coverage["answers"] == 12, coverage
+assert coverage["realignments"] >= coverage["layout_fault_realignments"], coverage
+EOF
+score --reference "$work/oracle.jsonl" --candidate "$work/eqspec.jsonl" --min-coverage 100000 >"$work/coverage.out"
+[ $? -eq 1 ] || fail "--min-coverage above the run's realignments passed"
+grep -q -- "realignments in the candidate's run, fewer than --min-coverage 100000" "$work/coverage.out" ||
+  fail "--min-coverage: $(cat "$work/coverage.out")"
+score --reference "$work/oracle.jsonl" --candidate "$work/oracle_plain.jsonl" --min-coverage 1 >"$work/coverage.out"
+[ $? -eq 1 ] && grep -q "coverage cannot be computed" "$work/coverage.out" ||
+  fail "--min-coverage on answers that do not count realignments: $(cat "$work/coverage.out")"
 [ "$(grep -c '<failure' "$work/exact.xml")" -eq 0 ] || fail "JUnit reports failures for exact answers"
 
 score --reference "$work/oracle.jsonl" --candidate "$work/faulty.jsonl" --min-exact 0 --json "$work/faulty.json" >/dev/null

@@ -23,6 +23,7 @@ h2 { font-size: 17px; margin: 28px 0 10px; }
 .muted { color: #666; font-size: 13px; }
 .reasons { background: #fff0f0; border-left: 4px solid #cf222e; padding: 8px 16px; margin: 16px 0; }
 .reasons li { margin: 4px 0; }
+.warning { background: #fff8c5; border-left: 4px solid #bf8700; padding: 8px 16px; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 12px; margin-top: 16px; }
 .card { background: #fff; border-radius: 8px; padding: 12px 14px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
 .card .value { font-size: 24px; font-weight: 600; } .card .label { font-size: 12px; color: #666; }
@@ -87,6 +88,8 @@ void write_summary(const ScoreReport& report, std::ostream& out) {
     out << "<p>" << escape_markup(lengths) << "</p>\n";
   if (const std::string near_tie = near_tie_summary(report); !near_tie.empty())
     out << "<p>" << escape_markup(near_tie) << "</p>\n";
+  for (const std::string& line : coverage_lines(report.candidate_coverage))
+    out << "<p" << (line.starts_with("WARNING") ? " class=\"warning\"" : "") << ">" << escape_markup(line) << "</p>\n";
 }
 
 void write_charts(const ScoreReport& report, std::ostream& out) {
@@ -140,9 +143,9 @@ void write_group_table(const ScoreReport& report, std::ostream& out) {
 void write_speed_table(const ScoreReport& report, std::ostream& out) {
   if (!has_speed(report)) return;
   out << "<h2>Speed per subtask</h2>\n<div class=\"panel\"><table>\n<tr><th>subtask</th>"
-         "<th class=\"num\">tokens per target pass</th><th class=\"num\">acceptance</th>"
+         "<th class=\"num\">tokens per target pass</th><th class=\"num\">accepted/drafted</th>"
          "<th class=\"num\">reference tokens/s per request</th><th class=\"num\">candidate tokens/s per request</th>"
-         "<th class=\"num\">speedup</th></tr>\n";
+         "<th class=\"num\">speedup per request</th></tr>\n";
   const auto row = [&out](const std::string& label, const SpeedSummary& s) {
     out << "<tr><td>" << label << "</td><td class=\"num\">" << optional_figure(s.tokens_per_pass)
         << "</td><td class=\"num\">" << optional_percent(s.acceptance) << "</td><td class=\"num\">"
@@ -152,9 +155,12 @@ void write_speed_table(const ScoreReport& report, std::ostream& out) {
   };
   for (const auto& [subtask, group] : report.by_subtask) row(escape_markup(subtask), group.speed);
   row("<strong>all</strong>", report.overall.speed);
-  out << "</table><p class=\"muted\">– where the answers do not carry what a figure needs (wall_time, new_tokens, "
-         "decoding_steps, accept_lengths, drafted_tokens and accepted_drafts).</p>";
-  if (const std::string line = run_throughput_line(report); !line.empty()) out << "<p>" << escape_markup(line) << "</p>";
+  out << "</table><p class=\"muted\">Per request: what one request sees, which a batch lowers as it grows (each "
+         "request shares every pass with its batch); the run throughput below is what the system delivers. – where "
+         "the answers do not carry what a figure needs (wall_time, new_tokens, decoding_steps, accept_lengths, "
+         "drafted_tokens and accepted_drafts).</p>";
+  if (const std::string line = run_throughput_line(report); !line.empty())
+    out << "<p><strong>" << escape_markup(line) << "</strong></p>";
   out << "</div>\n";
 }
 

@@ -48,6 +48,21 @@ ordered_json speed_json(const SpeedSummary& speed) {
           {"run_speedup", or_null(speed.run_speedup)}};
 }
 
+ordered_json coverage_json(const Coverage& coverage) {
+  const std::optional<std::string> warning = coverage_warning(coverage);
+  return {{"answers", coverage.answers},
+          {"reporting", coverage.reporting},
+          {"batched", coverage.batched},
+          {"rounds", coverage.rounds},
+          {"drafted", or_null(coverage.drafted)},
+          {"accepted", or_null(coverage.accepted)},
+          {"ragged_rounds", coverage.known() ? ordered_json(coverage.ragged_rounds) : ordered_json(nullptr)},
+          {"realignments", coverage.known() ? ordered_json(coverage.realignments) : ordered_json(nullptr)},
+          {"finished_early", coverage.known() ? ordered_json(coverage.finished_early) : ordered_json(nullptr)},
+          {"layout_fault_realignments", kLayoutFaultRealignments},
+          {"warning", warning ? ordered_json(*warning) : ordered_json(nullptr)}};
+}
+
 ordered_json run_length_mismatch_json(const std::optional<RunLengthMismatch>& mismatch) {
   if (!mismatch) return nullptr;
   return {{"answers", mismatch->answers},
@@ -59,7 +74,7 @@ ordered_json run_length_mismatch_json(const std::optional<RunLengthMismatch>& mi
 ordered_json runs_json(const std::vector<RunSummary>& runs) {
   ordered_json out = ordered_json::array();
   for (const RunSummary& run : runs)
-    out.push_back({{"engine", run.engine}, {"batch_size", run.batch_size}, {"answers", run.answers},
+    out.push_back({{"engine", run.engine}, {"server", or_null(run.server)}, {"batch_size", run.batch_size}, {"answers", run.answers},
                    {"tokens", run.tokens}, {"seconds", run.seconds}});
   return out;
 }
@@ -182,6 +197,7 @@ ordered_json settings_json(const ScoreSettings& settings) {
         {"max_hard_divergences", or_null(settings.gate.max_hard_divergences)},
         {"min_tokens_per_pass", or_null(settings.gate.min_tokens_per_pass)},
         {"min_speedup", or_null(settings.gate.min_speedup)},
+        {"min_coverage", or_null(settings.gate.min_coverage)},
         {"fails_on_id_problems", true}}}};
 }
 
@@ -213,6 +229,7 @@ ordered_json score_report_json(const ScoreReport& report) {
         {"unexpected", report.unexpected_ids.size()},
         {"prompt_mismatches", report.prompt_mismatch_ids.size()},
         {"run_length_mismatch", run_length_mismatch_json(report.run_length_mismatch)},
+        {"coverage", coverage_json(report.candidate_coverage)},
         {"ended_with_eos", {{"reference", report.reference_ended_with_eos}, {"candidate", report.candidate_ended_with_eos}}},
         {"rescored_prompts",
          {{"from_answer_prompt_token_ids", report.rescored_from_answer_prompts},

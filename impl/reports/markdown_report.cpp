@@ -71,6 +71,7 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   if (const std::string eos = eos_summary(report); !eos.empty()) out << cell(eos) << "\n\n";
   if (const std::string lengths = run_length_summary(report); !lengths.empty()) out << cell(lengths) << "\n\n";
   if (const std::string near_tie = near_tie_summary(report); !near_tie.empty()) out << cell(near_tie) << "\n\n";
+  for (const std::string& line : coverage_lines(report.candidate_coverage)) out << cell(line) << "\n\n";
 
   out << "| subtask | questions | exact match | partial match | hard | near-tie | unattributed | length | missing |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
@@ -78,8 +79,8 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   group_row(out, "**all**", all);
 
   if (has_speed(report)) {
-    out << "\n| subtask | tokens per pass | acceptance | reference tokens/s per request | candidate tokens/s per request | "
-           "speedup |\n";
+    out << "\n| subtask | tokens per pass | accepted/drafted | reference tokens/s per request | candidate tokens/s per "
+           "request | speedup per request |\n";
     out << "|---|--:|--:|--:|--:|--:|\n";
     for (const auto& [subtask, group] : report.by_subtask) speed_row(out, cell(subtask), group.speed);
     speed_row(out, "**all**", all.speed);

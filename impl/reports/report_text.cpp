@@ -100,6 +100,14 @@ std::string run_length_summary(const ScoreReport& report) {
          ": each turn compared up to the smaller, not counted as length divergences";
 }
 
+std::vector<std::string> coverage_lines(const Coverage& coverage) {
+  std::vector<std::string> lines;
+  const std::optional<std::string> warning = coverage_warning(coverage);
+  if (coverage.reporting > 0 || coverage.rounds > 0 || coverage.drafted || warning) lines.push_back(coverage_line(coverage));
+  if (warning) lines.push_back("WARNING: " + *warning);
+  return lines;
+}
+
 std::string near_tie_summary(const ScoreReport& report) {
   const double base = report.settings.near_tie_threshold;
   double widest = base;
@@ -135,7 +143,8 @@ std::string run_throughput_line(const ScoreReport& report) {
   const auto runs = [](const std::vector<RunSummary>& list) {
     std::string text;
     for (const RunSummary& run : list)
-      text += (text.empty() ? " (" : "; ") + run.engine + ", batch " + std::to_string(run.batch_size);
+      text += (text.empty() ? " (" : "; ") + run.engine + (run.server ? " served by " + *run.server : "") + ", batch " +
+              std::to_string(run.batch_size);
     return text.empty() ? text : text + ")";
   };
   return "run throughput: reference " + optional_figure(speed.reference_run_tokens_per_second) + " tokens/s" +

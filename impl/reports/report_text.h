@@ -37,6 +37,10 @@ std::string eos_summary(const ScoreReport& report);
 // "run lengths differ: ..." where the two sides' runs had different max_new_tokens; else empty.
 std::string run_length_summary(const ScoreReport& report);
 
+// The coverage line and, where the run could not have caught the layout faults, the warning
+// (coverage.h); none when the answers say nothing of speculation or batching.
+std::vector<std::string> coverage_lines(const Coverage& coverage);
+
 // "near-tie threshold widened ..." where the answers' dtypes widened it for some divergence; else empty.
 std::string near_tie_summary(const ScoreReport& report);
 // "hard, margin 3.21 nats (top_logprobs)", "near-tie, margin >= 0.05 nats (...)", "length:

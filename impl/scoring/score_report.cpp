@@ -121,6 +121,7 @@ std::optional<std::vector<RunSummary>> runs_of(const std::vector<ItemResult>& it
     }
     Totals& run = runs[{speed.run->started_at, speed.run->engine, speed.run->batch_size}];
     run.summary.engine = speed.run->engine;
+    run.summary.server = speed.run->server;
     run.summary.batch_size = speed.run->batch_size;
     ++run.summary.answers;
     run.summary.tokens += *speed.new_tokens;
@@ -173,6 +174,10 @@ void summarize(ScoreReport& report) {
   }
   finish(report.overall);
   report.overall.speed = overall_speed.summary();
+  report.candidate_coverage = {};
+  for (const ItemResult& item : report.items) {
+    if (!item.missing && !item.prompt_mismatch) report.candidate_coverage.add(item.candidate_speed);
+  }
   const auto reference_runs = runs_of(report.items, &ItemResult::reference_speed);
   const auto candidate_runs = runs_of(report.items, &ItemResult::candidate_speed);
   report.reference_runs = reference_runs.value_or(std::vector<RunSummary>{});
@@ -243,6 +248,16 @@ GateResult evaluate_gate(const ScoreReport& report) {
     else if (*speedup < *gate.min_speedup)
       fail(basis + " speedup " + format_number(*speedup) + "x over the reference is below --min-speedup " +
            format_number(*gate.min_speedup));
+  }
+  if (gate.min_coverage) {
+    const Coverage& coverage = report.candidate_coverage;
+    if (!coverage.known())
+      fail("coverage cannot be computed (" + std::to_string(coverage.answers - coverage.reporting) + " of the " +
+           counted(coverage.answers, "compared answer") + " carry no ragged_rounds and realignments), and --min-coverage " +
+           std::to_string(*gate.min_coverage) + " asks for it");
+    else if (coverage.realignments < *gate.min_coverage)
+      fail(counted(coverage.realignments, "realignment") + " in the candidate's run, fewer than --min-coverage " +
+           std::to_string(*gate.min_coverage) + ": it could not have caught the layout faults that need more");
   }
   if (!report.missing_ids.empty())
     fail(counted(static_cast<int64_t>(report.missing_ids.size()), "question") + " of the reference " +

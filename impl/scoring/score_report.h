@@ -10,6 +10,7 @@
 
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/attribution.h"
+#include "impl/scoring/coverage.h"
 #include "impl/scoring/input_file.h"
 #include "impl/scoring/metrics.h"
 
@@ -19,7 +20,7 @@ namespace specgate {
 enum class Unit { kTokenIds, kCodePoints };
 std::string_view unit_name(Unit unit);  // token_ids, code_points
 
-inline constexpr int kScoreReportSchemaVersion = 3;
+inline constexpr int kScoreReportSchemaVersion = 4;
 
 struct GateSettings {
   double min_exact = 1.0;    // fraction of questions answered exactly
@@ -27,6 +28,7 @@ struct GateSettings {
   std::optional<int64_t> max_hard_divergences;
   std::optional<double> min_tokens_per_pass;  // the candidate's, overall
   std::optional<double> min_speedup;          // run_speedup where both sides record runs, else speedup
+  std::optional<int64_t> min_coverage;        // the candidate's realignments, summed over its answers
 };
 
 struct ScoreSettings {
@@ -123,6 +125,7 @@ struct GroupSummary {
 // from its start to its last answer's tstamp.
 struct RunSummary {
   std::string engine;
+  std::optional<std::string> server;  // what served collected answers, where they say
   int64_t batch_size = 1;
   int64_t answers = 0, tokens = 0;
   double seconds = 0.0;
@@ -153,6 +156,7 @@ struct ScoreReport {
   std::vector<int64_t> prompt_mismatch_ids;  // answered from different prompts on the two sides
   std::optional<RunLengthMismatch> run_length_mismatch;
   std::vector<RunSummary> reference_runs, candidate_runs;  // the runs the compared answers came from
+  Coverage candidate_coverage;  // over the compared answers
   // Answers whose last turn's token ids end with one of settings.eos_ids, on each side.
   int64_t reference_ended_with_eos = 0, candidate_ended_with_eos = 0;
   // Where re-scored prompts came from: the reference answer's prompt_token_ids, or the bench
@@ -169,7 +173,8 @@ void summarize(ScoreReport& report);
 
 // The gate: exact match >= min_exact, partial match >= min_partial, hard divergences <=
 // max_hard_divergences, tokens per pass >= min_tokens_per_pass and speedup >= min_speedup
-// (each failing when it cannot be computed), and no missing or unexpected question ids.
+// (each failing when it cannot be computed), realignments >= min_coverage (failing when the
+// answers do not count them), and no missing or unexpected question ids.
 GateResult evaluate_gate(const ScoreReport& report);
 
 }  // namespace specgate

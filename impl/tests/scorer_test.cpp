@@ -151,6 +151,47 @@ TEST_F(ScorerTest, SpeedGatesFailBelowTheirBoundAndWhereNothingCanBeComputed) {
                   .gate.passed);
 }
 
+// Speculative answers that say how their batch was laid out, `realignments` each.
+std::string laid_out(int64_t id, int64_t realignments) {
+  return R"({"question_id": )" + std::to_string(id) + R"(, "category": "qa", "choices": [{"turns": ["x"],)" +
+         R"( "token_ids": [[1, 2]], "accept_lengths": [[1, 1]], "drafted_tokens": [8], "accepted_drafts": [0],)" +
+         R"( "ragged_rounds": [1], "realignments": [)" + std::to_string(realignments) +
+         R"(], "finished_early": [false]}], "run": {"engine": "eqspec", "batch_size": 4, "started_at": 1,)" +
+         R"( "max_new_tokens": 2, "sampling": {"temperature": 0}}})";
+}
+
+TEST_F(ScorerTest, CoverageWarnsAndGatesWhereTheRunRealignedTooLittleToCatchALayoutFault) {
+  const std::vector<std::string> reference = {tokens(1, "qa", "1, 2"), tokens(2, "qa", "1, 2")};
+  const ScoreReport few = score(reference, {laid_out(1, 1), laid_out(2, 2)});
+  const Coverage& coverage = few.candidate_coverage;
+  EXPECT_TRUE(coverage.known());
+  EXPECT_EQ(coverage.rounds, 4);
+  EXPECT_EQ(coverage.drafted, 16);
+  EXPECT_EQ(coverage.ragged_rounds, 2);
+  EXPECT_EQ(coverage.realignments, 3);
+  ASSERT_TRUE(coverage_warning(coverage).has_value());
+  EXPECT_NE(coverage_warning(coverage)->find("3 realignments"), std::string::npos) << *coverage_warning(coverage);
+  EXPECT_TRUE(few.gate.passed) << "a warning, not a verdict, unless --min-coverage asks";
+
+  const ScoreReport enough = score(reference, {laid_out(1, kLayoutFaultRealignments), laid_out(2, 0)});
+  EXPECT_FALSE(coverage_warning(enough.candidate_coverage).has_value());
+
+  ScoreSettings settings;
+  settings.gate.min_coverage = 4;
+  EXPECT_EQ(score(reference, {laid_out(1, 1), laid_out(2, 2)}, settings).gate.reasons,
+            std::vector<std::string>{"3 realignments in the candidate's run, fewer than --min-coverage 4: it could not "
+                                     "have caught the layout faults that need more"});
+  EXPECT_TRUE(score(reference, {laid_out(1, 2), laid_out(2, 2)}, settings).gate.passed);
+  const ScoreReport unknown = score(reference, {laid_out(1, 9), tokens(2, "qa", "1, 2")}, settings);
+  EXPECT_FALSE(unknown.candidate_coverage.known());
+  ASSERT_EQ(unknown.gate.reasons.size(), 1u);
+  EXPECT_NE(unknown.gate.reasons[0].find("coverage cannot be computed (1 of the 2 compared answers"), std::string::npos)
+      << unknown.gate.reasons[0];
+  EXPECT_NE(coverage_warning(unknown.candidate_coverage).value_or("").find("coverage unknown"), std::string::npos);
+  EXPECT_FALSE(coverage_warning(score(reference, reference).candidate_coverage).has_value())
+      << "answers of one sequence at a time that drafted nothing have no layout to exercise";
+}
+
 TEST_F(ScorerTest, ComparesCodePointsWhenEitherSideLacksTokenIds) {
   const ScoreReport report =
       score({R"({"question_id": 1, "token_ids": [1, 2], "text": "d\u00e9j\u00e0 vu"})", text(2, "abc")},

@@ -1,0 +1,59 @@
+#include "impl/scoring/coverage.h"
+
+#include "impl/common/counted.h"
+#include "impl/common/short_number.h"
+
+namespace specgate {
+
+void Coverage::add(const AnswerSpeed& answer) {
+  const bool first = answers == 0;
+  ++answers;
+  rounds += answer.accept_steps;
+  if (answer.run && answer.run->batch_size > 1) ++batched;
+  if (answer.drafted_tokens && answer.accepted_drafts && (first || drafted)) {
+    drafted = drafted.value_or(0) + *answer.drafted_tokens;
+    accepted = accepted.value_or(0) + *answer.accepted_drafts;
+  } else {
+    drafted.reset();
+    accepted.reset();
+  }
+  if (!answer.ragged_rounds || !answer.realignments) return;
+  ++reporting;
+  ragged_rounds += *answer.ragged_rounds;
+  realignments += *answer.realignments;
+  finished_early += answer.finished_early.value_or(0);
+}
+
+std::string coverage_line(const Coverage& c) {
+  std::string line = "coverage (summed over answers): " + counted(c.rounds, "round");
+  if (c.drafted) {
+    line += ", " + std::to_string(*c.accepted) + " of " + counted(*c.drafted, "draft") + " accepted";
+    if (*c.drafted > 0)
+      line += " (accepted/drafted " + short_number(100.0 * static_cast<double>(*c.accepted) / static_cast<double>(*c.drafted), 3) + "%)";
+  }
+  if (!c.known()) {
+    return line + "; " + std::to_string(c.answers - c.reporting) + " of " + counted(c.answers, "answer") +
+           " do not say how their batch was laid out (ragged_rounds, realignments)";
+  }
+  return line + ", " + counted(c.ragged_rounds, "ragged round") + ", " + counted(c.realignments, "realignment") + ", " +
+         counted(c.finished_early, "answer") + " finished while others went on";
+}
+
+std::optional<std::string> realignment_warning(std::optional<int64_t> realignments) {
+  const std::string need = "the seeded layout faults need " + std::to_string(kLayoutFaultRealignments) +
+                           " to show 95% of the time (reports/property_tests/fault_coverage.md)";
+  if (!realignments)
+    return "coverage unknown: nothing counts this run's realignments, so it may not have exercised the batch layout "
+           "at all; " + need;
+  if (*realignments >= kLayoutFaultRealignments) return std::nullopt;
+  return "coverage too low: " + counted(*realignments, "realignment") + " in this run, and " + need +
+         ": a layout fault could have passed unseen";
+}
+
+std::optional<std::string> coverage_warning(const Coverage& c) {
+  if (c.answers == 0) return std::nullopt;
+  if (!c.known() && c.batched == 0 && c.drafted.value_or(0) == 0) return std::nullopt;
+  return realignment_warning(c.known() ? std::optional(c.realignments) : std::nullopt);
+}
+
+}  // namespace specgate
