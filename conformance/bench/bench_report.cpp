@@ -303,7 +303,7 @@ std::string speedup_cell(const nlohmann::ordered_json& value, const nlohmann::or
 
 std::vector<std::string> table_header() {
   return {"engine", "batch",  "tok/s",  "x same [min-max]", "x B=1 [min-max]", "draft", "verify", "realign",
-          "other",  "accept", "tok/rd", "ops/rd",           "sync/rd",         "group", "p50 s",  "p99 s"};
+          "other",  "accepted/drafted", "tok/rd", "ops/rd",           "sync/rd",         "group", "p50 s",  "p99 s"};
 }
 
 std::vector<std::vector<std::string>> table_rows(const std::vector<Measurement>& measurements) {
@@ -315,7 +315,7 @@ std::vector<std::vector<std::string>> table_rows(const std::vector<Measurement>&
                     formatted("%.1f", r["tokens_per_s"].get<double>()),
                     speedup_cell(r["speedup_vs_nonspec_same_batch"], r["speedup_vs_nonspec_same_batch_spread"]),
                     speedup_cell(r["speedup_vs_nonspec_batch1"], r["speedup_vs_nonspec_batch1_spread"]), share("draft"),
-                    share("verify"), share("realign"), share("other"), formatted("%.3f", r["acceptance_rate"].get<double>()),
+                    share("verify"), share("realign"), share("other"), formatted("%.1f%%", 100 * r["acceptance_rate"].get<double>()),
                     formatted("%.2f", r["tokens_per_round"].get<double>()),
                     formatted("%.1f", r["operators_per_round"].get<double>()),
                     formatted("%.2f", r["host_syncs_per_round"].get<double>()),
@@ -343,7 +343,7 @@ std::string results_markdown(const std::vector<Measurement>& measurements, const
   for (const std::vector<std::string>& row : table_rows(measurements)) line(row);
   out += "\n`x same`: tokens/s over nonspec-batch's at the same batch size; `x B=1`: over nonspec-batch's at batch 1, "
          "both measured in the same run, the median of the repeats and [the least-the greatest]. Phases are shares of "
-         "decoding time; `accept`: accepted of drafted tokens; `group`: EXSPEC's grouping rate.\n";
+         "decoding time; `accepted/drafted`: accepted of drafted tokens; `group`: EXSPEC's grouping rate.\n";
   return out;
 }
 

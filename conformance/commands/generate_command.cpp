@@ -21,6 +21,7 @@
 #include "impl/bench/conversation.h"
 #include "impl/common/counted.h"
 #include "impl/common/error.h"
+#include "impl/reports/report_text.h"
 
 namespace specgate::cli {
 namespace {
@@ -212,7 +213,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   std::printf("%s: %zu questions, %lld tokens in %.2f s (%.1f tokens/s)", options.engine.c_str(), questions.size(),
               static_cast<long long>(tally.tokens), tally.seconds, tally.tokens / std::max(tally.seconds, 1e-9));
   if (speculates(engine))
-    std::printf(", acceptance %.3f, %.2f tokens per round", tally.stats.acceptance_rate(), tally.stats.tokens_per_round());
+    std::printf(", accepted/drafted %s, %.2f tokens per round", percent(tally.stats.acceptance_rate()).c_str(),
+                tally.stats.tokens_per_round());
   if (engine == Engine::kExspec) std::printf(", grouping rate %.3f", tally.exspec_stats.grouping_rate());
   std::printf("; wrote %s\n", options.out.string().c_str());
 }
