@@ -76,7 +76,7 @@ class Collector {
     AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
     out_ = &out;
     const CompletionRequest& asked = job_.defaults;
-    run_ = RunInfo{.engine = std::string(job_.dialect->name()), .batch_size = job_.concurrency,
+    run_ = RunInfo{.engine = std::string(job_.dialect->name()), .server = job_.server, .batch_size = job_.concurrency,
                    .started_at = unix_seconds(), .max_new_tokens = asked.max_new_tokens,
                    .sampling = {.temperature = asked.temperature, .top_k = asked.top_k, .top_p = asked.top_p, .min_p = asked.min_p,
                                 .seed = asked.seed}};

@@ -27,6 +27,7 @@ struct CollectJob {
   PromptFormat prompt_format;
   std::optional<int64_t> vocabulary;  // the model's, when known: no answer holds an id past it
   int64_t concurrency = 1;
+  std::optional<std::string> server;  // what the server says it is, recorded in every answer's run
   HttpLimits http;                 // per request
   int64_t retries = 5;             // after the first attempt, on connection errors, 429 and 5xx
   double backoff_seconds = 1.0;    // doubled after every retry

@@ -9,15 +9,19 @@
 namespace specgate::cli {
 namespace {
 
-// The ids of /v1/models' {"data": [{"id": ...}, ...]}; none when the body is not that.
-std::vector<std::string> listed_models(const std::string& body) {
+// The ids and owners of /v1/models' {"data": [{"id": ..., "owned_by": ...}, ...]}; none when the
+// body is not that.
+ServerListing listed_models(const std::string& body, const std::string& model) {
   const nlohmann::json listing = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  std::vector<std::string> ids;
-  if (!listing.is_object() || !listing.contains("data") || !listing["data"].is_array()) return ids;
-  for (const nlohmann::json& model : listing["data"]) {
-    if (model.is_object() && model.contains("id") && model["id"].is_string()) ids.push_back(model["id"].get<std::string>());
+  ServerListing out;
+  if (!listing.is_object() || !listing.contains("data") || !listing["data"].is_array()) return out;
+  for (const nlohmann::json& entry : listing["data"]) {
+    if (!entry.is_object() || !entry.contains("id") || !entry["id"].is_string()) continue;
+    out.models.push_back(entry["id"].get<std::string>());
+    const bool owned = entry.contains("owned_by") && entry["owned_by"].is_string();
+    if (owned && (!out.server || out.models.back() == model)) out.server = entry["owned_by"].get<std::string>().substr(0, 200);
   }
-  return ids;
+  return out;
 }
 
 std::string quoted_list(const std::vector<std::string>& names) {
@@ -28,7 +32,7 @@ std::string quoted_list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::vector<std::string> check_server(const Endpoint& endpoint, const Dialect& dialect, const std::string& model,
+ServerListing check_server(const Endpoint& endpoint, const Dialect& dialect, const std::string& model,
                                       const HttpLimits& http) {
   HttpClient client(endpoint, {.timeout_seconds = std::min(http.timeout_seconds, 10.0), .max_response_bytes = int64_t{1} << 20});
   const std::string url = endpoint_url(endpoint);
@@ -42,11 +46,11 @@ std::vector<std::string> check_server(const Endpoint& endpoint, const Dialect& d
       throw InputError("--endpoint " + url + ": the server is not ready (GET /health answered " + std::to_string(health.status) + ")");
     return {};
   }
-  std::vector<std::string> listed = listed_models(models.body);
-  if (dialect.routes_by_model() && !model.empty() && !listed.empty() &&
-      std::find(listed.begin(), listed.end(), model) == listed.end())
-    throw InputError("--model '" + model.substr(0, 200) + "': the server at " + url + " serves " + quoted_list(listed) +
-                     " (GET /v1/models)");
+  ServerListing listed = listed_models(models.body, model);
+  if (dialect.routes_by_model() && !model.empty() && !listed.models.empty() &&
+      std::find(listed.models.begin(), listed.models.end(), model) == listed.models.end())
+    throw InputError("--model '" + model.substr(0, 200) + "': the server at " + url + " serves " +
+                     quoted_list(listed.models) + " (GET /v1/models)");
   return listed;
 }
 

@@ -7,6 +7,7 @@
 
 #include "conformance/collect/collector.h"
 #include "conformance/collect/server_check.h"
+#include "conformance/collect/server_counters.h"
 #include "conformance/commands/commands.h"
 #include "conformance/commands/interrupted.h"
 #include "conformance/commands/sampling_flags.h"
@@ -50,11 +51,15 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   if (o.samples > 1 && o.sampling.temperature == 0.0) throw InputError("--samples: greedy decoding (--temperature 0) has one answer");
   job.samples = o.samples;
   check_output_path("--out", job.out, job.inputs);
-  check_server(job.endpoint, *dialect, job.defaults.model, job.http);
+  job.server = check_server(job.endpoint, *dialect, job.defaults.model, job.http).server;
 
+  const std::optional<SpeculationCounters> before = read_speculation_counters(job.endpoint);
   const CollectResult result = collect_answers(job);
   std::printf("collect: %lld answers written, %lld already in %s\n", static_cast<long long>(result.written),
               static_cast<long long>(result.skipped), o.out.string().c_str());
+  const std::optional<SpeculationCounters> after = before ? read_speculation_counters(job.endpoint) : std::nullopt;
+  if (const auto run = after ? counted_between(*before, *after) : std::nullopt)
+    std::printf("%s (the run's, and any other client's)\n", counters_line(*run).c_str());
   std::fflush(stdout);
   const int64_t asked = static_cast<int64_t>(job.questions.size()) * job.samples;
   const std::string left = counted(asked - result.written - result.skipped, "answer") + " left; --resume continues";

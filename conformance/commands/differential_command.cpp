@@ -50,6 +50,9 @@ void print_summary(const DifferentialReport& report) {
                   static_cast<long long>(o.divergences.length), static_cast<long long>(o.missing));
     std::printf(" (%.1f s)\n", o.seconds);
   }
+  if (report.counters) std::printf("%s\n", counters_line(*report.counters).c_str());
+  if (const auto warning = realignment_warning(report.counters ? report.counters->realignments : std::nullopt))
+    std::printf("WARNING: %s\n", warning->c_str());
   std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
 }
@@ -87,9 +90,12 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
     for (const char* flag : {"--dtype", "--device"})
       if (command.count(flag) > 0) throw InputError(std::string(flag) + ": only used with --rescore-with DIR");
   }
-  check_server(job.collect.endpoint, *dialect, job.collect.defaults.model, job.collect.http);
+  job.collect.server = check_server(job.collect.endpoint, *dialect, job.collect.defaults.model, job.collect.http).server;
   if (job.spec_off) check_server(*job.spec_off, *dialect, job.collect.defaults.model, job.collect.http);
-  const DifferentialReport report = run_differential(job, crowd);
+  const std::optional<SpeculationCounters> before = read_speculation_counters(job.collect.endpoint);
+  DifferentialReport report = run_differential(job, crowd);
+  const std::optional<SpeculationCounters> after = before ? read_speculation_counters(job.collect.endpoint) : std::nullopt;
+  if (after) report.counters = counted_between(*before, *after);
   const std::vector<NamedInput> inputs = {{"--bench", o.server.bench}, {"--target", o.server.target}, {"--rescore-with", o.rescore_with}};
   print_summary(report);
   std::fflush(stdout);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "conformance/collect/collector.h"
+#include "conformance/collect/server_counters.h"
 #include "conformance/differential/schedule.h"
 #include "conformance/differential/side_channels.h"
 #include "impl/scoring/score_report.h"
@@ -76,6 +77,8 @@ struct DifferentialReport {
   bool rescored = false, near_ties_fail = false;
   std::vector<ScheduleOutcome> schedules;  // schedules[0] is the reference, compared with nothing
   std::vector<FeatureTally> features;
+  // What the server's GET /metrics counted over every schedule, where it has speculation counters.
+  std::optional<SpeculationCounters> counters;
   GateResult gate;
 };
 

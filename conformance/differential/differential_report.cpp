@@ -24,6 +24,16 @@ json schedule_json(const Schedule& s) {
 
 json optional_number(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
 
+json counters_json(const std::optional<SpeculationCounters>& counters) {
+  if (!counters) return nullptr;
+  const auto count = [](const std::optional<int64_t>& value) { return value ? json(*value) : json(nullptr); };
+  return {{"drafts", counters->drafts},
+          {"draft_tokens", counters->draft_tokens},
+          {"accepted_tokens", counters->accepted_tokens},
+          {"ragged_rounds", count(counters->ragged_rounds)},
+          {"realignments", count(counters->realignments)}};
+}
+
 json difference_json(const ScheduleDifference& d) {
   return {{"question_id", d.question_id},
           {"turn", d.turn},
@@ -192,6 +202,11 @@ json differential_report_json(const DifferentialReport& r) {
             {"near_ties_fail", r.near_ties_fail}}},
           {"schedules", schedules},
           {"features", features},
+          {"server_counters", counters_json(r.counters)},
+          {"coverage_warning", [&r]() -> json {
+             const auto warning = realignment_warning(r.counters ? r.counters->realignments : std::nullopt);
+             return warning ? json(*warning) : json(nullptr);
+           }()},
           {"gate", {{"passed", r.gate.passed}, {"reasons", r.gate.reasons}}}};
 }
 
@@ -200,6 +215,9 @@ void write_differential_markdown(const DifferentialReport& r, std::ostream& out)
   out << "Gate: **" << (r.gate.passed ? "passed" : "FAILED") << "**\n";
   for (const std::string& reason : r.gate.reasons) out << "- " << reason << "\n";
   out << "\n" << settings_line(r) << "\n\n";
+  if (r.counters) out << counters_line(*r.counters) << "\n\n";
+  if (const auto warning = realignment_warning(r.counters ? r.counters->realignments : std::nullopt))
+    out << "**Warning:** " << *warning << "\n\n";
   markdown_table(schedule_table(r), out);
   out << "\nCompared with " << r.schedules.front().schedule.name << ", " << kFeaturesIntro << "\n\n";
   markdown_table(feature_table(r), out);

@@ -13,13 +13,16 @@ namespace specgate::cli {
 
 // What the server decoded, as vLLM's Prometheus counters name it (vllm/v1/metrics/loggers.py):
 // requests answered, prompt and generated tokens, and of speculation the drafts (a row's
-// proposal in one round), the draft tokens and those accepted.
+// proposal in one round), the draft tokens and those accepted; and what the batch layout went
+// through, summed over sequences (SequenceResult's coverage), under specgate's own names.
 class DecodedCounters {
  public:
   void count(const ServeRequest& request, const SequenceResult& sequence) {
     requests_ += 1;
     prompt_tokens_ += static_cast<int64_t>(request.prompt.size());
     generation_tokens_ += static_cast<int64_t>(sequence.tokens.size());
+    ragged_rounds_ += sequence.ragged_rounds;
+    realignments_ += sequence.realignments;
     if (sequence.drafted == 0) return;
     drafts_ += sequence.rounds;
     draft_tokens_ += sequence.drafted;
@@ -39,11 +42,16 @@ class DecodedCounters {
     counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", drafts_);
     counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", draft_tokens_);
     counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", accepted_tokens_);
+    counter("specgate:ragged_rounds", "Rounds in which rows of a sequence's batch kept different numbers of drafts, "
+            "summed over sequences.", ragged_rounds_);
+    counter("specgate:realignments", "Moves of a sequence's K/V within the batch caches, summed over sequences.",
+            realignments_);
     return text;
   }
 
  private:
-  std::atomic<int64_t> requests_{0}, prompt_tokens_{0}, generation_tokens_{0}, drafts_{0}, draft_tokens_{0}, accepted_tokens_{0};
+  std::atomic<int64_t> requests_{0}, prompt_tokens_{0}, generation_tokens_{0}, drafts_{0}, draft_tokens_{0}, accepted_tokens_{0},
+      ragged_rounds_{0}, realignments_{0};
 };
 
 }  // namespace specgate::cli

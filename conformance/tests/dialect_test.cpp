@@ -5,6 +5,7 @@
 
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/http_client.h"
+#include "conformance/collect/server_counters.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -490,6 +491,45 @@ TEST(Dialects, UnknownNamesAndEndpointsAreInputErrors) {
   EXPECT_EQ(parse_endpoint("http://[::1]:9").host, "::1");
   EXPECT_THROW(parse_endpoint("https://example.com"), InputError);
   EXPECT_THROW(parse_endpoint("http://host:99999"), InputError);
+}
+
+// vLLM's Prometheus page: counters with engine and model labels, floats, comments, and a label
+// value holding a brace; each counter summed over its label sets.
+TEST(SpeculationCounters, ReadVllmsAndServesCountersFromThePrometheusPage) {
+  const std::string page =
+      "# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.\n"
+      "# TYPE vllm:spec_decode_num_drafts_total counter\n"
+      "vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m{1}\"} 30.0\n"
+      "vllm:spec_decode_num_drafts_total{engine=\"1\",model_name=\"m{1}\"} 12.0\n"
+      "vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m{1}\"} 168.0\r\n"
+      "vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m{1}\"} 50 1700000000000\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 40.0\n"
+      "vllm:generation_tokens_total 999\n";
+  const std::optional<SpeculationCounters> vllm = parse_speculation_counters(page);
+  ASSERT_TRUE(vllm.has_value());
+  EXPECT_EQ(vllm->drafts, 42);
+  EXPECT_EQ(vllm->draft_tokens, 168);
+  EXPECT_EQ(vllm->accepted_tokens, 50);
+  EXPECT_FALSE(vllm->realignments.has_value()) << "vLLM does not count them";
+  EXPECT_EQ(counters_line(*vllm),
+            "server counters (GET /metrics): 42 drafts, 50 of 168 draft tokens accepted (accepted/drafted 29.8%)");
+
+  const std::string serve = page + "specgate:ragged_rounds_total{model_name=\"m\"} 7\nspecgate:realignments_total{model_name=\"m\"} 9\n";
+  const SpeculationCounters before = *parse_speculation_counters(serve);
+  const std::string later = "vllm:spec_decode_num_drafts_total 50\nvllm:spec_decode_num_draft_tokens_total 200\n"
+                            "vllm:spec_decode_num_accepted_tokens_total 60\nspecgate:ragged_rounds_total 10\n"
+                            "specgate:realignments_total 19\n";
+  const std::optional<SpeculationCounters> run = counted_between(before, *parse_speculation_counters(later));
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->drafts, 8);
+  EXPECT_EQ(run->draft_tokens, 32);
+  EXPECT_EQ(run->accepted_tokens, 10);
+  EXPECT_EQ(run->realignments, 10);
+  EXPECT_EQ(run->ragged_rounds, 3);
+  EXPECT_FALSE(counted_between(*parse_speculation_counters(later), before).has_value()) << "a restarted server's counters";
+  EXPECT_FALSE(parse_speculation_counters("vllm:generation_tokens_total 3\n").has_value()) << "no speculation counters";
+  EXPECT_FALSE(parse_speculation_counters("vllm:spec_decode_num_draft_tokens_total{a=\"}\n").has_value())
+      << "a line cut inside its labels is skipped";
 }
 
 }  // namespace

@@ -74,7 +74,12 @@ assert features["beside a long-prompt filler"]["answers"] >= 12, features
 assert all(f["differing"] == 0 for f in features.values()), features
 suites = ET.parse(sys.argv[3]).getroot().findall("testsuite")
 assert [s.get("name") for s in suites] == names and all(s.get("failures") == "0" for s in suites)
+# serve's /metrics counted what the schedules made it do, its rows realigned enough to show a layout fault.
+counters = report["server_counters"]
+assert counters and counters["draft_tokens"] > 0 and counters["realignments"] >= 12, counters
+assert report["coverage_warning"] is None, report["coverage_warning"]
 PY
+grep -q "^server counters (GET /metrics): .* realignments" "$work/correct-0.out" || fail "no server counters: $(cat "$work/correct-0.out")"
 grep -q "Gate: \*\*passed\*\*" "$work/correct-0.md" || fail "Markdown lacks the gate"
 grep -q '<h1>specgate differential: <span class="pass">passed</span></h1>' "$work/correct-0.html" || fail "HTML lacks the gate"
 [ "$(grep -c '<tr>' "$work/correct-0.html")" -ge 11 ] || fail "HTML lacks the tables"

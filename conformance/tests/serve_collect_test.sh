@@ -73,8 +73,8 @@ for engine in exspec oracle; do
     >/dev/null || fail "generate $engine --turns all"
   start_serve --engine "$engine" "${options[@]}" || continue
   # Prompts as ids (vllm + --target), staggered: a request starts whenever another ends.
-  collect --api vllm --target "$fixtures/target" --limit 12 --concurrency 4 --out "$work/$engine.vllm.jsonl" >/dev/null ||
-    fail "collect vllm from $engine (serve: $(tail -3 "$work/serve.err"))"
+  collect --api vllm --target "$fixtures/target" --limit 12 --concurrency 4 --out "$work/$engine.vllm.jsonl" \
+    >"$work/$engine.collect.out" || fail "collect vllm from $engine (serve: $(tail -3 "$work/serve.err"))"
   exact "$work/$engine.generate.jsonl" "$work/$engine.vllm.jsonl"
   grep -q '"prompt_token_ids":\[\[' "$work/$engine.vllm.jsonl" || fail "vllm answers lack prompt_token_ids"
   # /metrics counts what those 12 answers took, as vLLM names its counters: the same drafts,
@@ -97,7 +97,23 @@ assert counter("vllm:spec_decode_num_draft_tokens") == total("drafted_tokens")
 assert counter("vllm:spec_decode_num_accepted_tokens") == total("accepted_drafts")
 speculative = total("drafted_tokens") > 0
 assert counter("vllm:spec_decode_num_drafts") == (total("decoding_steps") - len(answers) if speculative else 0)
+assert counter("specgate:realignments") >= 0 and counter("specgate:ragged_rounds") >= 0
 PY
+  # collect reads those counters before and after its run, and labels the answers with the
+  # server that says it served them.
+  "$python" - "$work/$engine.metrics" "$work/$engine.collect.out" "$work/$engine.vllm.jsonl" <<'PY' ||
+import json, re, sys
+text, printed = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+def counter(name):
+    return int(re.search(re.escape(name) + r'_total\{model_name="fixture"\} (\d+)', text).group(1))
+line = (f"server counters (GET /metrics): {counter('vllm:spec_decode_num_drafts')} draft"
+        f"{'' if counter('vllm:spec_decode_num_drafts') == 1 else 's'}, {counter('vllm:spec_decode_num_accepted_tokens')} of "
+        f"{counter('vllm:spec_decode_num_draft_tokens')} draft token")
+assert line in printed, (line, printed)
+assert f"{counter('specgate:realignments')} realignment" in printed, printed
+assert all(json.loads(l)["run"]["server"] == "specgate" for l in open(sys.argv[3])), "answers not labelled by their server"
+PY
+    fail "collect's counters or labels from $engine: $(cat "$work/$engine.collect.out")"
   # Text prompts (openai): serve tokenizes; compared in code points.
   collect --api openai --limit 12 --concurrency 2 --out "$work/$engine.openai.jsonl" >/dev/null || fail "collect openai from $engine"
   grep -q '"token_ids"' "$work/$engine.openai.jsonl" && fail "openai answers claim token ids"
@@ -119,7 +135,7 @@ PY
     grep -q '"prompt_token_ids":\[\[' "$work/$engine.$api.jsonl" || fail "$api answers lack prompt_token_ids"
   done
   grep -q '"token_ids"' "$work/$engine.openai-chat.jsonl" && fail "openai-chat answers claim token ids"
-  grep -q '"run":{"batch_size":2,"engine":"vllm-chat","max_new_tokens":24,"sampling":{"temperature":0.0},"started_at":' \
+  grep -q '"run":{"batch_size":2,"engine":"vllm-chat","max_new_tokens":24,"sampling":{"temperature":0.0},"server":"specgate","started_at":' \
     "$work/$engine.vllm-chat.jsonl" || fail "collected answers do not record what was asked: $(head -c 300 "$work/$engine.vllm-chat.jsonl")"
   if [ "$engine" = oracle ]; then
     # A chat template builds the same prompts as generate's, and the answers say which.
