@@ -63,7 +63,7 @@ std::atomic<bool> stop_serving{false};
 extern "C" void on_serve_signal(int) { stop_serving.store(true); }
 
 void run_serve(const ServeOptions& o) {
-  constexpr Engine kServed[] = {Engine::kExspec, Engine::kEqspec, Engine::kNonspecBatch, Engine::kOracle};
+  constexpr Engine kServed[] = {Engine::kExspec, Engine::kEqspec, Engine::kRollback, Engine::kNonspecBatch, Engine::kOracle};
   const Engine engine = engine_from_name(o.engine, kServed, "--engine");
   const Drafting drafting = o.decoder.drafting.drafting();
   check_draft_flag(engine, drafting, !o.draft.empty());
@@ -108,10 +108,10 @@ void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* c = app.add_subcommand(
       "serve", "Serve one of our decoders over an OpenAI-compatible HTTP API (POST /v1/completions, POST "
-               "/v1/chat/completions, GET /health, GET /v1/models) until SIGTERM or SIGINT");
+               "/v1/chat/completions, GET /health, GET /v1/models, GET /metrics) until SIGTERM or SIGINT");
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder (eqspec, exspec)");
-  c->add_option("--engine", o->engine, "exspec, eqspec, nonspec-batch or oracle")->capture_default_str();
+  c->add_option("--engine", o->engine, "exspec, eqspec, rollback, nonspec-batch or oracle, as generate takes them")->capture_default_str();
   c->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   c->add_option("--port", o->port, "Port to listen on (0: any free one, printed)")->capture_default_str()->check(CLI::Range(0, 65535));
   c->add_option("--model", o->model, "The model name requests must use (default: the target folder's name)");

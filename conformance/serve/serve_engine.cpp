@@ -31,7 +31,8 @@ void erase_waiting(Waiting& waiting, int64_t id) {
 
 // One of the batch decoders fed as requests come: each is admitted when the decoder has a
 // place, and leaves when it finishes or is cancelled. The decoder lives while there is work;
-// the next request after a pause gets a fresh one.
+// the next request after a pause gets a fresh one. Rollback decodes greedy and sampled requests
+// in batches of their own: a batch takes the waiting requests of the first one's kind.
 class DecoderServeEngine : public ServeEngine {
  public:
   explicit DecoderServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
@@ -44,10 +45,15 @@ class DecoderServeEngine : public ServeEngine {
     if (!has_work()) return {};
     if (!pool_) pool_ = std::make_unique<Pool>(settings_);
     Decoder& decoder = *pool_->decoder;
-    while (!waiting_.empty() && decoder.free_places() > 0) {
-      const auto& [id, request] = waiting_.front();
-      decoder.admit(sequence(id, request));
-      waiting_.pop_front();
+    const bool one_kind = settings_.engine == Engine::kRollback;
+    const bool greedy = !waiting_.empty() && waiting_.front().second.sampling.greedy();
+    for (auto next = waiting_.begin(); next != waiting_.end() && decoder.free_places() > 0;) {
+      if (one_kind && next->second.sampling.greedy() != greedy) {
+        ++next;
+        continue;
+      }
+      decoder.admit(sequence(next->first, next->second));
+      next = waiting_.erase(next);
     }
     std::vector<SequenceResult> finished = decoder.step();
     if (!decoder.has_work()) pool_.reset();
