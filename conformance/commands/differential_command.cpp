@@ -51,7 +51,7 @@ void print_summary(const DifferentialReport& report) {
     std::printf(" (%.1f s)\n", o.seconds);
   }
   if (report.counters) std::printf("%s\n", counters_line(*report.counters).c_str());
-  if (const auto warning = realignment_warning(report.counters ? report.counters->realignments : std::nullopt))
+  if (const auto warning = coverage_warning_of(report))
     std::printf("WARNING: %s\n", warning->c_str());
   std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());

@@ -146,6 +146,12 @@ GateResult differential_gate(const DifferentialReport& report) {
 
 }  // namespace
 
+std::optional<std::string> coverage_warning_of(const DifferentialReport& report) {
+  const std::optional<int64_t> realignments = report.counters ? report.counters->realignments : std::nullopt;
+  return realignment_warning(realignments, report.counters ? "the server's GET /metrics counts no realignments"
+                                                           : "the server's GET /metrics has no speculation counters");
+}
+
 std::vector<Question> filler_questions(const std::vector<Question>& questions, int64_t fillers, int64_t chars) {
   std::vector<Question> out;
   if (questions.empty()) return out;

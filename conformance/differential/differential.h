@@ -91,6 +91,10 @@ struct DifferentialReport {
 // signal stopped it.
 DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd);
 
+// Why the run could not have caught a layout fault, from the server's counters: too few
+// realignments, or none counted; none when it could.
+std::optional<std::string> coverage_warning_of(const DifferentialReport& report);
+
 // The long prompts sent as fillers: the questions' first turns, cycled from a different one for
 // each filler until at least `chars` long.
 std::vector<Question> filler_questions(const std::vector<Question>& questions, int64_t fillers, int64_t chars);

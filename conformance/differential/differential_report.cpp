@@ -204,7 +204,7 @@ json differential_report_json(const DifferentialReport& r) {
           {"features", features},
           {"server_counters", counters_json(r.counters)},
           {"coverage_warning", [&r]() -> json {
-             const auto warning = realignment_warning(r.counters ? r.counters->realignments : std::nullopt);
+             const auto warning = coverage_warning_of(r);
              return warning ? json(*warning) : json(nullptr);
            }()},
           {"gate", {{"passed", r.gate.passed}, {"reasons", r.gate.reasons}}}};
@@ -216,7 +216,7 @@ void write_differential_markdown(const DifferentialReport& r, std::ostream& out)
   for (const std::string& reason : r.gate.reasons) out << "- " << reason << "\n";
   out << "\n" << settings_line(r) << "\n\n";
   if (r.counters) out << counters_line(*r.counters) << "\n\n";
-  if (const auto warning = realignment_warning(r.counters ? r.counters->realignments : std::nullopt))
+  if (const auto warning = coverage_warning_of(r))
     out << "**Warning:** " << *warning << "\n\n";
   markdown_table(schedule_table(r), out);
   out << "\nCompared with " << r.schedules.front().schedule.name << ", " << kFeaturesIntro << "\n\n";

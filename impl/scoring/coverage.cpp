@@ -39,12 +39,12 @@ std::string coverage_line(const Coverage& c) {
          counted(c.finished_early, "answer") + " finished while others went on";
 }
 
-std::optional<std::string> realignment_warning(std::optional<int64_t> realignments) {
+std::optional<std::string> realignment_warning(std::optional<int64_t> realignments, std::string_view uncounted) {
   const std::string need = "the seeded layout faults need " + std::to_string(kLayoutFaultRealignments) +
                            " to show 95% of the time (reports/property_tests/fault_coverage.md)";
   if (!realignments)
-    return "coverage unknown: nothing counts this run's realignments, so it may not have exercised the batch layout "
-           "at all; " + need;
+    return "coverage unknown: " + std::string(uncounted) + ", so this run may not have exercised the batch layout at "
+           "all; " + need;
   if (*realignments >= kLayoutFaultRealignments) return std::nullopt;
   return "coverage too low: " + counted(*realignments, "realignment") + " in this run, and " + need +
          ": a layout fault could have passed unseen";
@@ -53,7 +53,9 @@ std::optional<std::string> realignment_warning(std::optional<int64_t> realignmen
 std::optional<std::string> coverage_warning(const Coverage& c) {
   if (c.answers == 0) return std::nullopt;
   if (!c.known() && c.batched == 0 && c.drafted.value_or(0) == 0) return std::nullopt;
-  return realignment_warning(c.known() ? std::optional(c.realignments) : std::nullopt);
+  return realignment_warning(c.known() ? std::optional(c.realignments) : std::nullopt,
+                             "the answers do not count their realignments (collect prints a server's own count where its "
+                             "GET /metrics has one)");
 }
 
 }  // namespace specgate

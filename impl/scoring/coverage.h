@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "impl/scoring/answer_reader.h"
@@ -36,7 +37,7 @@ std::string coverage_line(const Coverage& coverage);
 // sequence at a time that drafted nothing.
 std::optional<std::string> coverage_warning(const Coverage& coverage);
 // The same for a run whose realignments are counted as a whole (a server's counters), or not
-// at all (none).
-std::optional<std::string> realignment_warning(std::optional<int64_t> realignments);
+// at all (none, for the reason `uncounted` gives).
+std::optional<std::string> realignment_warning(std::optional<int64_t> realignments, std::string_view uncounted);
 
 }  // namespace specgate
