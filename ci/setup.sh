@@ -5,9 +5,11 @@
 # build_targets to build less than everything.
 set -euo pipefail
 
+# curl: the README's first walkthrough waits with it for serve to listen.
 packages=(cmake ninja-build g++ ccache librapidcheck-dev googletest libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev libcli11-dev libssl-dev python3-venv python3-jsonschema python3-jinja2
-          pkg-config libpcre2-dev libutf8proc-dev libsentencepiece-dev sentencepiece libcpp-httplib-dev libboost-dev)
+          pkg-config libpcre2-dev libutf8proc-dev libsentencepiece-dev sentencepiece libcpp-httplib-dev libboost-dev
+          curl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
