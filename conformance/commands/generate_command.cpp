@@ -46,21 +46,6 @@ struct GenerateOptions {
   std::string chat_template = "raw";
 };
 
-std::vector<Question> select_questions(std::vector<Question> all, const GenerateOptions& options) {
-  if (!options.question_ids.empty()) {
-    std::vector<Question> chosen;
-    for (int64_t id : options.question_ids) {
-      const auto found = std::find_if(all.begin(), all.end(), [id](const Question& q) { return q.question_id == id; });
-      if (found == all.end())
-        throw InputError("--question-ids: question " + std::to_string(id) + " is not in " + options.bench.string());
-      chosen.push_back(*found);
-    }
-    all = std::move(chosen);
-  }
-  if (options.limit > 0 && static_cast<int64_t>(all.size()) > options.limit) all.resize(options.limit);
-  return all;
-}
-
 // Positions a question's last generated turn needs: its prompt (the conversation before it,
 // with empty answers where the bench gives no ids) and every turn's answer up to it.
 // The prompt's ids must be tokens of the target too.
@@ -155,7 +140,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
 
   const at::ScalarType dtype = options.loading.scalar_type();
   const c10::Device device = options.loading.torch_device();
-  std::vector<Question> questions = select_questions(read_questions(options.bench), options);
+  std::vector<Question> questions =
+      select_questions(read_questions(options.bench), options.question_ids, options.limit, options.bench.string());
   // A resumed run answers what --out lacks, each question sampled from the stream it has in the
   // whole run, so that its answers are those an uninterrupted run gives.
   std::vector<uint64_t> streams;

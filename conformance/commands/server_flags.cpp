@@ -39,6 +39,7 @@ void add_server_flags(CLI::App& c, ServerFlags& o) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
   c.add_option("--limit", o.limit, "Only the first N questions")->check(CLI::NonNegativeNumber);
+  c.add_option("--question-ids", o.question_ids, "Only these questions, in this order, as generate's")->delimiter(',');
 }
 
 namespace {
@@ -64,8 +65,7 @@ CollectJob server_job(const ServerFlags& o, const CLI::App& command, std::unique
   job.endpoint = parse_endpoint(o.endpoint);
   job.dialect = dialect.get();
   job.defaults = {.model = o.model, .max_new_tokens = o.max_new_tokens, .top_logprobs = o.top_logprobs};
-  job.questions = read_questions(o.bench);
-  if (o.limit > 0 && static_cast<int64_t>(job.questions.size()) > o.limit) job.questions.resize(o.limit);
+  job.questions = select_questions(read_questions(o.bench), o.question_ids, o.limit, o.bench.string());
   job.all_turns = o.turns == "all";
   job.prompt_format.chat_template = chat_template_from_name(o.chat_template, "--chat-template");
   if (dialect->takes_messages() && command.count("--chat-template") > 0)

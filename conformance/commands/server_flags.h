@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,6 +27,7 @@ struct ServerFlags {
   int64_t retries = 5;
   double backoff = 1.0;
   int64_t limit = 0;
+  std::vector<int64_t> question_ids;
 };
 
 void add_server_flags(CLI::App& command, ServerFlags& flags);

@@ -114,6 +114,11 @@ assert f"{counter('specgate:realignments')} realignment" in printed, printed
 assert all(json.loads(l)["run"]["server"] == "specgate" for l in open(sys.argv[3])), "answers not labelled by their server"
 PY
     fail "collect's counters or labels from $engine: $(cat "$work/$engine.collect.out")"
+  # --question-ids chooses and orders the questions, as generate's does.
+  collect --api vllm --target "$fixtures/target" --question-ids 5,2 --out "$work/$engine.ids.jsonl" >/dev/null ||
+    fail "collect --question-ids from $engine"
+  [ "$(sed -n 's/.*"question_id":\([0-9]*\).*/\1/p' "$work/$engine.ids.jsonl" | tr '\n' ' ')" = "5 2 " ] ||
+    fail "collect --question-ids 5,2 answered $(sed -n 's/.*"question_id":\([0-9]*\).*/\1/p' "$work/$engine.ids.jsonl")"
   # Text prompts (openai): serve tokenizes; compared in code points.
   collect --api openai --limit 12 --concurrency 2 --out "$work/$engine.openai.jsonl" >/dev/null || fail "collect openai from $engine"
   grep -q '"token_ids"' "$work/$engine.openai.jsonl" && fail "openai answers claim token ids"
@@ -261,6 +266,8 @@ started=$SECONDS
 expect_input_error "$work/x.jsonl" "--endpoint http://127.0.0.1:$port: no server answers (Connection refused)" "${asks[@]}" \
   --endpoint "http://127.0.0.1:$port" --api vllm
 [ $((SECONDS - started)) -le 10 ] || fail "collect took $((SECONDS - started)) s to find no server"
+expect_usage_error "--question-ids: question 999 is not in $bench" "${asks[@]}" --endpoint "http://127.0.0.1:$port" \
+  --api vllm --question-ids 3,999
 expect_usage_error "the tgi API takes text prompts only" "${asks[@]}" --endpoint "http://127.0.0.1:$port" --api tgi \
   --target "$fixtures/target"
 expect_usage_error "the vllm-chat API renders the conversation with the server's own template" "${asks[@]}" \

@@ -145,6 +145,21 @@ std::string subtask_of(std::string_view category) {
   return std::string(category);
 }
 
+std::vector<Question> select_questions(std::vector<Question> all, std::span<const int64_t> ids, int64_t limit,
+                                       const std::string& bench) {
+  if (!ids.empty()) {
+    std::vector<Question> chosen;
+    for (int64_t id : ids) {
+      const auto found = std::find_if(all.begin(), all.end(), [id](const Question& q) { return q.question_id == id; });
+      if (found == all.end()) throw InputError("--question-ids: question " + std::to_string(id) + " is not in " + bench);
+      chosen.push_back(*found);
+    }
+    all = std::move(chosen);
+  }
+  if (limit > 0 && static_cast<int64_t>(all.size()) > limit) all.resize(limit);
+  return all;
+}
+
 int64_t questions_with_prompt_ids(std::span<const Question> questions) {
   return std::ranges::count_if(questions, [](const Question& q) { return !q.prompt_token_ids.empty(); });
 }

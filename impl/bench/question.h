@@ -39,6 +39,12 @@ std::vector<Question> read_questions(std::istream& in, const std::string& source
 // category (translation, summarization, qa, math_reasoning, rag) is its own subtask.
 std::string subtask_of(std::string_view category);
 
+// The questions of `all` with the ids in `ids`, in that order (all of them when `ids` is empty),
+// then the first `limit` of those (all when `limit` is 0). Throws InputError naming
+// --question-ids and `bench` for an id not in `all`.
+std::vector<Question> select_questions(std::vector<Question> all, std::span<const int64_t> ids, int64_t limit,
+                                       const std::string& bench);
+
 // How many of `questions` carry their own prompt_token_ids: when all do, no tokenizer is needed.
 int64_t questions_with_prompt_ids(std::span<const Question> questions);
 
