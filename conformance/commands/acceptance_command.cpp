@@ -90,7 +90,8 @@ void add_acceptance_command(CLI::App& app) {
                 "Greedy: nats within which the draft's choice may go either way, as score's near-ties")
       ->capture_default_str();
   add_support_margin_flags(*c, o->margin);
-  add_model_flags(*c, o->loading, "dtype of both models");
+  add_model_flags(*c, o->loading, "dtype of both models (float64 by default, as sampling's: the probabilities "
+                                   "tested against carry no rounding of their own)");
   c->add_option("--json", o->json, "Write the JSON report here");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");

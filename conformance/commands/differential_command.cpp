@@ -153,7 +153,7 @@ void add_differential_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--rescore-with", o->rescore_with,
                 "Target checkpoint folder that attributes differences the alone answers' top_logprobs cannot");
-  add_model_flags(*c, o->rescore, "dtype of the re-scoring model");
+  add_model_flags(*c, o->rescore, "dtype of the re-scoring model (float32 by default, as score's)");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/differential_report.schema.json)");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");
   c->add_option("--html", o->html, "Write a self-contained HTML report here");

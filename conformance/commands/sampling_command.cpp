@@ -87,8 +87,9 @@ void add_sampling_command(CLI::App& app) {
                 "Permutations of the two-sample test: enough that 1 / (N + 1) reaches alpha over the hypotheses")
       ->capture_default_str();
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
-  c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first")->capture_default_str();
-  add_model_flags(*c, o->loading, "dtype of the re-scoring model");
+  c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first (all, as score: every turn the answers hold)")->capture_default_str();
+  add_model_flags(*c, o->loading, "dtype of the re-scoring model (float64 by default, unlike score's: the "
+                                   "distribution tested against carries no rounding of its own)");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/sampling_report.schema.json)");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");

@@ -217,10 +217,12 @@ void add_score_command(CLI::App& app) {
                 "by default widened per question to what the rounding of both answers' run.dtype can flip "
                 "(bfloat16, float16), fixed when given")
       ->capture_default_str();
-  c->add_option("--turns", o->turns, "Score all turns of choices[0], in order, or only the first")->capture_default_str();
+  c->add_option("--turns", o->turns, "Score all turns of choices[0], in order, or only the first (all: every turn the answers hold; "
+                "generate and collect write the first unless given --turns all)")->capture_default_str();
   c->add_option("--rescore-with", o->rescore_with,
                 "Target checkpoint folder that re-scores divergences the reference's top_logprobs cannot attribute");
-  add_model_flags(*c, o->rescore, "dtype of the re-scoring model");
+  add_model_flags(*c, o->rescore, "dtype of the re-scoring model (float32 by default, as generate's: a margin "
+                                   "is judged against a near-tie threshold far above float32's rounding)");
   c->add_option("--chat-template", o->chat_template,
                 "Prompts re-scored where the reference answer has no prompt_token_ids: raw, vicuna, chatml, smollm2, "
                 "llama3 or llama2")
