@@ -1,5 +1,8 @@
 // Each dialect against response bodies written by hand in the shape its engine's source
 // produces (the file named above each body), and the request fields each engine reads.
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -493,8 +496,22 @@ TEST(Dialects, UnknownNamesAndEndpointsAreInputErrors) {
   EXPECT_THROW(parse_endpoint("http://host:99999"), InputError);
 }
 
-// vLLM's Prometheus page: counters with engine and model labels, floats, comments, and a label
-// value holding a brace; each counter summed over its label sets.
+// The page vLLM's counters make, rendered by prometheus_client itself
+// (fixtures/metrics/vllm_metrics.py): two engines' series, _created gauges beside the _total
+// counters, a model name with escaped quotes and braces.
+TEST(SpeculationCounters, ReadThePagePrometheusClientRendersForVllmsCounters) {
+  std::ifstream file(SPECGATE_VLLM_METRICS);
+  const std::string page((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::optional<SpeculationCounters> counters = parse_speculation_counters(page);
+  ASSERT_TRUE(counters.has_value()) << page.substr(0, 300);
+  EXPECT_EQ(counters->drafts, 42);
+  EXPECT_EQ(counters->draft_tokens, 168);
+  EXPECT_EQ(counters->accepted_tokens, 50);
+  EXPECT_FALSE(counters->realignments.has_value());
+}
+
+// A page written by hand: counters with and without labels, a timestamp, a CR before a newline,
+// serve's own counters; each counter summed over its label sets.
 TEST(SpeculationCounters, ReadVllmsAndServesCountersFromThePrometheusPage) {
   const std::string page =
       "# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.\n"
