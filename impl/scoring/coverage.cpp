@@ -1,5 +1,7 @@
 #include "impl/scoring/coverage.h"
 
+#include <vector>
+
 #include "impl/common/counted.h"
 #include "impl/common/short_number.h"
 
@@ -25,18 +27,26 @@ void Coverage::add(const AnswerSpeed& answer) {
 }
 
 std::string coverage_line(const Coverage& c) {
-  std::string line = "coverage (summed over answers): " + counted(c.rounds, "round");
+  std::vector<std::string> parts;
+  if (c.rounds > 0) parts.push_back(counted(c.rounds, "round"));
   if (c.drafted) {
-    line += ", " + std::to_string(*c.accepted) + " of " + counted(*c.drafted, "draft") + " accepted";
+    std::string drafts = std::to_string(*c.accepted) + " of " + counted(*c.drafted, "draft") + " accepted";
     if (*c.drafted > 0)
-      line += " (accepted/drafted " + short_number(100.0 * static_cast<double>(*c.accepted) / static_cast<double>(*c.drafted), 3) + "%)";
+      drafts += " (accepted/drafted " +
+                short_number(100.0 * static_cast<double>(*c.accepted) / static_cast<double>(*c.drafted), 3) + "%)";
+    parts.push_back(drafts);
   }
-  if (!c.known()) {
-    return line + "; " + std::to_string(c.answers - c.reporting) + " of " + counted(c.answers, "answer") +
-           " do not say how their batch was laid out (ragged_rounds, realignments)";
+  if (c.known()) {
+    parts.push_back(counted(c.ragged_rounds, "ragged round"));
+    parts.push_back(counted(c.realignments, "realignment"));
+    parts.push_back(counted(c.finished_early, "answer") + " finished while others went on");
+  } else {
+    parts.push_back(std::to_string(c.answers - c.reporting) + " of " + counted(c.answers, "answer") +
+                    " do not say how their batch was laid out (ragged_rounds, realignments)");
   }
-  return line + ", " + counted(c.ragged_rounds, "ragged round") + ", " + counted(c.realignments, "realignment") + ", " +
-         counted(c.finished_early, "answer") + " finished while others went on";
+  std::string line = "coverage (summed over answers): ";
+  for (size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : ", ") + parts[i];
+  return line;
 }
 
 std::optional<std::string> realignment_warning(std::optional<int64_t> realignments, std::string_view uncounted) {
