@@ -24,7 +24,8 @@ std::string settings_line(const AcceptanceCheckReport& report) {
 std::string figures_line(const AcceptanceCheckReport& report) {
   const BernoulliSumTest& t = report.test;
   std::string line = std::to_string(t.observed) + " accepted of " + std::to_string(t.trials) +
-                     " drafted positions reached, the models imply " + short_number(t.expected);
+                     " drafted positions reached (a draft is reached when every earlier draft of its round was kept), "
+                     "the models imply " + short_number(t.expected);
   if (report.sampling.greedy()) return line + " (greedy: every round's count is determined)";
   if (t.ruled_out > 0)
     line += "; " + std::to_string(t.ruled_out) + " outcomes the models rule out (accepted at probability 0 or rejected at 1)";
