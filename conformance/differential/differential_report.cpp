@@ -233,7 +233,8 @@ void write_differential_html(const DifferentialReport& r, std::ostream& out) {
       << "</title><style>"
       << "body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
       << "table{border-collapse:collapse;font-size:13px}th,td{padding:5px 8px;border-bottom:1px solid #ddd;text-align:left}"
-      << ".pass{color:#1a7f37}.fail{color:#cf222e}.muted{color:#666;font-size:13px}</style></head><body>\n"
+      << ".pass{color:#1a7f37}.fail{color:#cf222e}.muted{color:#666;font-size:13px}"
+      << ".warning{background:#fff8c5;border-left:4px solid #bf8700;padding:8px 16px}</style></head><body>\n"
       << "<h1>specgate differential: <span class=\"" << (r.gate.passed ? "pass" : "fail") << "\">" << verdict
       << "</span></h1>\n<p class=\"muted\">" << escape_markup(r.model + " at " + r.endpoint + " (" + r.api + "), " + r.generated_at)
       << "</p>\n";
@@ -243,6 +244,9 @@ void write_differential_html(const DifferentialReport& r, std::ostream& out) {
     out << "</ul>\n";
   }
   out << "<p>" << escape_markup(settings_line(r)) << "</p>\n";
+  if (r.counters) out << "<p>" << escape_markup(counters_line(*r.counters)) << "</p>\n";
+  if (const auto warning = coverage_warning_of(r))
+    out << "<p class=\"warning\">WARNING: " << escape_markup(*warning) << "</p>\n";
   html_table(schedule_table(r), out);
   out << "<p>Compared with " << escape_markup(r.schedules.front().schedule.name) << ", " << kFeaturesIntro << "</p>\n";
   html_table(feature_table(r), out);

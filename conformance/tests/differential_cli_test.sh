@@ -82,6 +82,7 @@ PY
 grep -q "^server counters (GET /metrics): .* realignments" "$work/correct-0.out" || fail "no server counters: $(cat "$work/correct-0.out")"
 grep -q "Gate: \*\*passed\*\*" "$work/correct-0.md" || fail "Markdown lacks the gate"
 grep -q '<h1>specgate differential: <span class="pass">passed</span></h1>' "$work/correct-0.html" || fail "HTML lacks the gate"
+grep -q '<p>server counters (GET /metrics): ' "$work/correct-0.html" || fail "HTML lacks the server counters"
 [ "$(grep -c '<tr>' "$work/correct-0.html")" -ge 11 ] || fail "HTML lacks the tables"
 # Other dialects: text prompts (openai) and the chat endpoint, which renders the conversation.
 for api in openai vllm-chat; do
