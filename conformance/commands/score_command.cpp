@@ -126,7 +126,9 @@ void print_summary(const ScoreReport& report, double seconds) {
                 optional_figure(speed.reference_tokens_per_second).c_str(),
                 optional_figure(speed.candidate_tokens_per_second).c_str(), optional_figure(speed.speedup, "x").c_str());
   if (const std::string line = run_throughput_line(report); !line.empty()) std::printf("%s\n", line.c_str());
-  for (const std::string& line : coverage_lines(report.candidate_coverage)) std::printf("%s\n", line.c_str());
+  const CoverageText coverage = coverage_text(report.candidate_coverage);
+  if (coverage.line) std::printf("%s\n", coverage.line->c_str());
+  if (coverage.warning) std::printf("WARNING: %s\n", coverage.warning->c_str());
   std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
 }

@@ -88,8 +88,9 @@ void write_summary(const ScoreReport& report, std::ostream& out) {
     out << "<p>" << escape_markup(lengths) << "</p>\n";
   if (const std::string near_tie = near_tie_summary(report); !near_tie.empty())
     out << "<p>" << escape_markup(near_tie) << "</p>\n";
-  for (const std::string& line : coverage_lines(report.candidate_coverage))
-    out << "<p" << (line.starts_with("WARNING") ? " class=\"warning\"" : "") << ">" << escape_markup(line) << "</p>\n";
+  const CoverageText coverage = coverage_text(report.candidate_coverage);
+  if (coverage.line) out << "<p>" << escape_markup(*coverage.line) << "</p>\n";
+  if (coverage.warning) out << "<p class=\"warning\">WARNING: " << escape_markup(*coverage.warning) << "</p>\n";
 }
 
 void write_charts(const ScoreReport& report, std::ostream& out) {

@@ -71,7 +71,9 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   if (const std::string eos = eos_summary(report); !eos.empty()) out << cell(eos) << "\n\n";
   if (const std::string lengths = run_length_summary(report); !lengths.empty()) out << cell(lengths) << "\n\n";
   if (const std::string near_tie = near_tie_summary(report); !near_tie.empty()) out << cell(near_tie) << "\n\n";
-  for (const std::string& line : coverage_lines(report.candidate_coverage)) out << cell(line) << "\n\n";
+  const CoverageText coverage = coverage_text(report.candidate_coverage);
+  if (coverage.line) out << cell(*coverage.line) << "\n\n";
+  if (coverage.warning) out << cell("WARNING: " + *coverage.warning) << "\n\n";
 
   out << "| subtask | questions | exact match | partial match | hard | near-tie | unattributed | length | missing |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";

@@ -100,12 +100,10 @@ std::string run_length_summary(const ScoreReport& report) {
          ": each turn compared up to the smaller, not counted as length divergences";
 }
 
-std::vector<std::string> coverage_lines(const Coverage& coverage) {
-  std::vector<std::string> lines;
-  const std::optional<std::string> warning = coverage_warning(coverage);
-  if (coverage.reporting > 0 || coverage.rounds > 0 || coverage.drafted || warning) lines.push_back(coverage_line(coverage));
-  if (warning) lines.push_back("WARNING: " + *warning);
-  return lines;
+CoverageText coverage_text(const Coverage& coverage) {
+  CoverageText text{.warning = coverage_warning(coverage)};
+  if (coverage.reporting > 0 || coverage.rounds > 0 || coverage.drafted || text.warning) text.line = coverage_line(coverage);
+  return text;
 }
 
 std::string near_tie_summary(const ScoreReport& report) {

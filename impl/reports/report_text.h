@@ -37,9 +37,12 @@ std::string eos_summary(const ScoreReport& report);
 // "run lengths differ: ..." where the two sides' runs had different max_new_tokens; else empty.
 std::string run_length_summary(const ScoreReport& report);
 
-// The coverage line and, where the run could not have caught the layout faults, the warning
-// (coverage.h); none when the answers say nothing of speculation or batching.
-std::vector<std::string> coverage_lines(const Coverage& coverage);
+// The coverage line, none when the answers say nothing of speculation or batching, and the
+// warning where the run could not have caught the layout faults (coverage.h).
+struct CoverageText {
+  std::optional<std::string> line, warning;
+};
+CoverageText coverage_text(const Coverage& coverage);
 
 // "near-tie threshold widened ..." where the answers' dtypes widened it for some divergence; else empty.
 std::string near_tie_summary(const ScoreReport& report);
