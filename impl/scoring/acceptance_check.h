@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "impl/decoding/ngram_drafter.h"
+#include "impl/decoding/ngram_lookup.h"
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/input_file.h"
 #include "impl/scoring/support_margin.h"
