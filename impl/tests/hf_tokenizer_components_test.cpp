@@ -139,7 +139,7 @@ TEST(BpeModel, UnknownCharactersFuseOrFallBackToBytes) {
 }
 
 std::string decode(const json& decoder, std::vector<std::string> tokens) {
-  return Decoder::from_json(JsonNode(decoder, "tokenizer.json", "decoder")).decode(std::move(tokens));
+  return TokenizerDecoder::from_json(JsonNode(decoder, "tokenizer.json", "decoder")).decode(std::move(tokens));
 }
 
 TEST(Decoders, ByteFallbackFuseStripReplaceAndMetaspace) {

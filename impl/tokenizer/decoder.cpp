@@ -116,9 +116,9 @@ std::string utf8_lossy(std::string_view bytes) {
   return out;
 }
 
-Decoder Decoder::from_json(const JsonNode& json) { return Decoder(component_steps(json, "decoders", step_from_json)); }
+TokenizerDecoder TokenizerDecoder::from_json(const JsonNode& json) { return TokenizerDecoder(component_steps(json, "decoders", step_from_json)); }
 
-Decoder::Step Decoder::step_from_json(const JsonNode& json, const std::string& type) {
+TokenizerDecoder::Step TokenizerDecoder::step_from_json(const JsonNode& json, const std::string& type) {
   if (type == "ByteLevel") return ByteLevel{};
   if (type == "ByteFallback") return ByteFallback{};
   if (type == "Fuse") return Fuse{};
@@ -138,7 +138,7 @@ Decoder::Step Decoder::step_from_json(const JsonNode& json, const std::string& t
   json.unsupported(type);
 }
 
-std::string Decoder::decode(std::vector<std::string> tokens) const {
+std::string TokenizerDecoder::decode(std::vector<std::string> tokens) const {
   for (const Step& step : steps_) {
     if (std::holds_alternative<ByteLevel>(step)) {
       tokens = byte_level(tokens);

@@ -12,10 +12,10 @@ namespace specgate {
 
 // tokenizer.json's "decoder": ByteLevel, ByteFallback, Fuse, Strip, Replace, Metaspace, or a
 // Sequence of them; it turns token strings back into text.
-class Decoder {
+class TokenizerDecoder {
  public:
   // Throws InputError naming the file and field for any other type or a malformed field.
-  static Decoder from_json(const JsonNode& json);
+  static TokenizerDecoder from_json(const JsonNode& json);
 
   std::string decode(std::vector<std::string> tokens) const;
 
@@ -37,7 +37,7 @@ class Decoder {
   };
   using Step = std::variant<ByteLevel, ByteFallback, Fuse, Strip, Replace, Metaspace>;
 
-  explicit Decoder(std::vector<Step> steps) : steps_(std::move(steps)) {}
+  explicit TokenizerDecoder(std::vector<Step> steps) : steps_(std::move(steps)) {}
   static Step step_from_json(const JsonNode& json, const std::string& type);
 
   std::vector<Step> steps_;

@@ -40,7 +40,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const JsonFile& file, Tokeni
     tokenizer->post_processor_ = PostProcessor::from_json(*post_processor, [&](int64_t id) {
       return tokenizer->added_.find(id) != nullptr || tokenizer->model_.token(id) != nullptr;
     });
-  tokenizer->decoder_ = optional_component<Decoder>(root, "decoder");
+  tokenizer->decoder_ = optional_component<TokenizerDecoder>(root, "decoder");
 
   tokenizer->config_ = std::move(config);
   const auto id_of = [&](const std::optional<std::string>& token, const char* field) -> std::optional<int64_t> {

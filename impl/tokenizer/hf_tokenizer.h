@@ -43,7 +43,7 @@ class HfTokenizer final : public Tokenizer {
   std::optional<Normalizer> normalizer_;
   std::optional<PreTokenizer> pre_tokenizer_;
   std::optional<PostProcessor> post_processor_;
-  std::optional<Decoder> decoder_;
+  std::optional<TokenizerDecoder> decoder_;
   TokenizerConfig config_;
   SpecialTokens special_;
 };
