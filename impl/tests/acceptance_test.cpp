@@ -9,12 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "impl/decoding/acceptance.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 namespace {
 
-const auto kDouble = at::TensorOptions().dtype(at::kDouble);
-const auto kLong = at::TensorOptions().dtype(at::kLong);
+using test_support::kDouble;
+using test_support::kLong;
 
 BatchState batch_of(int64_t rows, const DecodeOptions& options) {
   BatchState state;

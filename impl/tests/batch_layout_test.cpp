@@ -19,11 +19,11 @@ namespace {
 
 using test_support::models;
 
-constexpr int64_t kDrafts = 3;
+constexpr int64_t kLayoutDrafts = 3;
 
 DecodeOptions options() {
   DecodeOptions o;
-  o.draft_tokens = kDrafts;
+  o.draft_tokens = kLayoutDrafts;
   return o;
 }
 
@@ -98,7 +98,7 @@ TEST(BatchLayout, KeepHoldsTheContentAndTheAcceptedDraftsTheCachesHold) {
     EXPECT_EQ(row.target_slots.first, 2);
     EXPECT_EQ(row.target_slots.count, 3 + accepted) << "the target cache holds every draft";
     EXPECT_EQ(row.draft_slots.first, 2);
-    EXPECT_EQ(row.draft_slots.count, 3 + std::min<int64_t>(accepted, kDrafts - 1)) << "the last draft is never fed";
+    EXPECT_EQ(row.draft_slots.count, 3 + std::min<int64_t>(accepted, kLayoutDrafts - 1)) << "the last draft is never fed";
   }
 }
 

@@ -9,12 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "impl/decoding/fault_sites.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 namespace {
 
-const auto kLong = at::TensorOptions().dtype(at::kLong);
-const auto kDouble = at::TensorOptions().dtype(at::kDouble);
+using test_support::kLong;
+using test_support::kDouble;
 
 bool same(const SlotRun& a, const SlotRun& b) { return a.row == b.row && a.first == b.first && a.count == b.count; }
 bool same(const RowSlots& a, const RowSlots& b) { return a.first == b.first && a.count == b.count; }

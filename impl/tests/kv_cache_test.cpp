@@ -2,12 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "impl/model/kv_cache.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 namespace {
 
-const auto kDouble = at::TensorOptions().dtype(at::kDouble);
-const auto kLong = at::TensorOptions().dtype(at::kLong);
+using test_support::kDouble;
+using test_support::kLong;
 
 // K of row b, slot s holds 100 * b + s in every element; V holds the negation.
 KVCache numbered_cache(int64_t batch, int64_t slots, int64_t capacity, std::optional<int64_t> attended = std::nullopt) {

@@ -8,6 +8,7 @@
 #include "impl/decoding/model_drafter.h"
 #include "impl/model/kv_cache.h"
 #include "impl/tests/decoding_test_support.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 namespace {
@@ -51,10 +52,7 @@ Drafted draft(const std::vector<SequenceRequest>& requests, const DecodeOptions&
   return out;
 }
 
-std::vector<int64_t> row_of(const at::Tensor& tokens, int64_t row) {
-  const at::Tensor r = tokens[row].contiguous();
-  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
-}
+using test_support::row_of;
 
 TEST(ModelDrafter, GreedyDraftsAreEachRowsOwnGreedyContinuation) {
   const DecodeOptions options;

@@ -10,6 +10,7 @@
 #include "impl/common/error.h"
 #include "impl/decoding/batch_state.h"
 #include "impl/decoding/ngram_drafter.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 namespace {
@@ -72,10 +73,7 @@ Row row(int64_t sequence, std::vector<int64_t> prompt, int64_t max_new_tokens, c
              options);
 }
 
-std::vector<int64_t> row_of(const at::Tensor& tokens, int64_t i) {
-  const at::Tensor r = tokens[i].contiguous();
-  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
-}
+using test_support::row_of;
 
 TEST(NgramDrafter, RaggedRowsPaddedWithTheirPendingTokenCutAtEosAndAtWhatARowCanKeep) {
   DecodeOptions options;

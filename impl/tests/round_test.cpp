@@ -15,7 +15,7 @@ namespace {
 
 using namespace specgate::test_support;
 
-constexpr int64_t kDrafts = 3;
+constexpr int64_t kRoundDrafts = 3;
 
 // Two rows of different prompt lengths after their prompt pass, laid out for their first round.
 struct PreparedBatch {
@@ -53,7 +53,7 @@ struct PreparedBatch {
 };
 
 DecodeOptions options_for(int64_t max_new_tokens, std::vector<int64_t> eos_ids = {}) {
-  DecodeOptions o = greedy_options(kDrafts, max_new_tokens);
+  DecodeOptions o = greedy_options(kRoundDrafts, max_new_tokens);
   o.eos_ids = std::move(eos_ids);
   return o;
 }
@@ -64,16 +64,16 @@ TEST(Round, AFullyAcceptedRoundKeepsEveryDraftAndTheBonus) {
   const std::vector<RoundRecord> records = batch.round.run(batch.layout);
 
   const std::vector<int64_t> oracle = batch.oracle(1);
-  EXPECT_EQ(batch.generated(1), std::vector<int64_t>(oracle.begin(), oracle.begin() + 1 + kDrafts + 1));
-  EXPECT_EQ(records[1].decision.accepted, kDrafts);
-  EXPECT_EQ(records[1].appended.size(), static_cast<size_t>(kDrafts + 1));
-  EXPECT_EQ(batch.state.rows[1].accept_lengths, (std::vector<int64_t>{kDrafts + 1}));
+  EXPECT_EQ(batch.generated(1), std::vector<int64_t>(oracle.begin(), oracle.begin() + 1 + kRoundDrafts + 1));
+  EXPECT_EQ(records[1].decision.accepted, kRoundDrafts);
+  EXPECT_EQ(records[1].appended.size(), static_cast<size_t>(kRoundDrafts + 1));
+  EXPECT_EQ(batch.state.rows[1].accept_lengths, (std::vector<int64_t>{kRoundDrafts + 1}));
   // The target cache keeps the old content and every draft; the bonus is pending.
   EXPECT_EQ(batch.state.rows[1].target_slots.first, padding);
-  EXPECT_EQ(batch.state.rows[1].target_slots.count, content + kDrafts);
+  EXPECT_EQ(batch.state.rows[1].target_slots.count, content + kRoundDrafts);
   EXPECT_FALSE(batch.state.rows[1].finished);
-  EXPECT_EQ(batch.stats.accepted, 2 * kDrafts);
-  EXPECT_EQ(batch.stats.drafted, 2 * kDrafts);
+  EXPECT_EQ(batch.stats.accepted, 2 * kRoundDrafts);
+  EXPECT_EQ(batch.stats.drafted, 2 * kRoundDrafts);
 }
 
 TEST(Round, ARejectedRoundKeepsOnlyTheTargetsChoice) {
@@ -114,7 +114,7 @@ TEST(Round, ARowEndsAtMaxNewTokensExactlyThere) {
     EXPECT_EQ(batch.generated(row), std::vector<int64_t>(oracle.begin(), oracle.begin() + 3));
     EXPECT_TRUE(batch.state.rows[row].finished);
     EXPECT_EQ(batch.state.rows[row].finish_reason, FinishReason::kLength);
-    EXPECT_EQ(records[row].decision.accepted, kDrafts) << "accepted, though only two tokens fit";
+    EXPECT_EQ(records[row].decision.accepted, kRoundDrafts) << "accepted, though only two tokens fit";
     EXPECT_EQ(records[row].appended.size(), 2u);
   }
 }

@@ -8,11 +8,12 @@
 
 #include "impl/common/error.h"
 #include "impl/sampling/sampling.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 namespace {
 
-const auto kDouble = at::TensorOptions().dtype(at::kDouble);
+using test_support::kDouble;
 
 TEST(Sampling, TemperatureScalesTheSoftmax) {
   const at::Tensor logits = at::tensor({1.0, 2.0, 3.0}, kDouble);

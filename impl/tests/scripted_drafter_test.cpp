@@ -7,6 +7,7 @@
 
 #include "impl/decoding/batch_state.h"
 #include "impl/decoding/scripted_drafter.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 namespace {
@@ -29,10 +30,7 @@ ScriptedDrafts script(AcceptanceScript acceptance) {
   return {.continuations = {{7, {10, 11, 12, 49}}, {8, {20, 21}}}, .script = std::move(acceptance), .vocab_size = kVocab};
 }
 
-std::vector<int64_t> row_of(const at::Tensor& tokens, int64_t row) {
-  const at::Tensor r = tokens[row].contiguous();
-  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
-}
+using test_support::row_of;
 
 TEST(ScriptedDrafts, TheTruthForAsManyTokensAsTheScriptSaysThenAWrongToken) {
   std::vector<std::pair<int64_t, int64_t>> asked;

@@ -10,6 +10,7 @@
 #include "impl/model/transformer.h"
 #include "impl/model/weights.h"
 #include "impl/tokenizer/byte_tokenizer.h"
+#include "impl/tests/tensor_test_support.h"
 
 namespace specgate {
 
@@ -17,7 +18,7 @@ void PrintTo(const NamedConfig& variant, std::ostream* out) { *out << variant.na
 
 namespace {
 
-const auto kLong = at::TensorOptions().dtype(at::kLong);
+using test_support::kLong;
 const auto kBool = at::TensorOptions().dtype(at::kBool);
 
 Transformer random_model(const ModelConfig& config, at::ScalarType dtype = at::kDouble, uint64_t seed = 7) {
