@@ -36,10 +36,10 @@ target="$pair/target" draft="$pair/draft"
 
 # EQSPEC and EXSPEC on the real pair, float64: exactly the oracle.
 "$conformance" generate --engine oracle --target "$target" --bench "$work/bench.jsonl" --dtype float64 \
-  --max-new-tokens 24 --out "$work/oracle64.jsonl" >/dev/null || fail "oracle float64"
+  --max-new-tokens 16 --out "$work/oracle64.jsonl" >/dev/null || fail "oracle float64"
 for engine in eqspec exspec; do
   "$conformance" generate --engine $engine --target "$target" --draft "$draft" --bench "$work/bench.jsonl" \
-    --dtype float64 --batch-size 4 --max-new-tokens 24 --out "$work/$engine.jsonl" >/dev/null || fail "$engine float64"
+    --dtype float64 --batch-size 4 --max-new-tokens 16 --out "$work/$engine.jsonl" >/dev/null || fail "$engine float64"
   "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/$engine.jsonl" --min-exact 1.0 \
     --json "$work/$engine.json" >/dev/null || fail "$engine differs from the oracle on the real pair"
 done
@@ -62,7 +62,7 @@ PY
 # prompt lookup answers its greedy answers, and its every round is what specgate's lookup on
 # the answer predicts (two of its rounds swapped, a count no lookup gives, is rejected).
 "$conformance" generate --engine eqspec --drafter ngram --target "$target" --bench "$work/bench.jsonl" \
-  --dtype float64 --batch-size 4 --max-new-tokens 24 --out "$work/eqspec-ngram.jsonl" >/dev/null || fail "eqspec ngram float64"
+  --dtype float64 --batch-size 4 --max-new-tokens 16 --out "$work/eqspec-ngram.jsonl" >/dev/null || fail "eqspec ngram float64"
 "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/eqspec-ngram.jsonl" --min-exact 1.0 \
   --json "$work/eqspec-ngram.json" >/dev/null || fail "eqspec ngram differs from the oracle on the real model"
 "$python" "$peers/generate.py" --target "$target" --bench "$work/bench.jsonl" --mode prompt-lookup --batch-size 1 \
