@@ -133,8 +133,9 @@ TEST(ServeRollback, GreedyAndSampledRequestsSentTogetherAreDecodedInBatchesOfThe
   for (auto& [request, future] : sent) {
     const SequenceResult result = future.get();  // throws if the step failed
     EXPECT_EQ(result.tokens.size(), 10u);
-    if (request.sampling.greedy())
+    if (request.sampling.greedy()) {
       EXPECT_EQ(result.tokens, oracle_generate(models.target, request.prompt, {.max_new_tokens = 10, .top_logprobs = 0}, 0).tokens);
+    }
   }
 }
 
