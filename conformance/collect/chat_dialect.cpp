@@ -38,7 +38,8 @@ class ChatDialect : public Dialect {
     json messages = json::array();
     for (const ChatMessage& message : r.messages) messages.push_back({{"role", message.role}, {"content", message.content}});
     json body = {{"model", r.model}, {"messages", messages}, {"max_tokens", r.max_new_tokens},
-                 {"temperature", r.temperature}, {"stream", false}};
+                 {"temperature", r.temperature}, {"stream", r.stream}};
+    if (r.stream) body["stream_options"] = {{"include_usage", true}};
     if (r.top_k) body["top_k"] = *r.top_k;
     if (r.top_p) body["top_p"] = *r.top_p;
     if (r.min_p) body["min_p"] = *r.min_p;
@@ -83,6 +84,33 @@ class ChatDialect : public Dialect {
       }
     }
     return completion;
+  }
+
+  // SGLang refuses return_token_ids in a chat stream and sends its finish_reason apart.
+  bool reads_streams() const override { return server_ != ChatServer::kSglang; }
+
+  // chat_completion/serving.py's chat_completion_stream_generator: first a chunk whose delta
+  // holds the role (vLLM: prompt_token_ids beside choices), then one per engine step with
+  // delta.content and (return_token_ids) token_ids, the last with finish_reason; then one with
+  // choices [] and usage.
+  StreamChunk parse_stream_chunk(std::string_view data) const override {
+    const json body = parse_body(data);
+    StreamChunk chunk;
+    if (const json* prompt = optional_member(body, "prompt_token_ids"); prompt != nullptr && server_ == ChatServer::kVllm)
+      chunk.prompt_token_ids = token_ids(*prompt, "prompt_token_ids");
+    const json* choice_of_chunk = stream_choice(body, chunk);
+    if (choice_of_chunk == nullptr) return chunk;
+    const json& choice = *choice_of_chunk;
+    if (const json* content = optional_member(member(choice, "delta", "choices[0]"), "content"))
+      chunk.text = text(*content, "choices[0].delta.content");
+    if (server_ == ChatServer::kOpenai) return chunk;
+    // The role chunk carries no token_ids key; a chunk of text or an end does.
+    if (const json* ids = optional_member(choice, "token_ids")) {
+      chunk.token_ids = token_ids(*ids, "choices[0].token_ids");
+    } else if (!chunk.text.empty() || chunk.finish_reason) {
+      throw MalformedResponse("choices[0].token_ids", "missing (the server ignored return_token_ids)");
+    }
+    return chunk;
   }
 
  private:

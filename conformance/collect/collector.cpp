@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "conformance/collect/sse_events.h"
+#include "conformance/collect/stream_assembly.h"
 #include "conformance/files/answer_file.h"
 #include "conformance/terminal/progress_bar.h"
 #include "conformance/terminal/stop_signals.h"
@@ -245,7 +247,7 @@ class Collector {
                     .prompt_token_ids = std::move(completion.prompt_token_ids), .new_tokens = completion.new_tokens,
                     .decoding_steps = completion.target_passes, .wall_time = reply.second,
                     .drafted_tokens = completion.drafted_tokens, .accepted_drafts = completion.accepted_drafts,
-                    .top_logprobs = std::move(completion.top_logprobs)};
+                    .top_logprobs = std::move(completion.top_logprobs), .stream = std::move(completion.stream)};
     if (turn.prompt_token_ids.empty() && request.prompt_ids) turn.prompt_token_ids = *request.prompt_ids;
     return turn;
   }
@@ -259,12 +261,34 @@ class Collector {
     for (int64_t attempt = 0; attempt <= job_.retries; ++attempt) {
       if (attempt > 0 && !wait_before_retry(attempt, retry_after)) break;
       const auto start = Clock::now();
-      const HttpResponse response = client.post_json(path, body);
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      const auto since_start = [&start] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+      std::optional<StreamAssembly> assembly;
+      std::optional<MalformedResponse> broken;  // the stream, as far as it came
+      HttpResponse response;
+      if (request.stream) {
+        assembly.emplace(*job_.dialect);
+        SseEvents events;
+        response = client.post_stream(path, body, [&](std::string_view bytes) {
+          try {
+            const double arrived = since_start();
+            for (const std::string& data : events.feed(bytes)) assembly->add(data, arrived);
+            return true;
+          } catch (const MalformedResponse& e) {
+            broken = e;
+            return false;
+          }
+        });
+        if (response.status == 200 && !broken && events.pending())
+          broken = MalformedResponse("stream", "ended inside an event");
+      } else {
+        response = client.post_json(path, body);
+      }
+      const double seconds = since_start();
       retry_after = response.retry_after;
       if (response.status == 200) {
         try {
-          Completion completion = job_.dialect->parse_response(response.body);
+          if (broken) throw *broken;
+          Completion completion = assembly ? assembly->finish() : job_.dialect->parse_response(response.body);
           check_completion(completion, request, {.reports = job_.reports_checked, .vocabulary = job_.vocabulary});
           return {std::move(completion), seconds};
         } catch (const MalformedResponse& e) {

@@ -4,6 +4,10 @@
 
 namespace specgate::cli {
 
+StreamChunk Dialect::parse_stream_chunk(std::string_view) const {
+  throw std::logic_error("the " + std::string(name()) + " API's streams are not read");
+}
+
 void check_completion(const Completion& completion, const CompletionRequest& request, const CompletionChecks& checks) {
   constexpr int64_t kNoVocabularyReaches = int64_t{1} << 31;
   // float32 rounding puts a certain token's log-probability a few 1e-7 above 0, no more.

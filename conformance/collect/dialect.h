@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "impl/bench/answer.h"
 #include "impl/common/token_logprob.h"
 
 namespace specgate::cli {
@@ -32,7 +33,9 @@ struct CompletionRequest {
   std::optional<uint64_t> seed;
   int64_t top_logprobs = 0;  // alternatives per generated token; 0: none asked
   int64_t prompt_logprobs = 0;  // alternatives per prompt token, where the API offers them; 0: none asked
+  bool stream = false;          // the answer comes as server-sent events, usage in a last chunk
 };
+
 
 // What a server answered; a figure it does not report is absent.
 struct Completion {
@@ -53,6 +56,18 @@ struct Completion {
   // Why it ended, in OpenAI's words where the server's map onto them: "stop" (an EOS or a stop
   // string) or "length"; another word as given. Absent when not given.
   std::optional<std::string> finish_reason;
+  std::optional<StreamRecord> stream;  // a streamed answer's chunks
+};
+
+// One chunk of a streamed answer, its text and token ids its own, not the answer's so far.
+struct StreamChunk {
+  bool has_choice = false;  // false: a chunk of usage alone (choices: [])
+  int64_t index = 0;        // the choice it belongs to
+  std::string text;
+  std::optional<std::vector<int64_t>> token_ids;  // absent where the server gives none
+  std::optional<std::string> finish_reason;       // as Completion's
+  std::optional<int64_t> completion_tokens;       // usage
+  std::vector<int64_t> prompt_token_ids;          // where the chunk carries them
 };
 
 // How a server's API lists a token's alternatives when asked for k of them.
@@ -72,6 +87,9 @@ class MalformedResponse : public std::runtime_error {
  public:
   MalformedResponse(const std::string& field, const std::string& problem)
       : std::runtime_error("field '" + field + "': " + problem) {}
+  // The same problem, found in a part of the response such as a stream's chunk.
+  MalformedResponse(const std::string& where, const MalformedResponse& problem)
+      : std::runtime_error(where + ": " + problem.what()) {}
 };
 
 // The request and response fields of one server API.
@@ -98,6 +116,10 @@ class Dialect {
   virtual std::string request_body(const CompletionRequest& request) const = 0;
   // Throws MalformedResponse.
   virtual Completion parse_response(std::string_view body) const = 0;
+  // Whether collect reads its streamed answers: OpenAI's chunks, ended by data: [DONE].
+  virtual bool reads_streams() const { return false; }
+  // One event's data of a streamed answer other than [DONE]. Throws MalformedResponse.
+  virtual StreamChunk parse_stream_chunk(std::string_view data) const;
 };
 
 std::unique_ptr<Dialect> make_openai_dialect();

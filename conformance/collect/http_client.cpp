@@ -70,7 +70,8 @@ struct HttpClient::Connection {
 
   // One request and its response, on this connection or a new one. The deadline starts again
   // for the new one when the kept-alive connection turns out closed.
-  HttpResponse exchange(http::verb method, const std::string& path, const std::string& body) {
+  HttpResponse exchange(http::verb method, const std::string& path, const std::string& body,
+                        const std::function<bool(std::string_view)>* on_body = nullptr) {
     http::request<http::string_body> request{method, endpoint.prefix + path, 11};
     request.set(http::field::host, endpoint.host);
     if (method == http::verb::post) request.set(http::field::content_type, "application/json");
@@ -91,6 +92,19 @@ struct HttpClient::Connection {
     // when the header is read without the body. An interim reply (100 Continue, 103 Early Hints)
     // has no body and comes before the final one.
     bool interim = false;  // an interim reply came: the server has the request
+    bool reader_stopped = false;
+    // A streamed body, handed on and dropped as it comes.
+    std::function<void()> read_streamed = [&] {
+      http::async_read_some(stream, buffer, *parser, [&](beast::error_code read_error, size_t) {
+        std::string& piece = parser->get().body();
+        if (!piece.empty()) {
+          reader_stopped = !(*on_body)(piece);
+          piece.clear();
+        }
+        if (read_error || reader_stopped || parser->is_done()) return finish(read_error);
+        read_streamed();
+      });
+    };
     std::function<void()> read_reply = [&] {
       http::async_read_header(stream, buffer, *parser, [&](beast::error_code header_error, size_t) {
         if (header_error) return finish(header_error);
@@ -99,6 +113,7 @@ struct HttpClient::Connection {
           fresh_parser();
           return read_reply();
         }
+        if (on_body != nullptr && parser->get().result_int() / 100 == 2) return read_streamed();
         http::async_read(stream, buffer, *parser, [&](beast::error_code read_error, size_t) { finish(read_error); });
       });
     };
@@ -122,15 +137,16 @@ struct HttpClient::Connection {
     }
 
     // Polled rather than timed by the stream, so that one deadline covers the whole request and
-    // an abandon is seen within a tenth of a second.
+    // an abandon is seen within a tenth of a second. Cancelled again at every poll: a read that
+    // completed just before a cancel starts the next one.
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.timeout_seconds));
     std::string stopped;
     io.restart();
     while (!outcome) {
       io.run_for(std::chrono::milliseconds(100));
-      if (outcome || !stopped.empty()) continue;
-      if (abandon != nullptr && abandon->load()) stopped = "abandoned: interrupted";
-      if (Clock::now() >= deadline) {
+      if (outcome) continue;
+      if (stopped.empty() && abandon != nullptr && abandon->load()) stopped = "abandoned: interrupted";
+      if (stopped.empty() && Clock::now() >= deadline) {
         std::ostringstream seconds;
         seconds << limits.timeout_seconds;
         stopped = "no complete response within " + seconds.str() + " s (--timeout)";
@@ -142,11 +158,16 @@ struct HttpClient::Connection {
     }
 
     HttpResponse response;
+    if (reader_stopped) {
+      close();
+      response.status = static_cast<int>(parser->get().result_int());
+      return response;
+    }
     if (*outcome || !parser->is_done()) {
       const bool stale = reused && stopped.empty() && !interim && !parser->got_some();
       close();
       // A kept-alive connection that the server closed while idle fails before any reply.
-      if (stale) return exchange(method, path, body);
+      if (stale) return exchange(method, path, body, on_body);
       if (!stopped.empty()) {
         response.error = stopped;
       } else if (*outcome == http::error::body_limit) {
@@ -179,6 +200,11 @@ HttpClient::~HttpClient() = default;
 
 HttpResponse HttpClient::post_json(const std::string& path, const std::string& body) {
   return connection_->exchange(http::verb::post, path, body);
+}
+
+HttpResponse HttpClient::post_stream(const std::string& path, const std::string& body,
+                                     const std::function<bool(std::string_view)>& on_body) {
+  return connection_->exchange(http::verb::post, path, body, &on_body);
 }
 
 HttpResponse HttpClient::get(const std::string& path) { return connection_->exchange(http::verb::get, path, ""); }

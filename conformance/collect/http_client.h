@@ -2,9 +2,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace specgate::cli {
 
@@ -42,6 +44,11 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   HttpResponse post_json(const std::string& path, const std::string& body);
+  // As post_json, but the body of a 2xx response goes to `on_body` piece by piece as it arrives
+  // (the response's body stays empty); on_body returning false ends the request and closes the
+  // connection. The limits cover the whole stream.
+  HttpResponse post_stream(const std::string& path, const std::string& body,
+                           const std::function<bool(std::string_view)>& on_body);
   HttpResponse get(const std::string& path);
 
  private:

@@ -36,7 +36,8 @@ class OpenaiDialect : public Dialect {
   }
 
   std::string request_body(const CompletionRequest& r) const override {
-    json body = {{"model", r.model}, {"max_tokens", r.max_new_tokens}, {"temperature", r.temperature}, {"stream", false}};
+    json body = {{"model", r.model}, {"max_tokens", r.max_new_tokens}, {"temperature", r.temperature}, {"stream", r.stream}};
+    if (r.stream) body["stream_options"] = {{"include_usage", true}};
     if (r.prompt_ids) {
       body["prompt"] = *r.prompt_ids;
     } else {
@@ -82,6 +83,27 @@ class OpenaiDialect : public Dialect {
     }
     if (const json* prompt = optional_member(choice, "prompt_logprobs")) completion.prompt_logprobs = prompt_alternatives(*prompt);
     return completion;
+  }
+
+  bool reads_streams() const override { return true; }
+
+  // serving_completion.py's completion_stream_generator: a CompletionStreamResponse per engine
+  // step, its one choice carrying the step's text and (return_token_ids) token_ids, the first
+  // also prompt_token_ids, the last finish_reason; then one with choices [] and usage.
+  StreamChunk parse_stream_chunk(std::string_view data) const override {
+    const json body = parse_body(data);
+    StreamChunk chunk;
+    const json* choice_of_chunk = stream_choice(body, chunk);
+    if (choice_of_chunk == nullptr) return chunk;
+    const json& choice = *choice_of_chunk;
+    chunk.text = text(member(choice, "text", "choices[0]"), "choices[0].text");
+    if (!vllm_) return chunk;
+    const json* ids = optional_member(choice, "token_ids");
+    if (ids == nullptr) throw MalformedResponse("choices[0].token_ids", "missing (the server ignored return_token_ids)");
+    chunk.token_ids = token_ids(*ids, "choices[0].token_ids");
+    if (const json* prompt = optional_member(choice, "prompt_token_ids"))
+      chunk.prompt_token_ids = token_ids(*prompt, "choices[0].prompt_token_ids");
+    return chunk;
   }
 
  private:

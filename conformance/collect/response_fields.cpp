@@ -110,4 +110,19 @@ std::optional<std::string> finish_reason(const json* value, const std::string& p
   return word;
 }
 
+const json* stream_choice(const json& body, StreamChunk& chunk) {
+  if (const json* usage = optional_member(body, "usage"); usage != nullptr) {
+    if (const json* tokens = optional_member(*usage, "completion_tokens"))
+      chunk.completion_tokens = count(*tokens, "usage.completion_tokens");
+  }
+  const json& choices = list(member(body, "choices", ""), "choices");
+  if (choices.empty()) return nullptr;
+  if (choices.size() > 1) throw MalformedResponse("choices", "a chunk carries one choice, got " + std::to_string(choices.size()));
+  const json& choice = choices[0];
+  chunk.has_choice = true;
+  chunk.index = count(member(choice, "index", "choices[0]"), "choices[0].index");
+  chunk.finish_reason = finish_reason(optional_member(choice, "finish_reason"), "choices[0].finish_reason");
+  return &choice;
+}
+
 }  // namespace specgate::cli::response

@@ -42,4 +42,9 @@ std::optional<std::string> finish_reason(const json* value, const std::string& p
 // The id in a vLLM "token_id:<id>" token (return_tokens_as_token_ids).
 int64_t token_id_key(const std::string& key, const std::string& path);
 
+// An OpenAI stream chunk's usage.completion_tokens, its one choice's index and finish_reason
+// put into `chunk`; the choice itself for the dialect to read the rest of, or nullptr for a
+// chunk of usage alone.
+const json* stream_choice(const json& body, StreamChunk& chunk);
+
 }  // namespace specgate::cli::response

@@ -26,6 +26,7 @@ struct CollectOptions {
   int64_t concurrency = 1;
   bool resume = false;
   int64_t samples = 1;
+  bool stream = false;
 };
 
 void run_collect(const CollectOptions& o, const CLI::App& command) {
@@ -43,6 +44,12 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
     job.defaults.min_p = sent.min_p;
   }
   if (command.count("--seed") > 0) job.defaults.seed = sent.seed;
+  if (o.stream) {
+    if (!dialect->reads_streams())
+      throw InputError("--stream: the " + api + " API's streams are not read (openai, vllm, openai-chat and vllm-chat are)");
+    if (job.defaults.top_logprobs > 0) throw InputError("--stream: log-probabilities are not read from streams; leave out --top-logprobs");
+    job.defaults.stream = true;
+  }
   job.concurrency = o.concurrency;
   job.out = o.out;
   job.resume = o.resume;
@@ -84,6 +91,9 @@ void add_collect_command(CLI::App& app) {
                 "Ask every question N times, sample j of the q-th question with seed --seed + q * N + j")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  c->add_flag("--stream", o->stream,
+              "Ask for server-sent events and put each answer together from its chunks; each turn records when "
+              "each chunk came and how many tokens it carried (chunk_seconds, chunk_tokens)");
   c->callback([o, c] { run_collect(*o, *c); });
 }
 

@@ -80,6 +80,11 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
   put_per_turn(choice, "ragged_rounds", answer.turns, coverage(&AnswerTurn::Coverage::ragged_rounds));
   put_per_turn(choice, "realignments", answer.turns, coverage(&AnswerTurn::Coverage::realignments));
   put_per_turn(choice, "finished_early", answer.turns, coverage(&AnswerTurn::Coverage::finished_early));
+  put_per_turn(choice, "chunk_seconds", answer.turns,
+               [](const AnswerTurn& t) { return t.stream ? std::optional(t.stream->chunk_seconds) : std::nullopt; });
+  put_per_turn(choice, "chunk_tokens", answer.turns, [](const AnswerTurn& t) {
+    return t.stream && !t.stream->chunk_tokens.empty() ? std::optional(t.stream->chunk_tokens) : std::nullopt;
+  });
   put_per_turn(choice, "prompt_token_ids", answer.turns, [](const AnswerTurn& t) {
     return t.prompt_token_ids.empty() ? std::nullopt : std::optional(t.prompt_token_ids);
   });

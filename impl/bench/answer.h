@@ -12,6 +12,13 @@ namespace specgate {
 
 // One turn of an answer as Spec-Bench records it, with specgate's token-level extension. An
 // optional figure is written only when every turn of the answer has it.
+// How a streamed answer came: per chunk that carried text or tokens, when it arrived (seconds
+// after the request was sent) and, where the server gives ids, how many tokens it carried.
+struct StreamRecord {
+  std::vector<double> chunk_seconds;
+  std::vector<int64_t> chunk_tokens;  // empty where the server gives no ids
+};
+
 struct AnswerTurn {
   std::string text;
   std::vector<int64_t> token_ids;
@@ -29,6 +36,7 @@ struct AnswerTurn {
   };
   std::optional<Coverage> coverage;
   std::vector<std::vector<TokenLogprob>> top_logprobs;       // per generated token; empty when not recorded
+  std::optional<StreamRecord> stream;                        // an answer read from a stream
 };
 
 // How an answer's tokens were chosen; a setting not sent to a server is absent.

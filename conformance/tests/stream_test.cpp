@@ -1,0 +1,284 @@
+// Streamed answers: the event-stream splitter, putting an answer together from OpenAI's and
+// vLLM's chunks (as vLLM 0.33.0's serving code writes them), and collect --stream against an
+// in-process server, well behaved or hostile.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "conformance/collect/collector.h"
+#include "conformance/collect/sse_events.h"
+#include "conformance/collect/stream_assembly.h"
+#include "impl/tests/temp_folder.h"
+
+namespace specgate::cli {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> feed_bytewise(SseEvents& events, std::string_view stream) {
+  std::vector<std::string> all;
+  for (const char byte : stream)
+    for (std::string& data : events.feed(std::string_view(&byte, 1))) all.push_back(std::move(data));
+  return all;
+}
+
+TEST(SseEvents, SplitsEventsFedInAnyPiecesWhateverTheLineEnds) {
+  const std::string stream =
+      ": ping\n\ndata: {\"a\": 1}\n\nevent: message\r\nid: 7\r\ndata:two\r\ndata:  lines\r\n\r\n"
+      "retry: 10\n\ndata\rdata: [DONE]\r\r";
+  const std::vector<std::string> expected = {"{\"a\": 1}", "two\n lines", "\n[DONE]"};
+  SseEvents whole;
+  EXPECT_EQ(whole.feed(stream), expected);
+  EXPECT_FALSE(whole.pending());
+  SseEvents bytewise;
+  EXPECT_EQ(feed_bytewise(bytewise, stream), expected);
+  SseEvents cut;
+  EXPECT_EQ(cut.feed("data: {\"a\": 1}\n\ndata: {\"b\""), std::vector<std::string>{"{\"a\": 1}"});
+  EXPECT_TRUE(cut.pending()) << "an event begun and not ended";
+  EXPECT_EQ(cut.feed(": 2}\n\n"), std::vector<std::string>{"{\"b\": 2}"});
+}
+
+// completion/serving.py's completion_stream_generator with return_token_ids: prompt_token_ids
+// in the first chunk, the tokens of one engine step per chunk, finish_reason with the last, usage
+// in a chunk of its own (stream_options.include_usage), then [DONE].
+std::vector<std::string> vllm_completion_chunks() {
+  return {
+      R"({"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" world","logprobs":null,"finish_reason":null,"stop_reason":null,"prompt_token_ids":[9707],"token_ids":[1879]}]})",
+      R"({"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":", how are","logprobs":null,"finish_reason":null,"stop_reason":null,"prompt_token_ids":null,"token_ids":[11,1246,525]}]})",
+      R"({"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" you","logprobs":null,"finish_reason":"length","stop_reason":null,"prompt_token_ids":null,"token_ids":[498]}]})",
+      R"({"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":1,"total_tokens":6,"completion_tokens":5}})",
+      "[DONE]"};
+}
+
+Completion assembled(const Dialect& dialect, const std::vector<std::string>& chunks) {
+  StreamAssembly assembly(dialect);
+  for (size_t i = 0; i < chunks.size(); ++i) assembly.add(chunks[i], 0.1 * static_cast<double>(i + 1));
+  return assembly.finish();
+}
+
+std::string assembly_error(const Dialect& dialect, const std::vector<std::string>& chunks) {
+  try {
+    assembled(dialect, chunks);
+    return "no error";
+  } catch (const MalformedResponse& e) {
+    return e.what();
+  }
+}
+
+TEST(StreamAssembly, PutsVllmsCompletionChunksTogetherAndRecordsEachChunksTokens) {
+  const std::unique_ptr<Dialect> vllm = dialect_from_name("vllm");
+  const Completion completion = assembled(*vllm, vllm_completion_chunks());
+  EXPECT_EQ(completion.text, " world, how are you");
+  EXPECT_EQ(completion.token_ids, (std::vector<int64_t>{1879, 11, 1246, 525, 498}));
+  EXPECT_EQ(completion.prompt_token_ids, std::vector<int64_t>{9707});
+  EXPECT_EQ(completion.finish_reason, "length");
+  EXPECT_EQ(completion.new_tokens, 5);
+  ASSERT_TRUE(completion.stream.has_value());
+  EXPECT_EQ(completion.stream->chunk_tokens, (std::vector<int64_t>{1, 3, 1}));
+  EXPECT_EQ(completion.stream->chunk_seconds.size(), 3u);
+  EXPECT_DOUBLE_EQ(completion.stream->chunk_seconds[1], 0.2);
+
+  const std::unique_ptr<Dialect> openai = dialect_from_name("openai");
+  const Completion text_only = assembled(*openai, vllm_completion_chunks());
+  EXPECT_EQ(text_only.text, " world, how are you");
+  EXPECT_FALSE(text_only.token_ids.has_value());
+  EXPECT_TRUE(text_only.stream->chunk_tokens.empty()) << "no ids, no counts";
+}
+
+// chat_completion/serving.py: a role chunk (prompt_token_ids beside choices), content chunks
+// with token_ids, the last with finish_reason, a usage chunk.
+TEST(StreamAssembly, PutsVllmsChatChunksTogether) {
+  const std::unique_ptr<Dialect> chat = dialect_from_name("vllm-chat");
+  const Completion completion = assembled(
+      *chat,
+      {R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":[1,2,3],"prompt_text":null})",
+       R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hello, how"},"logprobs":null,"finish_reason":null,"token_ids":[9707,11,1246]}],"kv_transfer_params":null})",
+       R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"!"},"logprobs":null,"finish_reason":"stop","stop_reason":null,"token_ids":[0,2]}],"kv_transfer_params":null})",
+       R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"total_tokens":8,"completion_tokens":5}})",
+       "[DONE]"});
+  EXPECT_EQ(completion.text, "Hello, how!");
+  EXPECT_EQ(completion.token_ids, (std::vector<int64_t>{9707, 11, 1246, 0, 2}));
+  EXPECT_EQ(completion.prompt_token_ids, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(completion.finish_reason, "stop");
+  EXPECT_EQ(completion.stream->chunk_tokens, (std::vector<int64_t>{3, 2}));
+}
+
+TEST(StreamAssembly, NamesTheChunkThatBreaksTheProtocol) {
+  const std::unique_ptr<Dialect> vllm = dialect_from_name("vllm");
+  std::vector<std::string> chunks = vllm_completion_chunks();
+  std::vector<std::string> after_finish = chunks;
+  after_finish.insert(after_finish.begin() + 3, chunks[1]);
+  EXPECT_EQ(assembly_error(*vllm, after_finish),
+            "chunk 4: field 'choices[0]': text or tokens after the chunk that gave the finish_reason");
+  std::vector<std::string> after_done = chunks;
+  after_done.push_back(chunks[3]);
+  EXPECT_EQ(assembly_error(*vllm, after_done), "chunk 6: field '(data)': came after data: [DONE]");
+  EXPECT_EQ(assembly_error(*vllm, std::vector<std::string>(chunks.begin(), chunks.end() - 1)),
+            "field 'stream': ended after 4 chunks without data: [DONE]");
+  EXPECT_EQ(assembly_error(*vllm, {chunks[0], chunks[1], "[DONE]"}), "field 'stream': no chunk gave a finish_reason");
+  std::vector<std::string> second_choice = chunks;
+  second_choice[1].replace(second_choice[1].find("\"index\":0"), 9, "\"index\":1");
+  EXPECT_EQ(assembly_error(*vllm, second_choice), "chunk 2: field 'choices[0].index': choice 1 of an answer asked once (n = 1)");
+  std::vector<std::string> no_ids = chunks;
+  no_ids[1].replace(no_ids[1].find(",\"token_ids\":[11,1246,525]"), 26, "");
+  EXPECT_EQ(assembly_error(*vllm, no_ids),
+            "chunk 2: field 'choices[0].token_ids': missing (the server ignored return_token_ids)");
+  EXPECT_EQ(assembly_error(*vllm, {chunks[0], "{\"choices\": [{\"index\": 0, \"text\": "}).substr(0, 37),
+            "chunk 2: field '(body)': invalid JSON");
+}
+
+enum class StreamFault {
+  kNone,
+  kEndless,     // a comment every 20 ms, for ever
+  kMalformed,   // a data line that is not JSON
+  kHugeEvent,   // one event of 2 MB
+  kCutInEvent,  // the response ends in the middle of an event
+};
+
+// A vLLM-shaped server that streams each answer (token ids {id, id + 1, id + 2}) in two chunks,
+// sent in pieces, a few milliseconds apart.
+class StreamServer {
+ public:
+  explicit StreamServer(StreamFault fault) : fault_(fault) {
+    server_.Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
+      const json body = json::parse(request.body);
+      EXPECT_EQ(body["stream"], true);
+      EXPECT_EQ(body["stream_options"]["include_usage"], true);
+      reply(std::stoll(body["prompt"].get<std::string>().substr(1)), response);
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~StreamServer() {
+    server_.stop();
+    thread_.join();
+  }
+
+  Endpoint endpoint() const { return {.host = "127.0.0.1", .port = port_}; }
+
+ private:
+  void reply(int64_t id, httplib::Response& response) const {
+    const auto chunk = [id](const std::string& text, const json& ids, const json& finish) {
+      return "data: " + json{{"choices", {{{"index", 0}, {"text", text}, {"token_ids", ids}, {"finish_reason", finish}}}}}.dump() +
+             "\n\n";
+    };
+    std::vector<std::string> pieces = {chunk("a", {id}, nullptr), chunk("bc", {id + 1, id + 2}, "length"),
+                                       "data: {\"choices\": [], \"usage\": {\"completion_tokens\": 3}}\n\n", "data: [DONE]\n\n"};
+    if (fault_ == StreamFault::kMalformed) pieces[1] = "data: {\"choices\": [{\"index\": 0, \"text\": \n\n";
+    if (fault_ == StreamFault::kHugeEvent) pieces[1] = "data: \"" + std::string(2 << 20, 'x') + "\"\n\n";
+    if (fault_ == StreamFault::kCutInEvent) {
+      const std::string cut = pieces[0] + pieces[1].substr(0, pieces[1].size() / 2);
+      response.set_content(cut, "text/event-stream");
+      return;
+    }
+    const StreamFault fault = fault_;
+    response.set_chunked_content_provider("text/event-stream", [pieces, fault](size_t, httplib::DataSink& sink) {
+      if (fault == StreamFault::kEndless) {
+        while (sink.is_writable()) {
+          if (!sink.write(": ping\n\n", 8)) return false;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+      }
+      for (const std::string& piece : pieces) {
+        // In two writes, so that events arrive split.
+        const size_t half = piece.size() / 2;
+        if (!sink.write(piece.data(), half)) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (!sink.write(piece.data() + half, piece.size() - half)) return false;
+      }
+      sink.done();
+      return true;
+    });
+  }
+
+  StreamFault fault_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+class CollectStreamTest : public TempFolderTest {
+ protected:
+  CollectResult collect(const StreamServer& server, int64_t questions) {
+    dialect_ = dialect_from_name("vllm");
+    CollectJob job;
+    job.endpoint = server.endpoint();
+    job.dialect = dialect_.get();
+    job.defaults = {.model = "m", .max_new_tokens = 3, .stream = true};
+    for (int64_t id = 1; id <= questions; ++id) job.questions.push_back({id, "qa", {std::string("q").append(std::to_string(id))}, {}});
+    job.concurrency = 2;
+    job.http = {.timeout_seconds = 1.0, .max_response_bytes = 1 << 20};
+    job.retries = 0;
+    job.keep_going = true;
+    job.out = dir_ / "answers.jsonl";
+    return collect_answers(job);
+  }
+
+  std::vector<json> answers() const {
+    std::vector<json> lines;
+    std::ifstream in(dir_ / "answers.jsonl");
+    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+    return lines;
+  }
+
+  std::unique_ptr<Dialect> dialect_;
+};
+
+TEST_F(CollectStreamTest, EachTurnRecordsItsChunksTokensAndArrivalTimes) {
+  const StreamServer server(StreamFault::kNone);
+  const CollectResult result = collect(server, 3);
+  ASSERT_TRUE(result.failures.empty()) << result.failures.begin()->second;
+  const std::vector<json> lines = answers();
+  ASSERT_EQ(lines.size(), 3u);
+  for (const json& answer : lines) {
+    const int64_t id = answer["question_id"];
+    const json& choice = answer["choices"][0];
+    EXPECT_EQ(choice["token_ids"], json::array({json::array({id, id + 1, id + 2})}));
+    EXPECT_EQ(choice["turns"], json::array({"abc"}));
+    EXPECT_EQ(choice["new_tokens"], json::array({3}));
+    EXPECT_EQ(choice["chunk_tokens"], json::array({json::array({1, 2})}));
+    const json& seconds = choice["chunk_seconds"][0];
+    ASSERT_EQ(seconds.size(), 2u);
+    EXPECT_GT(seconds[0].get<double>(), 0.0);
+    EXPECT_GE(seconds[1].get<double>(), seconds[0].get<double>()) << "in the order they came";
+    EXPECT_LE(seconds[1].get<double>(), choice["wall_time"][0].get<double>());
+  }
+}
+
+TEST_F(CollectStreamTest, AHostileStreamFailsItsQuestionWithinTheLimits) {
+  const struct {
+    StreamFault fault;
+    std::string failure;
+  } cases[] = {
+      {StreamFault::kEndless, "no response from http://127.0.0.1:PORT/v1/completions (no complete response within 1 s (--timeout))"},
+      {StreamFault::kMalformed, "malformed vllm response: chunk 2: field '(body)': invalid JSON"},
+      {StreamFault::kHugeEvent, "no response from http://127.0.0.1:PORT/v1/completions (the response is larger than 1048576 bytes)"},
+      {StreamFault::kCutInEvent, "malformed vllm response: field 'stream': ended inside an event"},
+  };
+  for (const auto& c : cases) {
+    const StreamServer server(c.fault);
+    std::filesystem::remove(dir_ / "answers.jsonl");
+    const auto start = std::chrono::steady_clock::now();
+    const CollectResult result = collect(server, 2);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    ASSERT_EQ(result.failures.size(), 2u) << c.failure;
+    std::string expected = c.failure;
+    if (const size_t port = expected.find("PORT"); port != std::string::npos)
+      expected.replace(port, 4, std::to_string(server.endpoint().port));
+    for (const auto& [id, failure] : result.failures)
+      EXPECT_NE(failure.find(expected), std::string::npos) << "question " << id << ": " << failure;
+    EXPECT_TRUE(answers().empty());
+  }
+}
+
+}  // namespace
+}  // namespace specgate::cli
