@@ -4,11 +4,14 @@
 # fixtures/bench/short_prompts.jsonl, 64 new tokens), greedy and sampled (T 0.8, top-k 12,
 # top-p 0.9), with each fault of the catalogue seeded and without any, at alpha 0.05. The
 # false-alarm rates are ci/calibration.sh's. Writes OUT/acceptance.json and OUT/acceptance.md
-# (default reports/sampling); about 8 minutes on 2 cores.
+# (default reports/sampling); about 8 minutes on 2 cores. DRAFTER=ngram drafts by prompt lookup
+# instead (n-grams of 1-3; the faults of a draft model's distribution and cache left out) and
+# writes OUT/acceptance_ngram.json and .md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-reports/sampling}"
+drafter="${DRAFTER:-model}"
 source "$root/ci/setup.sh"
 fixtures=build/fixture_pair work=build/acceptance-power
 python=build/venv/bin/python
@@ -18,6 +21,7 @@ mkdir -p "$out" "$work"
 cp build/bin/conformance "$work/conformance"
 B="$work/conformance"
 pair=(--target "$fixtures/target" --draft "$fixtures/draft")
+[ "$drafter" = ngram ] && pair=(--target "$fixtures/target" --drafter ngram)
 sampled=(--temperature 0.8 --top-k 12 --top-p 0.9)
 
 # run NAME [generate options]: decodes, then writes NAME.json (the acceptance report) and NAME.status.
@@ -35,6 +39,9 @@ faults=(none bonus-from-draft padding-never-removed stale-position-ids kv-not-sh
         draft-cache-short mask-lets-padding-through bonus-logit-off-by-one count-after-mismatch tokens-after-eos-kept
         bonus-kv-wrong-position cache-advanced-by-drafted always-accept residual-not-normalised raw-draft-distribution
         shared-random-stream greedy-verification draft-filter-skipped stale-draft-distribution)
+# A lookup has no draft model: nothing to fill a draft cache, no draft distribution to filter or keep.
+[ "$drafter" = ngram ] && faults=($(printf '%s\n' "${faults[@]}" |
+  grep -vxE 'draft-cache-short|raw-draft-distribution|draft-filter-skipped|stale-draft-distribution'))
 for fault in "${faults[@]}"; do
   options=()
   [ "$fault" = none ] || options=(--inject-fault "$fault")
@@ -47,9 +54,9 @@ for fault in "${faults[@]}"; do
   run "sampled-$fault" "${sampled[@]}" --seed 1 "${options[@]}"
 done
 
-"$python" - "$work" "$out" "${faults[@]}" <<'PY'
+"$python" - "$work" "$out" "$drafter" "${faults[@]}" <<'PY'
 import json, pathlib, sys
-work, out, faults = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3:]
+work, out, drafter, faults = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3], sys.argv[4:]
 def result(name):
     path = work / f"{name}.json"
     if not path.exists(): return None
@@ -65,16 +72,23 @@ def cell(r, mode):
     if mode == "greedy": return f'{verdict} ({r["mismatches"]} of {r["rounds"]} rounds differ)'
     extra = f', {r["ruled_out"]} ruled out' if r["ruled_out"] else ""
     return f'{verdict} ({r["observed"]} accepted, {r["expected"]:.0f} implied, ratio {r["ratio"]:.3f}, p {r["p_value"]:.2g}{extra})'
-lines = ["# What `conformance acceptance` catches", "",
-         "`./ci/acceptance_power.sh`: EQSPEC on the fixture pair in float64, K = 4, batch 8, the 30 questions of "
+if drafter == "ngram":
+    engine, expected = ("`DRAFTER=ngram ./ci/acceptance_power.sh`: EQSPEC drafting by prompt lookup (n-grams of 1-3) on "
+                        "the fixture target", "p(x) of each proposed token x")
+else:
+    engine, expected = "`./ci/acceptance_power.sh`: EQSPEC on the fixture pair", "min(p, q)"
+lines = ["# What `conformance acceptance` catches" + (" in n-gram engines" if drafter == "ngram" else ""), "",
+         f"{engine} in float64, K = 4, batch 8, the 30 questions of "
          "`fixtures/bench/short_prompts.jsonl`, 64 new tokens; sampled at T 0.8, top-k 12, top-p 0.9, seed 1; alpha 0.05. "
          "Greedy rounds are predicted exactly (up to near-ties of 0.1 nats); sampled acceptance is tested against the sum of "
-         "min(p, q) over the drafted positions the rounds reached before each answer's final token.", "",
+         f"{expected} over the drafted positions the rounds reached before each answer's final token.", "",
          "| fault | greedy | sampled |", "|---|---|---|"]
 lines += [f'| {"none (correct)" if f == "none" else "`" + f + "`"} | {cell(table[f]["greedy"], "greedy")} | '
           f'{cell(table[f]["sampled"], "sampled")} |' for f in faults]
-lines += ["", "False-alarm rates of correct engines: `calibration.md` (`./ci/calibration.sh`)."]
-(out / "acceptance.md").write_text("\n".join(lines) + "\n")
-(out / "acceptance.json").write_text(json.dumps({"faults": table}, indent=2) + "\n")
+lines += ["", "False-alarm rates of correct engines: " + ("`calibration_ngram.md` (`DRAFTER=ngram ./ci/calibration.sh`)."
+                                                      if drafter == "ngram" else "`calibration.md` (`./ci/calibration.sh`).")]
+name = "acceptance_ngram" if drafter == "ngram" else "acceptance"
+(out / f"{name}.md").write_text("\n".join(lines) + "\n")
+(out / f"{name}.json").write_text(json.dumps({"drafter": drafter, "faults": table}, indent=2) + "\n")
 print("\n".join(lines))
 PY

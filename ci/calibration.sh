@@ -7,13 +7,16 @@
 # tested by the acceptance test and, against nonspec-batch in bfloat16, by the two-sample test.
 # The fixture pair, re-scored in float64. Writes OUT/calibration.json and OUT/calibration.md
 # (default reports/sampling); JOBS runs side by side (default: the cores). About 40 minutes on
-# 2 cores.
+# 2 cores. DRAFTER=ngram: EQSPEC drafting by prompt lookup (n-grams of 1-3) in float64, float32
+# and bfloat16, each tested by `acceptance --drafter ngram`; writes OUT/calibration_ngram.json
+# and .md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-reports/sampling}"
 runs="${RUNS:-200}"
 jobs="${JOBS:-$(nproc)}"
+drafter="${DRAFTER:-model}"
 source "$root/ci/setup.sh"
 work=build/calibration
 rm -rf "$work"
@@ -39,6 +42,7 @@ run_one() {
     local name=$1 engine=$2 dtype=$3 seed=$4
     local draft=()
     [ "$engine" = nonspec-batch ] || draft=(--draft "$F/draft" --draft-tokens 4)
+    [ "$drafter" = ngram ] && draft=(--drafter ngram --draft-tokens 4)
     OMP_NUM_THREADS=1 "$B" generate --engine "$engine" --target "$F/target" "${draft[@]}" --batch-size 8 \
       --bench fixtures/bench/short_prompts.jsonl --max-new-tokens 64 --dtype "$dtype" "${warpers[@]}" --seed "$seed" \
       --out "$dir/$name.jsonl" >/dev/null
@@ -52,6 +56,16 @@ run_one() {
     echo "{\"setting\": \"$setting\", \"run\": $run, \"test\": \"$label\", \"report\": $(tr -d '\n' <"$dir/$label.json")}" \
       >>"$work/$setting-$run.jsonl"
   }
+  if [ "$drafter" = ngram ]; then
+    local seed=$base dtype
+    for dtype in float64 float32 bfloat16; do
+      seed=$((seed + 1))
+      gen "eqspec-$dtype" eqspec $dtype $seed
+      verdict "acceptance-$dtype" acceptance --target "$F/target" --drafter ngram --answers "$dir/eqspec-$dtype.jsonl"
+    done
+    rm -f "$dir"/*.jsonl
+    return
+  fi
   gen eqspec-f64 eqspec float64 $((base + 1))
   gen eqspec-bf16 eqspec bfloat16 $((base + 2))
   gen nonspec-bf16 nonspec-batch bfloat16 $((base + 3))
@@ -63,15 +77,15 @@ run_one() {
   rm -f "$dir"/*.jsonl
 }
 export -f run_one
-export work
+export work drafter
 
 for run in $(seq "$runs"); do
   for setting in topk50-topp095 minp01; do echo "$setting $run"; done
 done | xargs -P "$jobs" -n 2 bash -c 'run_one "$0" "$1"'
 
-build/venv/bin/python - "$work" "$out" "$runs" <<'PY'
+build/venv/bin/python - "$work" "$out" "$runs" "$drafter" <<'PY'
 import json, math, pathlib, sys
-work, out, runs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
+work, out, runs, drafter = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rows = [json.loads(line) for path in sorted(work.glob("*.jsonl")) for line in open(path)]
 def wilson(k, n, z=1.96):
     p = k / n; d = 1 + z * z / n; c = p + z * z / (2 * n); h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
@@ -80,6 +94,9 @@ settings = {"topk50-topp095": "T 0.8, top-k 50, top-p 0.95", "minp01": "T 1.0, m
 tests = {"one-sample-float64": "sampling, one-sample: EQSPEC float64",
          "two-sample-bfloat16": "sampling, two-sample: EQSPEC bfloat16 against nonspec-batch bfloat16",
          "acceptance-float64": "acceptance: EQSPEC float64", "acceptance-bfloat16": "acceptance: EQSPEC bfloat16"}
+if drafter == "ngram":
+    tests = {f"acceptance-{dtype}": f"acceptance --drafter ngram: EQSPEC + prompt lookup {dtype}"
+             for dtype in ("float64", "float32", "bfloat16")}
 table = []
 for setting, setting_name in settings.items():
     for test, test_name in tests.items():
@@ -99,9 +116,15 @@ for setting, setting_name in settings.items():
         table.append({"setting": setting_name, "test": test_name, "runs": len(reports), "rejected": rejected,
                       "rate": rejected / len(reports), "interval": [low, high], "per_run": size,
                       "holds_alpha": low <= 0.05 <= high or high < 0.05, **extra})
-lines = ["# False alarms of `conformance sampling` and `conformance acceptance` on correct engines", "",
-         f"`RUNS={runs} ./ci/calibration.sh`: the fixture pair, the 30 questions of `fixtures/bench/short_prompts.jsonl`, "
-         "64 new tokens, K 4, batch 8, re-scored in float64 at alpha 0.05; every run its own engine seeds and PIT seed. "
+title = "`conformance acceptance` on correct n-gram engines" if drafter == "ngram" else \
+    "`conformance sampling` and `conformance acceptance` on correct engines"
+if drafter == "ngram":
+    command, seeds = f"`DRAFTER=ngram RUNS={runs} ./ci/calibration.sh`", "every run its own engine seeds (the test draws nothing)"
+else:
+    command, seeds = f"`RUNS={runs} ./ci/calibration.sh`", "every run its own engine seeds and PIT seed"
+lines = [f"# False alarms of {title}", "",
+         f"{command}: the fixture pair, the 30 questions of `fixtures/bench/short_prompts.jsonl`, "
+         f"64 new tokens, K 4, batch 8, re-scored in float64 at alpha 0.05; {seeds}. "
          "Per run: tokens tested (sampling) or drafted positions (acceptance). Interval: Wilson's 95%.", "",
          "| setting | test | runs | rejected | rate | 95% interval | per run | notes |", "|---|---|---:|---:|---:|---|---:|---|"]
 for t in table:
@@ -109,7 +132,8 @@ for t in table:
              else f'mean z {t["mean_z"]:+.3f}' + (f', {t["near_tie_rounds"]} near-tie rounds' if t["near_tie_rounds"] else ""))
     lines.append(f'| {t["setting"]} | {t["test"]} | {t["runs"]} | {t["rejected"]} | {t["rate"]:.3f} | '
                  f'[{t["interval"][0]:.3f}, {t["interval"][1]:.3f}] | {t["per_run"]} | {notes} |')
-(out / "calibration.md").write_text("\n".join(lines) + "\n")
-(out / "calibration.json").write_text(json.dumps({"runs": runs, "rows": table}, indent=2) + "\n")
+name = "calibration_ngram" if drafter == "ngram" else "calibration"
+(out / f"{name}.md").write_text("\n".join(lines) + "\n")
+(out / f"{name}.json").write_text(json.dumps({"runs": runs, "drafter": drafter, "rows": table}, indent=2) + "\n")
 print("\n".join(lines))
 PY
