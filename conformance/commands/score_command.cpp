@@ -129,6 +129,7 @@ void print_summary(const ScoreReport& report, double seconds) {
   const CoverageText coverage = coverage_text(report.candidate_coverage);
   if (coverage.line) std::printf("%s\n", coverage.line->c_str());
   if (coverage.warning) std::printf("WARNING: %s\n", coverage.warning->c_str());
+  for (const std::string& line : stream_lines(report)) std::printf("%s\n", line.c_str());
   std::printf("gate %s\n", report.gate.passed ? "passed" : "FAILED:");
   for (const std::string& reason : report.gate.reasons) std::printf("  - %s\n", reason.c_str());
 }

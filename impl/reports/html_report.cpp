@@ -91,6 +91,7 @@ void write_summary(const ScoreReport& report, std::ostream& out) {
   const CoverageText coverage = coverage_text(report.candidate_coverage);
   if (coverage.line) out << "<p>" << escape_markup(*coverage.line) << "</p>\n";
   if (coverage.warning) out << "<p class=\"warning\">WARNING: " << escape_markup(*coverage.warning) << "</p>\n";
+  for (const std::string& line : stream_lines(report)) out << "<p>" << escape_markup(line) << "</p>\n";
 }
 
 void write_charts(const ScoreReport& report, std::ostream& out) {

@@ -63,6 +63,18 @@ ordered_json coverage_json(const Coverage& coverage) {
           {"warning", warning ? ordered_json(*warning) : ordered_json(nullptr)}};
 }
 
+ordered_json stream_timing_json(const StreamTiming& timing) {
+  if (!timing.any()) return nullptr;
+  return {{"turns", timing.turns},
+          {"chunks", timing.chunks},
+          {"median_first_chunk_seconds", or_null(timing.median_first_chunk_seconds())},
+          {"median_gap_seconds", or_null(timing.median_gap_seconds())},
+          {"counted_chunks", timing.counted_chunks},
+          {"tokens", timing.tokens},
+          {"chunks_carrying_several", timing.several},
+          {"line", stream_timing_line(timing)}};
+}
+
 ordered_json run_length_mismatch_json(const std::optional<RunLengthMismatch>& mismatch) {
   if (!mismatch) return nullptr;
   return {{"answers", mismatch->answers},
@@ -230,6 +242,8 @@ ordered_json score_report_json(const ScoreReport& report) {
         {"prompt_mismatches", report.prompt_mismatch_ids.size()},
         {"run_length_mismatch", run_length_mismatch_json(report.run_length_mismatch)},
         {"coverage", coverage_json(report.candidate_coverage)},
+        {"streams", {{"reference", stream_timing_json(report.reference_streams)},
+                     {"candidate", stream_timing_json(report.candidate_streams)}}},
         {"ended_with_eos", {{"reference", report.reference_ended_with_eos}, {"candidate", report.candidate_ended_with_eos}}},
         {"rescored_prompts",
          {{"from_answer_prompt_token_ids", report.rescored_from_answer_prompts},

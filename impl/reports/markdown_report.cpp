@@ -74,6 +74,7 @@ void write_markdown_report(const ScoreReport& report, std::ostream& out) {
   const CoverageText coverage = coverage_text(report.candidate_coverage);
   if (coverage.line) out << cell(*coverage.line) << "\n\n";
   if (coverage.warning) out << cell("WARNING: " + *coverage.warning) << "\n\n";
+  for (const std::string& line : stream_lines(report)) out << cell(line) << "\n\n";
 
   out << "| subtask | questions | exact match | partial match | hard | near-tie | unattributed | length | missing |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";

@@ -106,6 +106,13 @@ CoverageText coverage_text(const Coverage& coverage) {
   return text;
 }
 
+std::vector<std::string> stream_lines(const ScoreReport& report) {
+  std::vector<std::string> lines;
+  if (report.reference_streams.any()) lines.push_back("stream (reference): " + stream_timing_line(report.reference_streams));
+  if (report.candidate_streams.any()) lines.push_back("stream (candidate): " + stream_timing_line(report.candidate_streams));
+  return lines;
+}
+
 std::string near_tie_summary(const ScoreReport& report) {
   const double base = report.settings.near_tie_threshold;
   double widest = base;

@@ -44,6 +44,9 @@ struct CoverageText {
 };
 CoverageText coverage_text(const Coverage& coverage);
 
+// "stream (candidate): 30 streamed turns: ..." for each side whose answers were read from streams.
+std::vector<std::string> stream_lines(const ScoreReport& report);
+
 // "near-tie threshold widened ..." where the answers' dtypes widened it for some divergence; else empty.
 std::string near_tie_summary(const ScoreReport& report);
 // "hard, margin 3.21 nats (top_logprobs)", "near-tie, margin >= 0.05 nats (...)", "length:

@@ -1,5 +1,6 @@
 #include "impl/scoring/answer_reader.h"
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -313,6 +314,37 @@ void parse_accept_lengths(const json& choice, size_t turns, size_t kept, const L
   }
 }
 
+// chunk_seconds and chunk_tokens: one list per turn, one entry per chunk, the seconds in the
+// order the chunks came.
+std::optional<std::vector<StreamRecord>> parse_streams(const json& choice, size_t kept, const LineContext& context) {
+  const auto lists = [&](const char* name, auto parse_entry) {
+    using Entry = decltype(parse_entry(json(), std::string()));
+    return per_turn<std::vector<Entry>>(choice, name, kept, [&](const json& value, const std::string& field, const LineContext&) {
+      if (!value.is_array()) context.fail_type(field, "a list with one entry per chunk", value);
+      std::vector<Entry> entries;
+      for (size_t i = 0; i < value.size(); ++i) entries.push_back(parse_entry(value[i], indexed(field, i)));
+      return entries;
+    }, context);
+  };
+  const auto seconds = lists("chunk_seconds", [&](const json& v, const std::string& f) { return parse_seconds(v, f, context); });
+  const auto tokens = lists("chunk_tokens", [&](const json& v, const std::string& f) { return parse_count(v, f, context); });
+  if (!seconds) {
+    if (tokens) context.fail_field("choices[0].chunk_tokens", "needs chunk_seconds");
+    return std::nullopt;
+  }
+  std::vector<StreamRecord> streams(seconds->size());
+  for (size_t t = 0; t < seconds->size(); ++t) {
+    streams[t].chunk_seconds = (*seconds)[t];
+    if (!std::is_sorted(streams[t].chunk_seconds.begin(), streams[t].chunk_seconds.end()))
+      context.fail_field(indexed("choices[0].chunk_seconds", t), "goes back in time: chunks are listed in the order they came");
+    if (!tokens) continue;
+    if (t >= tokens->size() || (*tokens)[t].size() != streams[t].chunk_seconds.size())
+      context.fail_field(indexed("choices[0].chunk_tokens", t), "needs one count per entry of chunk_seconds");
+    streams[t].chunk_tokens = (*tokens)[t];
+  }
+  return streams;
+}
+
 AnswerSpeed parse_speed(const json& choice, size_t turns, size_t kept, const LineContext& context) {
   AnswerSpeed speed;
   speed.wall_time = sum_of(per_turn<double>(choice, "wall_time", kept, parse_seconds, context));
@@ -325,6 +357,7 @@ AnswerSpeed parse_speed(const json& choice, size_t turns, size_t kept, const Lin
   speed.realignments = sum_of(per_turn<int64_t>(choice, "realignments", kept, parse_count, context));
   speed.finished_early = sum_of(per_turn<int64_t>(choice, "finished_early", kept, parse_flag, context));
   parse_accept_lengths(choice, turns, kept, context, speed);
+  speed.streams = parse_streams(choice, kept, context);
   if (speed.drafted_tokens && speed.accepted_drafts && *speed.accepted_drafts > *speed.drafted_tokens)
     context.fail_field("choices[0].accepted_drafts", "more accepted drafts (" + std::to_string(*speed.accepted_drafts) +
                                                          ") than drafted_tokens (" + std::to_string(*speed.drafted_tokens) + ")");

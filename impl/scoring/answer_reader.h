@@ -37,6 +37,8 @@ struct AnswerSpeed {
   // batch kept different numbers of drafts, moves of the answer's K/V within the batch caches,
   // and turns that finished while others of their batch went on.
   std::optional<int64_t> ragged_rounds, realignments, finished_early;
+  // A streamed answer's scored turns (chunk_seconds, and chunk_tokens where the server gave ids).
+  std::optional<std::vector<StreamRecord>> streams;
   // tstamp, when the answer covers every turn its run generated (not the first of several).
   std::optional<double> finished_at;
   std::optional<RunInfo> run;  // the run it came from, as generate and collect record it

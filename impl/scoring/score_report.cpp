@@ -175,8 +175,12 @@ void summarize(ScoreReport& report) {
   finish(report.overall);
   report.overall.speed = overall_speed.summary();
   report.candidate_coverage = {};
+  report.reference_streams = report.candidate_streams = {};
   for (const ItemResult& item : report.items) {
-    if (!item.missing && !item.prompt_mismatch) report.candidate_coverage.add(item.candidate_speed);
+    if (item.missing || item.prompt_mismatch) continue;
+    report.candidate_coverage.add(item.candidate_speed);
+    report.reference_streams.add(item.reference_speed);
+    report.candidate_streams.add(item.candidate_speed);
   }
   const auto reference_runs = runs_of(report.items, &ItemResult::reference_speed);
   const auto candidate_runs = runs_of(report.items, &ItemResult::candidate_speed);

@@ -11,6 +11,7 @@
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/attribution.h"
 #include "impl/scoring/coverage.h"
+#include "impl/scoring/stream_timing.h"
 #include "impl/scoring/input_file.h"
 #include "impl/scoring/metrics.h"
 
@@ -20,7 +21,7 @@ namespace specgate {
 enum class Unit { kTokenIds, kCodePoints };
 std::string_view unit_name(Unit unit);  // token_ids, code_points
 
-inline constexpr int kScoreReportSchemaVersion = 4;
+inline constexpr int kScoreReportSchemaVersion = 5;
 
 struct GateSettings {
   double min_exact = 1.0;    // fraction of questions answered exactly
@@ -157,6 +158,7 @@ struct ScoreReport {
   std::optional<RunLengthMismatch> run_length_mismatch;
   std::vector<RunSummary> reference_runs, candidate_runs;  // the runs the compared answers came from
   Coverage candidate_coverage;  // over the compared answers
+  StreamTiming reference_streams, candidate_streams;  // over the compared answers read from streams
   // Answers whose last turn's token ids end with one of settings.eos_ids, on each side.
   int64_t reference_ended_with_eos = 0, candidate_ended_with_eos = 0;
   // Where re-scored prompts came from: the reference answer's prompt_token_ids, or the bench

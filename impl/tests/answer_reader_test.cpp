@@ -115,6 +115,29 @@ TEST(AnswerLine, WrittenAnswersReadBackWithOnlyTheFiguresTheyHave) {
   EXPECT_EQ(text_line.str().find("prompt_token_ids"), std::string::npos);
 }
 
+TEST(AnswerLine, StreamedTurnsRoundTripAndAreReadPerScoredTurn) {
+  Answer answer{.question_id = 9};
+  answer.turns.push_back({.text = "abcd", .token_ids = {1, 2, 3, 4}, .stream = StreamRecord{{0.5, 0.75, 1.0}, {1, 2, 1}}});
+  answer.turns.push_back({.text = "e", .token_ids = {5}, .stream = StreamRecord{{0.25}, {1}}});
+  std::ostringstream line;
+  write_answer_line(line, answer);
+  for (const char* field : {R"("chunk_seconds":[[0.5,0.75,1.0],[0.25]])", R"("chunk_tokens":[[1,2,1],[1]])"})
+    EXPECT_NE(line.str().find(field), std::string::npos) << line.str();
+  const AnswerSpeed all = parse(line.str()).speed;
+  ASSERT_TRUE(all.streams.has_value());
+  EXPECT_EQ((*all.streams)[0].chunk_tokens, (std::vector<int64_t>{1, 2, 1}));
+  EXPECT_EQ(parse(line.str(), TurnScope::kFirst).speed.streams->size(), 1u);
+
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "chunk_seconds": [[0.5, 0.25]]}]})"),
+            "a.jsonl:7: field 'choices[0].chunk_seconds[0]': goes back in time: chunks are listed in the order they came");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "chunk_seconds": [[0.5]], "chunk_tokens": [[1, 2]]}]})"),
+            "a.jsonl:7: field 'choices[0].chunk_tokens[0]': needs one count per entry of chunk_seconds");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "chunk_tokens": [[1]]}]})"),
+            "a.jsonl:7: field 'choices[0].chunk_tokens': needs chunk_seconds");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "chunk_seconds": [0.5]}]})"),
+            "a.jsonl:7: field 'choices[0].chunk_seconds[0]': expected a list with one entry per chunk, got number 0.5");
+}
+
 TEST(AnswerLine, CoverageCountsRoundTripAndAreSummedOverTheScoredTurns) {
   Answer answer{.question_id = 8};
   answer.turns.push_back({.text = "a", .token_ids = {1}, .coverage = AnswerTurn::Coverage{3, 5, true}});
