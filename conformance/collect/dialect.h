@@ -68,6 +68,7 @@ struct StreamChunk {
   std::optional<std::string> finish_reason;       // as Completion's
   std::optional<int64_t> completion_tokens;       // usage
   std::vector<int64_t> prompt_token_ids;          // where the chunk carries them
+  std::optional<int64_t> drafted_tokens, accepted_drafts;  // the server's speculation counts, where it gives them
 };
 
 // How a server's API lists a token's alternatives when asked for k of them.
@@ -116,8 +117,11 @@ class Dialect {
   virtual std::string request_body(const CompletionRequest& request) const = 0;
   // Throws MalformedResponse.
   virtual Completion parse_response(std::string_view body) const = 0;
-  // Whether collect reads its streamed answers: OpenAI's chunks, ended by data: [DONE].
+  // Whether collect reads its streamed answers.
   virtual bool reads_streams() const { return false; }
+  // Whether its streams end with data: [DONE] (OpenAI's); otherwise the chunk that gives the
+  // finish reason is the last.
+  virtual bool ends_streams_with_done() const { return true; }
   // One event's data of a streamed answer other than [DONE]. Throws MalformedResponse.
   virtual StreamChunk parse_stream_chunk(std::string_view data) const;
 };

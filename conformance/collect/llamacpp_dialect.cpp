@@ -28,7 +28,7 @@ class LlamacppDialect : public Dialect {
   std::string request_body(const CompletionRequest& r) const override {
     json body = {{"n_predict", r.max_new_tokens}, {"temperature", r.temperature},   {"top_k", r.top_k.value_or(0)},
                  {"top_p", r.top_p.value_or(1.0)}, {"min_p", r.min_p.value_or(0.0)},{"repeat_penalty", 1.0},
-                 {"return_tokens", true},          {"cache_prompt", false},         {"stream", false}};
+                 {"return_tokens", true},          {"cache_prompt", false},         {"stream", r.stream}};
     if (r.prompt_ids) {
       body["prompt"] = *r.prompt_ids;
     } else {
@@ -55,23 +55,50 @@ class LlamacppDialect : public Dialect {
         completion.chosen_logprobs.push_back(own.logprob);
       }
     }
-    if (const json* timings = optional_member(body, "timings")) {
-      const json* drafted = optional_member(*timings, "draft_n");
-      const json* accepted = optional_member(*timings, "draft_n_accepted");
-      if (drafted != nullptr && accepted != nullptr) {
-        completion.drafted_tokens = count(*drafted, "timings.draft_n");
-        completion.accepted_drafts = count(*accepted, "timings.draft_n_accepted");
-        if (*completion.accepted_drafts > *completion.drafted_tokens ||
-            *completion.accepted_drafts > static_cast<int64_t>(completion.token_ids->size()))
-          throw MalformedResponse("timings.draft_n_accepted", "more accepted drafts than drafts or tokens");
-        // Every target pass appends its accepted drafts and one token of its own.
-        completion.target_passes = static_cast<int64_t>(completion.token_ids->size()) - *completion.accepted_drafts;
-      }
+    read_draft_counts(body, completion.drafted_tokens, completion.accepted_drafts);
+    if (completion.drafted_tokens) {
+      if (*completion.accepted_drafts > static_cast<int64_t>(completion.token_ids->size()))
+        throw MalformedResponse("timings.draft_n_accepted", "more accepted drafts than tokens");
+      // Every target pass appends its accepted drafts and one token of its own.
+      completion.target_passes = static_cast<int64_t>(completion.token_ids->size()) - *completion.accepted_drafts;
     }
     return completion;
   }
 
+  bool reads_streams() const override { return true; }
+  bool ends_streams_with_done() const override { return false; }
+
+  // server-context.cpp's send_partial_response, once per token kept, speculative ones included:
+  // content and tokens [id], stop false (a token that ends inside a UTF-8 character sends none,
+  // its bytes coming with the next); then send_final_response: stop true, content "" and tokens
+  // [], stop_type and timings. No data: [DONE].
+  StreamChunk parse_stream_chunk(std::string_view data) const override {
+    const json body = parse_body(data);
+    StreamChunk chunk{.has_choice = true};
+    chunk.text = text(member(body, "content", ""), "content");
+    chunk.token_ids = token_ids(member(body, "tokens", ""), "tokens");
+    const json& stop = member(body, "stop", "");
+    if (!stop.is_boolean()) throw MalformedResponse("stop", "expected true or false");
+    if (!stop.get<bool>()) return chunk;
+    chunk.finish_reason = finish_reason(&member(body, "stop_type", ""), "stop_type", {"eos", "word"}, {"limit"});
+    if (!chunk.finish_reason) throw MalformedResponse("stop_type", "null in the chunk that stops");
+    read_draft_counts(body, chunk.drafted_tokens, chunk.accepted_drafts);
+    return chunk;
+  }
+
  private:
+  // timings.draft_n and draft_n_accepted, where both are given.
+  static void read_draft_counts(const json& body, std::optional<int64_t>& drafted, std::optional<int64_t>& accepted) {
+    const json* timings = optional_member(body, "timings");
+    if (timings == nullptr) return;
+    const json* drafted_value = optional_member(*timings, "draft_n");
+    const json* accepted_value = optional_member(*timings, "draft_n_accepted");
+    if (drafted_value == nullptr || accepted_value == nullptr) return;
+    drafted = count(*drafted_value, "timings.draft_n");
+    accepted = count(*accepted_value, "timings.draft_n_accepted");
+    if (*accepted > *drafted) throw MalformedResponse("timings.draft_n_accepted", "more accepted drafts than drafts");
+  }
+
   static std::vector<std::vector<TokenLogprob>> top_alternatives(const json& probabilities, size_t tokens) {
     const std::string path = "completion_probabilities";
     std::vector<std::vector<TokenLogprob>> alternatives(per_token(probabilities, tokens, path).size());

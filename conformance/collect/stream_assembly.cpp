@@ -6,8 +6,11 @@ namespace specgate::cli {
 
 void StreamAssembly::add(std::string_view data, double seconds) {
   const std::string where = "chunk " + std::to_string(++chunks_);
-  if (done_) throw MalformedResponse(where, MalformedResponse("(data)", "came after data: [DONE]"));
-  if (data == "[DONE]") {
+  if (done_) {
+    const char* last = dialect_.ends_streams_with_done() ? "data: [DONE]" : "the chunk that gave the finish_reason";
+    throw MalformedResponse(where, MalformedResponse("(data)", std::string("came after ") + last));
+  }
+  if (data == "[DONE]" && dialect_.ends_streams_with_done()) {
     done_ = true;
     return;
   }
@@ -20,6 +23,8 @@ void StreamAssembly::add(std::string_view data, double seconds) {
 
 void StreamAssembly::take(const StreamChunk& chunk, double seconds) {
   if (chunk.completion_tokens) completion_.new_tokens = chunk.completion_tokens;
+  if (chunk.drafted_tokens) completion_.drafted_tokens = chunk.drafted_tokens;
+  if (chunk.accepted_drafts) completion_.accepted_drafts = chunk.accepted_drafts;
   if (completion_.prompt_token_ids.empty()) completion_.prompt_token_ids = chunk.prompt_token_ids;
   if (!chunk.has_choice) return;
   if (chunk.index != 0)
@@ -40,11 +45,12 @@ void StreamAssembly::take(const StreamChunk& chunk, double seconds) {
   if (chunk.finish_reason) {
     completion_.finish_reason = chunk.finish_reason;
     finished_ = true;
+    done_ = !dialect_.ends_streams_with_done();
   }
 }
 
 Completion StreamAssembly::finish() {
-  if (!done_)
+  if (dialect_.ends_streams_with_done() && !done_)
     throw MalformedResponse("stream", "ended after " + std::to_string(chunks_) + " chunks without data: [DONE]");
   if (!finished_) throw MalformedResponse("stream", "no chunk gave a finish_reason");
   if (dialect_.gives_token_ids() && !completion_.token_ids) completion_.token_ids.emplace();

@@ -9,7 +9,8 @@ namespace specgate::cli {
 
 // Puts a streamed answer together from its events' data, in the order they arrived, and holds
 // the stream to what OpenAI's protocol promises: chunks of one choice (index 0), no text or
-// tokens after the chunk that gave the finish reason, and data: [DONE] last.
+// tokens after the chunk that gave the finish reason, and data: [DONE] last (for a dialect whose
+// streams end so; otherwise nothing after the finish reason's chunk).
 class StreamAssembly {
  public:
   explicit StreamAssembly(const Dialect& dialect) : dialect_(dialect) {}

@@ -110,6 +110,27 @@ TEST(StreamAssembly, PutsVllmsChatChunksTogether) {
   EXPECT_EQ(completion.stream->chunk_tokens, (std::vector<int64_t>{3, 2}));
 }
 
+// llama.cpp's /completion (server-context.cpp's send_partial_response and send_final_response):
+// a chunk per token, speculative ones too; the last stops, with stop_type and the draft counts,
+// and no [DONE] follows.
+TEST(StreamAssembly, PutsLlamacppsChunksTogetherAndTakesTheDraftCountsOfTheLast) {
+  const std::unique_ptr<Dialect> llamacpp = dialect_from_name("llamacpp");
+  const std::vector<std::string> chunks = {
+      R"({"index":0,"content":" world","tokens":[1879],"stop":false,"id_slot":0,"tokens_predicted":1,"tokens_evaluated":5})",
+      R"({"index":0,"content":",","tokens":[11],"stop":false,"id_slot":0,"tokens_predicted":2,"tokens_evaluated":5})",
+      R"({"index":0,"content":"","tokens":[],"id_slot":0,"stop":true,"model":"m","tokens_predicted":2,"stop_type":"limit","timings":{"draft_n":4,"draft_n_accepted":1}})"};
+  const Completion completion = assembled(*llamacpp, chunks);
+  EXPECT_EQ(completion.text, " world,");
+  EXPECT_EQ(completion.token_ids, (std::vector<int64_t>{1879, 11}));
+  EXPECT_EQ(completion.finish_reason, "length");
+  EXPECT_EQ(completion.drafted_tokens, 4);
+  EXPECT_EQ(completion.accepted_drafts, 1);
+  EXPECT_EQ(completion.stream->chunk_tokens, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(assembly_error(*llamacpp, {chunks[0], chunks[2], chunks[1]}),
+            "chunk 3: field '(data)': came after the chunk that gave the finish_reason");
+  EXPECT_EQ(assembly_error(*llamacpp, {chunks[0], chunks[1]}), "field 'stream': no chunk gave a finish_reason");
+}
+
 TEST(StreamAssembly, NamesTheChunkThatBreaksTheProtocol) {
   const std::unique_ptr<Dialect> vllm = dialect_from_name("vllm");
   std::vector<std::string> chunks = vllm_completion_chunks();
