@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "impl/common/counted.h"
 #include "impl/common/short_number.h"
@@ -54,7 +55,9 @@ std::string stream_timing_line(const StreamTiming& timing) {
   if (timing.counted_chunks > 0) {
     const double per_chunk = static_cast<double>(timing.tokens) / static_cast<double>(timing.counted_chunks);
     const double share = 100.0 * static_cast<double>(timing.several) / static_cast<double>(timing.counted_chunks);
-    line += ", " + short_number(per_chunk, 3) + " tokens a chunk, " + short_number(share, 3) + "% of chunks carrying several";
+    char mean[32];
+    std::snprintf(mean, sizeof mean, "%.2f", per_chunk);  // a mean: "1.00 tokens a chunk", not "1 tokens"
+    line += ", " + std::string(mean) + " tokens a chunk, " + short_number(share, 3) + "% of chunks carrying several";
   } else {
     line += ", " + counted(timing.chunks, "chunk") + " (the server gave no token ids)";
   }

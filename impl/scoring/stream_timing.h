@@ -27,8 +27,8 @@ struct StreamTiming {
   std::optional<double> median_gap_seconds() const;
 };
 
-// "30 streamed turns: first chunk after 0.12 s (median; 90th percentile 0.31 s), 0.020 s between
-// chunks (median), 2.41 tokens a chunk, 38.0% of chunks carrying several".
+// "30 streamed turns: first chunk after 0.12 s (median; 90th percentile 0.31 s), 0.02 s between
+// chunks (median), 2.41 tokens a chunk, 38% of chunks carrying several".
 std::string stream_timing_line(const StreamTiming& timing);
 
 }  // namespace specgate

@@ -18,6 +18,13 @@ TEST(StreamTiming, FirstChunksGapsAndTokensAChunkOverTheStreamedTurns) {
             "2 streamed turns: first chunk after 0.25 s (median; 90th percentile 0.5 s), 0.25 s between chunks (median), "
             "1.25 tokens a chunk, 25% of chunks carrying several");
 
+  StreamTiming one_a_chunk;
+  AnswerSpeed single_tokens;
+  single_tokens.streams = std::vector<StreamRecord>{{{0.5, 0.5}, {1, 1}}};
+  one_a_chunk.add(single_tokens);
+  EXPECT_NE(stream_timing_line(one_a_chunk).find(", 1.00 tokens a chunk, 0% of chunks carrying several"), std::string::npos)
+      << stream_timing_line(one_a_chunk);
+
   StreamTiming text_only;
   AnswerSpeed without_ids;
   without_ids.streams = std::vector<StreamRecord>{{{0.5, 0.5}, {}}};
