@@ -36,7 +36,6 @@ struct CompletionRequest {
   bool stream = false;          // the answer comes as server-sent events, usage in a last chunk
 };
 
-
 // What a server answered; a figure it does not report is absent.
 struct Completion {
   std::string text;
@@ -124,6 +123,9 @@ class Dialect {
   virtual bool ends_streams_with_done() const { return true; }
   // One event's data of a streamed answer other than [DONE]. Throws MalformedResponse.
   virtual StreamChunk parse_stream_chunk(std::string_view data) const;
+  // What the dialect derives from a streamed answer put together, as parse_response does from a
+  // whole one. Throws MalformedResponse.
+  virtual void finish_stream(Completion&) const {}
 };
 
 std::unique_ptr<Dialect> make_openai_dialect();

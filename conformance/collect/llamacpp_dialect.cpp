@@ -56,12 +56,7 @@ class LlamacppDialect : public Dialect {
       }
     }
     read_draft_counts(body, completion.drafted_tokens, completion.accepted_drafts);
-    if (completion.drafted_tokens) {
-      if (*completion.accepted_drafts > static_cast<int64_t>(completion.token_ids->size()))
-        throw MalformedResponse("timings.draft_n_accepted", "more accepted drafts than tokens");
-      // Every target pass appends its accepted drafts and one token of its own.
-      completion.target_passes = static_cast<int64_t>(completion.token_ids->size()) - *completion.accepted_drafts;
-    }
+    count_target_passes(completion);
     return completion;
   }
 
@@ -86,6 +81,8 @@ class LlamacppDialect : public Dialect {
     return chunk;
   }
 
+  void finish_stream(Completion& completion) const override { count_target_passes(completion); }
+
  private:
   // timings.draft_n and draft_n_accepted, where both are given.
   static void read_draft_counts(const json& body, std::optional<int64_t>& drafted, std::optional<int64_t>& accepted) {
@@ -97,6 +94,14 @@ class LlamacppDialect : public Dialect {
     drafted = count(*drafted_value, "timings.draft_n");
     accepted = count(*accepted_value, "timings.draft_n_accepted");
     if (*accepted > *drafted) throw MalformedResponse("timings.draft_n_accepted", "more accepted drafts than drafts");
+  }
+
+  // Every target pass appends its accepted drafts and one token of its own.
+  static void count_target_passes(Completion& completion) {
+    if (!completion.accepted_drafts) return;
+    const int64_t tokens = static_cast<int64_t>(completion.token_ids->size());
+    if (*completion.accepted_drafts > tokens) throw MalformedResponse("timings.draft_n_accepted", "more accepted drafts than tokens");
+    completion.target_passes = tokens - *completion.accepted_drafts;
   }
 
   static std::vector<std::vector<TokenLogprob>> top_alternatives(const json& probabilities, size_t tokens) {

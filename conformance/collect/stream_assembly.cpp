@@ -55,6 +55,7 @@ Completion StreamAssembly::finish() {
   if (!finished_) throw MalformedResponse("stream", "no chunk gave a finish_reason");
   if (dialect_.gives_token_ids() && !completion_.token_ids) completion_.token_ids.emplace();
   completion_.stream = std::move(record_);
+  dialect_.finish_stream(completion_);
   return std::move(completion_);
 }
 

@@ -125,6 +125,7 @@ TEST(StreamAssembly, PutsLlamacppsChunksTogetherAndTakesTheDraftCountsOfTheLast)
   EXPECT_EQ(completion.finish_reason, "length");
   EXPECT_EQ(completion.drafted_tokens, 4);
   EXPECT_EQ(completion.accepted_drafts, 1);
+  EXPECT_EQ(completion.target_passes, 1) << "as from a whole answer: its tokens less the accepted drafts";
   EXPECT_EQ(completion.stream->chunk_tokens, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(assembly_error(*llamacpp, {chunks[0], chunks[2], chunks[1]}),
             "chunk 3: field '(data)': came after the chunk that gave the finish_reason");
