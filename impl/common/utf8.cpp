@@ -1,5 +1,7 @@
 #include "impl/common/utf8.h"
 
+#include <algorithm>
+
 namespace specgate {
 namespace {
 
@@ -46,7 +48,55 @@ std::optional<size_t> walk_utf8(std::string_view text, Emit emit) {
   return std::nullopt;
 }
 
+// The length of the sequence `lead` announces (0 for a byte no valid sequence starts with), and
+// the bytes of it at `at` that are right so far, as far as `bytes` goes.
+struct Sequence {
+  size_t length = 0;
+  size_t valid = 1;
+};
+
+Sequence sequence_at(std::string_view bytes, size_t at) {
+  const auto lead = static_cast<unsigned char>(bytes[at]);
+  Sequence sequence;
+  unsigned char low = 0x80, high = 0xBF;  // the range of its second byte
+  if (lead >= 0xC2 && lead <= 0xDF) sequence.length = 2;
+  else if (lead >= 0xE0 && lead <= 0xEF) sequence.length = 3, low = lead == 0xE0 ? 0xA0 : 0x80, high = lead == 0xED ? 0x9F : 0xBF;
+  else if (lead >= 0xF0 && lead <= 0xF4) sequence.length = 4, low = lead == 0xF0 ? 0x90 : 0x80, high = lead == 0xF4 ? 0x8F : 0xBF;
+  while (sequence.length > 0 && sequence.valid < sequence.length && at + sequence.valid < bytes.size()) {
+    const auto byte = static_cast<unsigned char>(bytes[at + sequence.valid]);
+    if (byte < (sequence.valid == 1 ? low : 0x80) || byte > (sequence.valid == 1 ? high : 0xBF)) break;
+    ++sequence.valid;
+  }
+  return sequence;
+}
+
 }  // namespace
+
+std::string utf8_lossy(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (size_t at = 0; at < bytes.size();) {
+    if (static_cast<unsigned char>(bytes[at]) < 0x80) {
+      out.push_back(bytes[at++]);
+      continue;
+    }
+    const Sequence sequence = sequence_at(bytes, at);
+    if (sequence.valid == sequence.length) out.append(bytes.substr(at, sequence.length));
+    else out.append(kReplacementCharacter);
+    at += sequence.valid;
+  }
+  return out;
+}
+
+size_t utf8_unfinished_tail(std::string_view bytes) {
+  for (size_t back = 1; back <= std::min<size_t>(3, bytes.size()); ++back) {
+    const size_t at = bytes.size() - back;
+    if ((static_cast<unsigned char>(bytes[at]) & 0xC0) == 0x80) continue;  // a continuation byte
+    const Sequence sequence = sequence_at(bytes, at);
+    return sequence.length > back && sequence.valid == back ? back : 0;
+  }
+  return 0;
+}
 
 std::optional<size_t> decode_utf8(std::string_view text, std::vector<int64_t>& out) {
   return walk_utf8(text, [&out](int64_t code_point) { out.push_back(code_point); });

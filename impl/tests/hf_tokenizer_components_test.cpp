@@ -153,12 +153,6 @@ TEST(Decoders, ByteFallbackFuseStripReplaceAndMetaspace) {
   EXPECT_EQ(decode({{"type", "ByteLevel"}}, {"ĠHello", "Ċ", "Ã", "<|x|>"}), " Hello\n\xEF\xBF\xBD<|x|>");
 }
 
-TEST(Utf8Lossy, ReplacesEachMaximalInvalidSequenceOnce) {
-  EXPECT_EQ(utf8_lossy("a\xC3"), "a\xEF\xBF\xBD");
-  EXPECT_EQ(utf8_lossy("\xE2\x82x\xFF\xED\xA0\x80"), "\xEF\xBF\xBDx\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-  EXPECT_EQ(utf8_lossy("\xF0\x9F\x98\x80 ok"), "\xF0\x9F\x98\x80 ok");
-}
-
 TEST(CleanUpTokenization, DropsSpacesBeforePunctuationAndContractions) {
   EXPECT_EQ(clean_up_tokenization("Hi , I 'm here . Do n't ! ok ?"), "Hi, I'm here. Don't! ok?");
 }

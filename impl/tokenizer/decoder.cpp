@@ -8,8 +8,6 @@
 namespace specgate {
 namespace {
 
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
-
 std::vector<std::string> byte_level(const std::vector<std::string>& tokens) {
   std::string bytes;
   for (const std::string& token : tokens) {
@@ -87,34 +85,6 @@ std::vector<std::string> metaspace(const std::vector<std::string>& tokens, const
 }
 
 }  // namespace
-
-std::string utf8_lossy(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  for (size_t at = 0; at < bytes.size();) {
-    const auto lead = static_cast<unsigned char>(bytes[at]);
-    if (lead < 0x80) {
-      out.push_back(bytes[at++]);
-      continue;
-    }
-    // The length of the sequence `lead` starts and the range its second byte must fall in.
-    size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) length = 2;
-    else if (lead >= 0xE0 && lead <= 0xEF) length = 3, low = lead == 0xE0 ? 0xA0 : 0x80, high = lead == 0xED ? 0x9F : 0xBF;
-    else if (lead >= 0xF0 && lead <= 0xF4) length = 4, low = lead == 0xF0 ? 0x90 : 0x80, high = lead == 0xF4 ? 0x8F : 0xBF;
-    size_t valid = 1;  // bytes of the sequence seen to be right so far
-    while (length > 0 && valid < length && at + valid < bytes.size()) {
-      const auto byte = static_cast<unsigned char>(bytes[at + valid]);
-      if (byte < (valid == 1 ? low : 0x80) || byte > (valid == 1 ? high : 0xBF)) break;
-      ++valid;
-    }
-    if (valid == length) out.append(bytes.substr(at, length));
-    else out.append(kReplacementCharacter);
-    at += valid;
-  }
-  return out;
-}
 
 TokenizerDecoder TokenizerDecoder::from_json(const JsonNode& json) { return TokenizerDecoder(component_steps(json, "decoders", step_from_json)); }
 

@@ -43,8 +43,4 @@ class TokenizerDecoder {
   std::vector<Step> steps_;
 };
 
-// `bytes` as valid UTF-8, each maximal invalid sequence replaced by U+FFFD, as the Rust
-// library's from_utf8_lossy and the WHATWG decoder do.
-std::string utf8_lossy(std::string_view bytes);
-
 }  // namespace specgate
