@@ -29,6 +29,10 @@ class Decoder {
   // Drops a sequence, queued or being decoded, before the next step: no step returns it, and
   // the others go on as if it had never come. Does nothing for a sequence it does not hold.
   virtual void cancel(int64_t sequence_index) = 0;
+  // Calls `visit` with each sequence being decoded and the tokens it generated so far, its
+  // prompt left out: after a step, what that step added to those that did not finish.
+  using LiveVisitor = std::function<void(int64_t sequence_index, std::span<const int64_t> generated)>;
+  virtual void visit_live(const LiveVisitor& visit) const = 0;
   virtual const DecodeStats& stats() const = 0;
 };
 

@@ -73,6 +73,7 @@ class EqspecDecoder::Batch {
   }
 
   bool done() const { return layout_.state().rows.empty(); }
+  const std::vector<Row>& rows() const { return layout_.state().rows; }
 
   // The row of `sequence_index`, if the batch holds it, leaves; the others are realigned.
   void drop(int64_t sequence_index) {
@@ -168,6 +169,11 @@ void EqspecDecoder::cancel(int64_t sequence_index) {
   if (batch_ == nullptr) return;
   batch_->drop(sequence_index);
   if (batch_->done()) batch_.reset();
+}
+
+void EqspecDecoder::visit_live(const LiveVisitor& visit) const {
+  if (batch_ == nullptr) return;
+  for (const Row& row : batch_->rows()) visit(row.sequence_index, std::span(row.tokens).subspan(row.prompt_length));
 }
 
 std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, const DecodeOptions& options,

@@ -34,6 +34,7 @@ class EqspecDecoder final : public Decoder {
   bool has_work() const override;
   std::vector<SequenceResult> step() override;
   void cancel(int64_t sequence_index) override;
+  void visit_live(const LiveVisitor& visit) const override;
   const DecodeStats& stats() const override { return stats_; }
 
  private:

@@ -124,6 +124,11 @@ class ExspecDecoder::Impl {
     window_.erase(cancelled);
   }
 
+  void visit_live(const LiveVisitor& visit) const {
+    for (const Member& member : window_)
+      visit(member.row.sequence_index, std::span(member.row.tokens).subspan(member.row.prompt_length));
+  }
+
   const DecodeStats& stats() const { return stats_; }
   const ExspecStats& exspec_stats() const { return exspec_stats_; }
 
@@ -302,6 +307,7 @@ void ExspecDecoder::admit(SequenceRequest request) { impl_->admit(std::move(requ
 bool ExspecDecoder::has_work() const { return impl_->has_work(); }
 std::vector<SequenceResult> ExspecDecoder::step() { return impl_->step(); }
 void ExspecDecoder::cancel(int64_t sequence_index) { impl_->cancel(sequence_index); }
+void ExspecDecoder::visit_live(const LiveVisitor& visit) const { impl_->visit_live(visit); }
 const DecodeStats& ExspecDecoder::stats() const { return impl_->stats(); }
 const ExspecStats& ExspecDecoder::exspec_stats() const { return impl_->exspec_stats(); }
 

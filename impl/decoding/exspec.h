@@ -68,6 +68,7 @@ class ExspecDecoder final : public Decoder {
   bool has_work() const override;
   std::vector<SequenceResult> step() override;
   void cancel(int64_t sequence_index) override;
+  void visit_live(const LiveVisitor& visit) const override;
 
   const DecodeStats& stats() const override;
   const ExspecStats& exspec_stats() const;

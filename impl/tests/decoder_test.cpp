@@ -39,6 +39,7 @@ class ListDecoder final : public Decoder {
     return finished;
   }
   void cancel(int64_t sequence_index) override { std::erase(held_, sequence_index); }
+  void visit_live(const LiveVisitor&) const override {}
   const DecodeStats& stats() const override { return stats_; }
 
   std::vector<int64_t> admitted;
