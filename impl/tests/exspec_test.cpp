@@ -1,10 +1,13 @@
 #include <algorithm>
 #include <iostream>
+#include <map>
+#include <span>
 
 #include <gtest/gtest.h>
 
 #include "impl/common/error.h"
 #include "impl/decoding/batch_scheduler.h"
+#include "impl/decoding/decoders.h"
 #include "impl/decoding/eqspec.h"
 #include "impl/decoding/exspec.h"
 #include "impl/decoding/invariant_checker.h"
@@ -189,6 +192,46 @@ TEST(ExspecDecoder, StaggeredArrivalsEqualTheOracle) {
     EXPECT_EQ(outputs, expected);
     EXPECT_EQ(static_cast<int64_t>(decoder.stats().latencies.size()), 11);
     EXPECT_EQ(decoder.free_places(), 4);
+  }
+}
+
+// After every step each unfinished sequence shows what it generated so far: a prefix of its
+// answer, grown by its prompt pass's token and then by each of its rounds' accepted tokens
+// (EXSPEC may run a newcomer's prompt pass and first round in one step).
+TEST(Decoders, VisitLiveShowsWhatEachRoundAppended) {
+  const std::vector<SequenceRequest> requests = mixed_requests(7, 91);
+  const DecodeOptions options = greedy_options(3, 13);
+  int64_t capacity = 0;
+  for (const SequenceRequest& r : requests) capacity = std::max(capacity, cache_capacity(r, options));
+  for (const DecoderKind kind : {DecoderKind::kEqspec, DecoderKind::kExspec}) {
+    ModelDrafter drafter(models().draft);
+    const std::unique_ptr<Decoder> decoder = make_decoder(
+        kind, models().target, &drafter,
+        {.decode = options, .batch_size = 3, .exspec = {.batch_size = 3, .window = 5}, .sequence_capacity = capacity});
+    std::map<int64_t, std::vector<std::vector<int64_t>>> seen;
+    std::map<int64_t, SequenceResult> finished;
+    for (size_t next = 0; next < requests.size() || decoder->has_work();) {
+      while (next < requests.size() && decoder->free_places() > 0) decoder->admit(requests[next++]);
+      for (SequenceResult& result : decoder->step()) finished[result.sequence_index] = std::move(result);
+      decoder->visit_live([&](int64_t index, std::span<const int64_t> generated) {
+        EXPECT_FALSE(finished.contains(index));
+        std::vector<std::vector<int64_t>>& sizes = seen[index];
+        if (sizes.empty() || sizes.back().size() != generated.size()) sizes.emplace_back(generated.begin(), generated.end());
+      });
+    }
+    ASSERT_EQ(finished.size(), requests.size());
+    for (const auto& [index, result] : finished) {
+      std::vector<int64_t> grown{1};
+      for (const int64_t appended : result.accept_lengths) grown.push_back(grown.back() + appended);
+      grown.pop_back();  // the last round finished it
+      std::vector<int64_t> sizes;
+      for (const std::vector<int64_t>& generated : seen[index]) {
+        sizes.push_back(static_cast<int64_t>(generated.size()));
+        EXPECT_TRUE(std::equal(generated.begin(), generated.end(), result.tokens.begin())) << "sequence " << index;
+      }
+      if (is_exspec(kind) && !sizes.empty() && sizes.front() > 1) grown.erase(grown.begin());
+      EXPECT_EQ(sizes, grown) << "sequence " << index << " under decoder " << static_cast<int>(kind);
+    }
   }
 }
 
