@@ -7,8 +7,9 @@
 // return_tokens_as_token_ids; _get_top_logprobs lists the first k of the position's dict, the
 // chosen token first.
 // SGLang (python/sglang/srt/entrypoints/openai/protocol.py): ChatCompletionRequest's top_k,
-// return_token_ids and return_prompt_token_ids; ChatCompletionResponseChoice.token_ids and
-// prompt_token_ids. Its logprobs name tokens by text alone.
+// return_token_ids and return_prompt_token_ids, both refused in a stream (serving_chat.py);
+// ChatCompletionResponseChoice.token_ids and prompt_token_ids. Its logprobs name tokens by text
+// alone.
 #include "conformance/collect/dialect.h"
 #include "conformance/collect/response_fields.h"
 
@@ -31,6 +32,7 @@ class ChatDialect : public Dialect {
   bool takes_token_ids() const override { return false; }
   bool takes_messages() const override { return true; }
   bool gives_token_ids() const override { return server_ != ChatServer::kOpenai; }
+  bool gives_stream_token_ids() const override { return server_ == ChatServer::kVllm; }
   bool gives_top_logprobs() const override { return server_ == ChatServer::kVllm; }
   AlternativesListing alternatives_listing() const override { return {.order = AlternativesListing::Order::kChosenFirst}; }
 
@@ -44,8 +46,8 @@ class ChatDialect : public Dialect {
     if (r.top_p) body["top_p"] = *r.top_p;
     if (r.min_p) body["min_p"] = *r.min_p;
     if (r.seed) body["seed"] = *r.seed;
-    if (server_ != ChatServer::kOpenai) body["return_token_ids"] = true;
-    if (server_ == ChatServer::kSglang) body["return_prompt_token_ids"] = true;
+    if (r.stream ? gives_stream_token_ids() : gives_token_ids()) body["return_token_ids"] = true;
+    if (server_ == ChatServer::kSglang && !r.stream) body["return_prompt_token_ids"] = true;
     if (r.top_logprobs > 0) {
       body["logprobs"] = true;
       body["top_logprobs"] = r.top_logprobs;
@@ -86,13 +88,11 @@ class ChatDialect : public Dialect {
     return completion;
   }
 
-  // SGLang refuses return_token_ids in a chat stream and sends its finish_reason apart.
-  bool reads_streams() const override { return server_ != ChatServer::kSglang; }
-
-  // chat_completion/serving.py's chat_completion_stream_generator: first a chunk whose delta
-  // holds the role (vLLM: prompt_token_ids beside choices), then one per engine step with
-  // delta.content and (return_token_ids) token_ids, the last with finish_reason; then one with
-  // choices [] and usage.
+  // vLLM's chat_completion/serving.py chat_completion_stream_generator: first a chunk whose delta
+  // holds the role (prompt_token_ids beside choices), then one per engine step with delta.content
+  // and (return_token_ids) token_ids, the last with finish_reason; then one with choices [] and
+  // usage. SGLang's serving_chat.py _generate_chat_stream: the role chunk, one per output with
+  // delta.content, finish_reason in a chunk of its own with no content, the usage chunk; no ids.
   StreamChunk parse_stream_chunk(std::string_view data) const override {
     const json body = parse_body(data);
     StreamChunk chunk;
@@ -103,7 +103,7 @@ class ChatDialect : public Dialect {
     const json& choice = *choice_of_chunk;
     if (const json* content = optional_member(member(choice, "delta", "choices[0]"), "content"))
       chunk.text = text(*content, "choices[0].delta.content");
-    if (server_ == ChatServer::kOpenai) return chunk;
+    if (!gives_stream_token_ids()) return chunk;
     // The role chunk carries no token_ids key; a chunk of text or an end does.
     if (const json* ids = optional_member(choice, "token_ids")) {
       chunk.token_ids = token_ids(*ids, "choices[0].token_ids");

@@ -180,8 +180,9 @@ class Collector {
     const Question& question = *asked.question;
     std::string answer_id = job_.defaults.model + "-" + std::to_string(question.question_id);
     if (job_.samples > 1) answer_id += "-sample-" + std::to_string(asked.sample);
+    const bool has_token_ids = job_.defaults.stream ? job_.dialect->gives_stream_token_ids() : job_.dialect->gives_token_ids();
     Answer answer{.question_id = question.question_id, .category = question.category, .answer_id = answer_id,
-                  .model_id = job_.defaults.model, .has_token_ids = job_.dialect->gives_token_ids(), .run = run_};
+                  .model_id = job_.defaults.model, .has_token_ids = has_token_ids, .run = run_};
     answer.run->sampling.seed = asked.seed;
     const bool bench_ids = job_.dialect->takes_token_ids() && !question.prompt_token_ids.empty();
     if (job_.dialect->takes_messages()) {
@@ -255,7 +256,7 @@ class Collector {
   // One request with retries; the completion and the seconds its answered attempt took.
   std::pair<Completion, double> send(HttpClient& client, const CompletionRequest& request, const std::string& where) {
     const std::string body = job_.dialect->request_body(request);
-    const std::string path = job_.dialect->path();
+    const std::string path = request.stream ? job_.dialect->stream_path() : job_.dialect->path();
     std::string last_error;
     std::optional<double> retry_after;
     for (int64_t attempt = 0; attempt <= job_.retries; ++attempt) {

@@ -36,6 +36,19 @@ struct CompletionRequest {
   bool stream = false;          // the answer comes as server-sent events, usage in a last chunk
 };
 
+// One chunk of a streamed answer, its text and token ids its own, not the answer's so far.
+struct StreamChunk {
+  bool has_choice = false;  // false: a chunk of usage alone (choices: [])
+  int64_t index = 0;        // the choice it belongs to
+  std::string text;
+  std::optional<std::vector<int64_t>> token_ids;  // absent where the server gives none
+  std::optional<std::string> finish_reason;       // as Completion's
+  std::optional<int64_t> completion_tokens;       // usage
+  std::vector<int64_t> prompt_token_ids;          // where the chunk carries them
+  std::optional<int64_t> drafted_tokens, accepted_drafts;  // the server's speculation counts, where it gives them
+  bool so_far = false;  // text and token_ids are the answer's so far (SGLang's), not the chunk's own
+};
+
 // What a server answered; a figure it does not report is absent.
 struct Completion {
   std::string text;
@@ -56,18 +69,7 @@ struct Completion {
   // string) or "length"; another word as given. Absent when not given.
   std::optional<std::string> finish_reason;
   std::optional<StreamRecord> stream;  // a streamed answer's chunks
-};
-
-// One chunk of a streamed answer, its text and token ids its own, not the answer's so far.
-struct StreamChunk {
-  bool has_choice = false;  // false: a chunk of usage alone (choices: [])
-  int64_t index = 0;        // the choice it belongs to
-  std::string text;
-  std::optional<std::vector<int64_t>> token_ids;  // absent where the server gives none
-  std::optional<std::string> finish_reason;       // as Completion's
-  std::optional<int64_t> completion_tokens;       // usage
-  std::vector<int64_t> prompt_token_ids;          // where the chunk carries them
-  std::optional<int64_t> drafted_tokens, accepted_drafts;  // the server's speculation counts, where it gives them
+  std::vector<StreamChunk> chunks;     // a streamed answer's chunks that carried text or tokens, in order
 };
 
 // How a server's API lists a token's alternatives when asked for k of them.
@@ -98,11 +100,15 @@ class Dialect {
   virtual ~Dialect() = default;
   virtual std::string_view name() const = 0;
   virtual std::string path() const = 0;
+  // Where it posts a streamed request (TGI's /generate answers whole whatever the request asks).
+  virtual std::string stream_path() const { return path(); }
   virtual bool takes_token_ids() const = 0;
   // A chat endpoint: it takes the conversation as messages and renders them with its own template.
   virtual bool takes_messages() const { return false; }
   virtual bool takes_min_p() const { return true; }
   virtual bool gives_token_ids() const = 0;
+  // Whether its streamed answers carry token ids (SGLang's chat refuses return_token_ids in a stream).
+  virtual bool gives_stream_token_ids() const { return gives_token_ids(); }
   // Whether top_logprobs come back keyed by token id; a dialect that names them by text alone
   // is not asked for them.
   virtual bool gives_top_logprobs() const = 0;
@@ -116,8 +122,6 @@ class Dialect {
   virtual std::string request_body(const CompletionRequest& request) const = 0;
   // Throws MalformedResponse.
   virtual Completion parse_response(std::string_view body) const = 0;
-  // Whether collect reads its streamed answers.
-  virtual bool reads_streams() const { return false; }
   // Whether its streams end with data: [DONE] (OpenAI's); otherwise the chunk that gives the
   // finish reason is the last.
   virtual bool ends_streams_with_done() const { return true; }

@@ -60,7 +60,6 @@ class LlamacppDialect : public Dialect {
     return completion;
   }
 
-  bool reads_streams() const override { return true; }
   bool ends_streams_with_done() const override { return false; }
 
   // server-context.cpp's send_partial_response, once per token kept, speculative ones included:

@@ -85,8 +85,6 @@ class OpenaiDialect : public Dialect {
     return completion;
   }
 
-  bool reads_streams() const override { return true; }
-
   // serving_completion.py's completion_stream_generator: a CompletionStreamResponse per engine
   // step, its one choice carrying the step's text and (return_token_ids) token_ids, the first
   // also prompt_token_ids, the last finish_reason; then one with choices [] and usage.

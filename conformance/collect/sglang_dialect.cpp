@@ -42,7 +42,7 @@ class SglangDialect : public Dialect {
     if (r.top_p) sampling["top_p"] = *r.top_p;
     if (r.min_p) sampling["min_p"] = *r.min_p;
     if (r.seed) sampling["sampling_seed"] = *r.seed;
-    json body = {{"sampling_params", sampling}, {"stream", false}};
+    json body = {{"sampling_params", sampling}, {"stream", r.stream}};
     if (r.prompt_ids) {
       body["input_ids"] = *r.prompt_ids;
     } else {
@@ -61,10 +61,7 @@ class SglangDialect : public Dialect {
     Completion completion;
     completion.text = text(member(body, "text", ""), "text");
     const json& meta = member(body, "meta_info", "");
-    if (const json* reason = optional_member(meta, "finish_reason")) {
-      completion.finish_reason = finish_reason(reason->is_object() ? optional_member(*reason, "type") : reason,
-                                               reason->is_object() ? "meta_info.finish_reason.type" : "meta_info.finish_reason");
-    }
+    completion.finish_reason = finish_reason_of(meta);
     const json* logprobs = optional_member(meta, "output_token_logprobs");
     if (const json* ids = optional_member(body, "output_ids")) {
       completion.token_ids = token_ids(*ids, "output_ids");
@@ -79,14 +76,44 @@ class SglangDialect : public Dialect {
     if (logprobs != nullptr) completion.chosen_logprobs = chosen_logprobs_of(*logprobs, *completion.token_ids);
     if (const json* top = optional_member(meta, "output_top_logprobs")) completion.top_logprobs = top_alternatives(*top, completion.token_ids->size());
     if (const json* passes = optional_member(meta, "spec_verify_ct")) completion.target_passes = count(*passes, "meta_info.spec_verify_ct");
-    completion.drafted_tokens = either_count(meta, "spec_num_proposed_drafts", "spec_draft_token_num");
-    completion.accepted_drafts = either_count(meta, "spec_num_correct_drafts", "spec_accept_token_num");
-    if (completion.drafted_tokens && completion.accepted_drafts && *completion.accepted_drafts > *completion.drafted_tokens)
-      throw MalformedResponse("meta_info", "more accepted draft tokens than drafted ones");
+    read_draft_counts(meta, completion.drafted_tokens, completion.accepted_drafts);
     return completion;
   }
 
+  // http_server.py's generate_request: data: {"text", "output_ids", "meta_info"} for each output
+  // the scheduler streams (several tokens where a speculative step accepted several), then data:
+  // [DONE]. tokenizer_manager.py's _handle_batch_output gives the answer so far in each, or with
+  // --incremental-streaming-output the output's own, and meta_info.completion_tokens the count
+  // so far; the last adds finish_reason and the speculative counts. The text stops before a
+  // character whose bytes have not all come (detokenizer_manager.py), so it can lag the ids.
+  StreamChunk parse_stream_chunk(std::string_view data) const override {
+    const json body = parse_body(data);
+    const json& meta = member(body, "meta_info", "");
+    StreamChunk chunk{.has_choice = true};
+    chunk.finish_reason = finish_reason_of(meta);
+    chunk.completion_tokens = count(member(meta, "completion_tokens", "meta_info"), "meta_info.completion_tokens");
+    read_draft_counts(meta, chunk.drafted_tokens, chunk.accepted_drafts);
+    chunk.text = text(member(body, "text", ""), "text");
+    chunk.token_ids = token_ids(member(body, "output_ids", ""), "output_ids");
+    // Ids as many as the count so far are the answer so far; fewer are the output's own.
+    chunk.so_far = static_cast<int64_t>(chunk.token_ids->size()) == *chunk.completion_tokens;
+    return chunk;
+  }
+
  private:
+  // finish_reason's type (stop, length or abort), or finish_reason itself where it is a word.
+  static std::optional<std::string> finish_reason_of(const json& meta) {
+    const json* reason = optional_member(meta, "finish_reason");
+    if (reason == nullptr || !reason->is_object()) return finish_reason(reason, "meta_info.finish_reason");
+    return finish_reason(optional_member(*reason, "type"), "meta_info.finish_reason.type");
+  }
+
+  static void read_draft_counts(const json& meta, std::optional<int64_t>& drafted, std::optional<int64_t>& accepted) {
+    drafted = either_count(meta, "spec_num_proposed_drafts", "spec_draft_token_num");
+    accepted = either_count(meta, "spec_num_correct_drafts", "spec_accept_token_num");
+    if (drafted && accepted && *accepted > *drafted) throw MalformedResponse("meta_info", "more accepted draft tokens than drafted ones");
+  }
+
   // meta_info's count under its current name, or under the name older releases gave it.
   static std::optional<int64_t> either_count(const json& meta, const char* name, const char* older_name) {
     for (const char* field : {name, older_name}) {

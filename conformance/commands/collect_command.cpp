@@ -45,8 +45,6 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   }
   if (command.count("--seed") > 0) job.defaults.seed = sent.seed;
   if (o.stream) {
-    if (!dialect->reads_streams())
-      throw InputError("--stream: the " + api + " API's streams are not read (openai, vllm, llamacpp, openai-chat and vllm-chat are)");
     if (job.defaults.top_logprobs > 0) throw InputError("--stream: log-probabilities are not read from streams; leave out --top-logprobs");
     job.defaults.stream = true;
   }

@@ -222,6 +222,18 @@ TEST(SglangDialect, SendsInputIdsAndReadsOutputIdsLogprobsAndVerifications) {
   EXPECT_EQ(malformed(*dialect, bad.dump()), "field 'meta_info.output_top_logprobs': has 1 entries for 2 tokens");
 }
 
+// http_server.py's generate_request streams when GenerateReqInput.stream is set, on the same
+// route.
+TEST(SglangDialect, AsksForAStreamOnTheSameRoute) {
+  const auto dialect = dialect_from_name("sglang");
+  CompletionRequest request = greedy_ids();
+  EXPECT_EQ(json::parse(dialect->request_body(request))["stream"], false);
+  request.stream = true;
+  EXPECT_EQ(json::parse(dialect->request_body(request))["stream"], true);
+  EXPECT_TRUE(dialect->ends_streams_with_done());
+  EXPECT_EQ(dialect->stream_path(), "/generate");
+}
+
 // ggml-org/llama.cpp tools/server/server-task.cpp at commit
 // 00efb3e184262872916bf136b3df63c1822a19bd: server_task_result_cmpl_final::to_json_non_oaicompat
 // {index, content, tokens, id_slot, stop, model, tokens_predicted, tokens_evaluated,
@@ -324,6 +336,21 @@ TEST(TgiDialect, SendsTextWithDetailsAndReadsTokensPrefillAndTopTokens) {
   EXPECT_EQ(malformed(*dialect, R"({"generated_text": "x"})"), "field 'details': missing");
 }
 
+// router/src/server.rs: /generate answers whole whatever the request says; /generate_stream
+// takes the same GenerateRequest and refuses decoder_input_details (PrefillDetailsStream).
+TEST(TgiDialect, StreamsFromGenerateStreamWithoutPrefillDetails) {
+  const auto dialect = dialect_from_name("tgi");
+  CompletionRequest request = greedy_ids();
+  request.stream = true;
+  const json streamed = json::parse(dialect->request_body(request));
+  EXPECT_EQ(streamed["parameters"]["details"], true) << "the last event's finish_reason and count";
+  EXPECT_EQ(streamed["parameters"]["decoder_input_details"], false);
+  EXPECT_FALSE(streamed.contains("stream"));
+  EXPECT_EQ(dialect->path(), "/generate");
+  EXPECT_EQ(dialect->stream_path(), "/generate_stream");
+  EXPECT_FALSE(dialect->ends_streams_with_done());
+}
+
 CompletionRequest conversation() {
   CompletionRequest request = greedy_ids();
   request.prompt_ids.reset();
@@ -416,6 +443,21 @@ TEST(SglangChatDialect, AsksForBothIdListsAndReadsThemFromTheChoice) {
   EXPECT_EQ(c.token_ids, (std::vector<int64_t>{279, 8415}));
   EXPECT_EQ(c.prompt_token_ids, (std::vector<int64_t>{1, 15, 16}));
   EXPECT_EQ(c.new_tokens, 2);
+}
+
+// serving_chat.py refuses return_token_ids and return_prompt_token_ids in a stream.
+TEST(SglangChatDialect, StreamsWithoutAskingForIds) {
+  const auto dialect = dialect_from_name("sglang-chat");
+  CompletionRequest request = conversation();
+  request.stream = true;
+  const json streamed = json::parse(dialect->request_body(request));
+  EXPECT_EQ(streamed["stream"], true);
+  EXPECT_EQ(streamed["stream_options"]["include_usage"], true);
+  EXPECT_FALSE(streamed.contains("return_token_ids"));
+  EXPECT_FALSE(streamed.contains("return_prompt_token_ids"));
+  EXPECT_TRUE(dialect->gives_token_ids()) << "in a whole answer";
+  EXPECT_FALSE(dialect->gives_stream_token_ids());
+  EXPECT_TRUE(dialect_from_name("vllm-chat")->gives_stream_token_ids());
 }
 
 TEST(OpenaiChatDialect, ReadsTheMessageAndTheUsageCountOnly) {

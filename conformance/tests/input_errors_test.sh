@@ -145,8 +145,6 @@ cmp -s "$bench" "$work/bench-copy.jsonl" || fail "collect --out over --bench cha
 expect_usage_error "--min-p: the tgi API has no min_p" collect --endpoint http://127.0.0.1:9 --api tgi --model m \
   --bench "$bench" --out "$work/tgi.jsonl" --temperature 0.8 --min-p 0.1 --retries 0
 [ ! -e "$work/tgi.jsonl" ] || fail "collect --api tgi --min-p left an answer file"
-expect_usage_error "--stream: the sglang API's streams are not read (openai, vllm, llamacpp, openai-chat and vllm-chat are)" collect \
-  --endpoint http://127.0.0.1:9 --api sglang --model m --bench "$bench" --out "$work/sglang.jsonl" --stream --retries 0
 expect_usage_error "--stream: log-probabilities are not read from streams; leave out --top-logprobs" collect \
   --endpoint http://127.0.0.1:9 --api vllm --model m --bench "$bench" --out "$work/stream.jsonl" --stream --top-logprobs 2 \
   --retries 0
