@@ -72,7 +72,7 @@ void answer(const ServeRequest& request, const Tokenizer& tokenizer, const Serve
   }
   if (request.prompt_logprobs > 0)
     generated.prompt_logprobs = listed(std::span(request.prompt).subspan(1), request.prompt_logprobs);
-  response_body(request, generated, tokenizer, limits.model, 7);
+  response_body(request, std::span(&generated, 1), tokenizer, limits.model, 7);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "impl/common/json_line_context.h"
 #include "impl/common/json_value.h"
 #include "impl/common/short_number.h"
+#include "impl/common/utf8.h"
 
 namespace specgate::cli {
 namespace {
@@ -124,10 +125,10 @@ std::vector<int64_t> chat_prompt_of(const json& body, const Tokenizer& tokenizer
 void refuse_unsupported_fields(const json& body, ServeApi api) {
   static const std::set<std::string> kCompletion = {"model", "prompt", "max_tokens", "temperature", "top_k", "top_p",
                                                     "min_p", "seed", "logprobs", "prompt_logprobs", "n", "stream",
-                                                    "return_token_ids", "return_tokens_as_token_ids"};
+                                                    "stream_options", "return_token_ids", "return_tokens_as_token_ids"};
   static const std::set<std::string> kChat = {"model", "messages", "max_tokens", "max_completion_tokens", "temperature",
                                               "top_k", "top_p", "min_p", "seed", "logprobs", "top_logprobs", "n", "stream",
-                                              "return_token_ids", "return_prompt_token_ids",
+                                              "stream_options", "return_token_ids", "return_prompt_token_ids",
                                               "return_tokens_as_token_ids"};
   const auto is = [](const json& value, const json& neutral) { return value == neutral; };
   for (const auto& [field, value] : body.items()) {
@@ -159,9 +160,27 @@ json request_object(std::string_view text, const ServeLimits& limits, ServeApi a
                                     limits.model + "`)");
   }
   refuse_unsupported_fields(body, api);
-  if (flag(body, "stream")) refuse("stream", "streaming is not supported");
-  if (const json* n = present(body, "n"); n != nullptr && integer(*n, "n", 1, 1) != 1) refuse("n", "only 1 is supported");
   return body;
+}
+
+// n, stream and stream_options; what a stream does not report is refused.
+void read_answer_shape(const json& body, ServeRequest& request) {
+  if (const json* n = present(body, "n")) request.n = integer(*n, "n", 1, kMaxChoices);
+  request.stream = flag(body, "stream");
+  if (const json* options = present(body, "stream_options")) {
+    if (!request.stream) refuse("stream_options", "only with stream: true");
+    if (!options->is_object()) wrong_type("stream_options", "an object", *options);
+    for (const auto& [key, value] : options->items()) {
+      if (key != "include_usage" && !(key == "continuous_usage_stats" && value == false))
+        refuse("stream_options." + key, "not supported by this server (" + quoted(value) + ")");
+    }
+    request.include_usage = flag(*options, "include_usage");
+  }
+  if (!request.stream) return;
+  for (const char* field : {"logprobs", "top_logprobs", "prompt_logprobs", "return_prompt_token_ids"}) {
+    const json* value = present(body, field);
+    if (value != nullptr && *value != false && *value != 0) refuse(field, "not supported with stream: true");
+  }
 }
 
 // What both endpoints read besides the prompt and the log-probabilities asked.
@@ -255,7 +274,7 @@ ordered_json prompt_logprobs_of(const Generated& generated, const Tokenizer& tok
 // Refuses a request that asks more log-probabilities reported than the server allows.
 void check_logprob_entries(const ServeRequest& request, const ServeLimits& limits) {
   const int64_t prompt = request.prompt_logprobs > 0 ? (static_cast<int64_t>(request.prompt.size()) - 1) * (request.prompt_logprobs + 1) : 0;
-  const int64_t generated = request.top_logprobs > 0 ? request.max_new_tokens * (request.top_logprobs + 1) : 0;
+  const int64_t generated = request.top_logprobs > 0 ? request.n * request.max_new_tokens * (request.top_logprobs + 1) : 0;
   if (prompt + generated <= limits.max_logprob_entries) return;
   const char* field = request.prompt_logprobs > 0 ? "prompt_logprobs"
                       : request.api == ServeApi::kChat ? "top_logprobs" : "logprobs";
@@ -269,6 +288,7 @@ void check_logprob_entries(const ServeRequest& request, const ServeLimits& limit
 ServeRequest parse_completion_request(std::string_view text, const Tokenizer& tokenizer, const ServeLimits& limits) {
   const json body = request_object(text, limits, ServeApi::kCompletions);
   ServeRequest request{.api = ServeApi::kCompletions};
+  read_answer_shape(body, request);
   request.prompt = prompt_of(body, tokenizer, limits);
   read_generation_fields(body, "max_tokens", limits, request);
   if (const json* logprobs = present(body, "logprobs")) request.top_logprobs = top_logprobs(*logprobs, "logprobs");
@@ -282,6 +302,7 @@ ServeRequest parse_chat_request(std::string_view text, const Tokenizer& tokenize
   if (present(body, "max_tokens") != nullptr && present(body, "max_completion_tokens") != nullptr)
     refuse("max_completion_tokens", "give max_tokens or max_completion_tokens, not both");
   ServeRequest request{.api = ServeApi::kChat, .return_prompt_token_ids = flag(body, "return_prompt_token_ids")};
+  read_answer_shape(body, request);
   request.prompt = chat_prompt_of(body, tokenizer, limits);
   read_generation_fields(body, present(body, "max_completion_tokens") != nullptr ? "max_completion_tokens" : "max_tokens",
                          limits, request);
@@ -296,34 +317,53 @@ ServeRequest parse_chat_request(std::string_view text, const Tokenizer& tokenize
   return request;
 }
 
-std::string response_body(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
+std::optional<uint64_t> choice_seed(const std::optional<uint64_t>& seed, int64_t index) {
+  if (!seed || index == 0) return seed;
+  // splitmix64's finalizer over the pair: distinct choices of one seed, and of nearby seeds, draw apart.
+  uint64_t z = *seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(index);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+std::string answer_text(const Tokenizer& tokenizer, std::span<const int64_t> tokens) {
+  return utf8_lossy(tokenizer.decode(tokens));
+}
+
+std::string response_body(const ServeRequest& request, std::span<const Generated> choices, const Tokenizer& tokenizer,
                           const std::string& model, int64_t id) {
   const bool chat = request.api == ServeApi::kChat;
-  const std::string text = tokenizer.decode(generated.sequence.tokens);
-  // vLLM's keys in vLLM's order, and each position's log-probabilities in its order.
-  ordered_json choice = {{"index", 0}};
-  if (chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
-  } else {
-    choice["text"] = text;
+  ordered_json listed = ordered_json::array();
+  int64_t completion_tokens = 0;
+  for (size_t index = 0; index < choices.size(); ++index) {
+    const Generated& generated = choices[index];
+    completion_tokens += generated.completion_tokens;
+    const std::string text = answer_text(tokenizer, generated.sequence.tokens);
+    // vLLM's keys in vLLM's order, and each position's log-probabilities in its order.
+    ordered_json choice = {{"index", index}};
+    if (chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", text}};
+    } else {
+      choice["text"] = text;
+    }
+    choice["logprobs"] = logprobs_of(request, generated, tokenizer);
+    if (request.prompt_logprobs > 0) choice["prompt_logprobs"] = prompt_logprobs_of(generated, tokenizer);
+    choice["finish_reason"] = generated.sequence.finish_reason == FinishReason::kEos ? "stop" : "length";
+    choice["stop_reason"] = nullptr;
+    if (request.return_token_ids) {
+      choice["token_ids"] = generated.sequence.tokens;
+      if (!chat) choice["prompt_token_ids"] = request.prompt;
+    }
+    if (request.return_prompt_token_ids) choice["prompt_token_ids"] = request.prompt;
+    listed.push_back(std::move(choice));
   }
-  choice["logprobs"] = logprobs_of(request, generated, tokenizer);
-  if (request.prompt_logprobs > 0) choice["prompt_logprobs"] = prompt_logprobs_of(generated, tokenizer);
-  choice["finish_reason"] = generated.sequence.finish_reason == FinishReason::kEos ? "stop" : "length";
-  choice["stop_reason"] = nullptr;
-  if (request.return_token_ids) {
-    choice["token_ids"] = generated.sequence.tokens;
-    if (!chat) choice["prompt_token_ids"] = request.prompt;
-  }
-  if (request.return_prompt_token_ids) choice["prompt_token_ids"] = request.prompt;
   const auto created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
   const int64_t prompt_tokens = static_cast<int64_t>(request.prompt.size());
-  const int64_t completion_tokens = generated.completion_tokens;
   ordered_json response = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id)},
                            {"object", chat ? "chat.completion" : "text_completion"},
                            {"created", created.count()},
                            {"model", model},
-                           {"choices", ordered_json::array({choice})},
+                           {"choices", std::move(listed)},
                            {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens + completion_tokens},
                                       {"completion_tokens", completion_tokens}}}};
   if (chat && request.return_token_ids) response["prompt_token_ids"] = request.prompt;

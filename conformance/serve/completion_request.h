@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -30,7 +31,17 @@ struct ServeRequest {
   bool return_token_ids = false;
   bool return_prompt_token_ids = false;  // SGLang's chat field: prompt_token_ids in the choice
   bool token_id_keys = false;  // vLLM's return_tokens_as_token_ids: top_logprobs keyed "token_id:<id>"
+  int64_t n = 1;               // independent samples, each a choice of the answer
+  bool stream = false;         // answered as server-sent events (CompletionStream)
+  bool include_usage = false;  // stream_options.include_usage: a usage chunk ends the stream
 };
+
+// The most choices one request may ask (n).
+inline constexpr int64_t kMaxChoices = 64;
+
+// The random stream choice `index` of a request samples from, under the request's seed when it
+// has one: the seed itself for the first, for each other one drawn from both.
+std::optional<uint64_t> choice_seed(const std::optional<uint64_t>& seed, int64_t index);
 
 // What serve answers for a finished sequence: the sequence, its log-probabilities when asked,
 // the prompt's when asked, and the count usage reports.
@@ -65,7 +76,8 @@ struct ServeLimits {
 
 // Parses and checks an OpenAI completion request (vLLM's fields included): prompt as text or
 // token ids, max_tokens, temperature, top_k, top_p, min_p, seed, logprobs, return_token_ids,
-// return_tokens_as_token_ids; OpenAI's stop, echo, best_of, presence_penalty, frequency_penalty,
+// return_tokens_as_token_ids, n, stream and stream_options.include_usage (a stream reports no
+// log-probabilities); OpenAI's stop, echo, best_of, presence_penalty, frequency_penalty,
 // repetition_penalty and user only with the value that changes nothing. Throws RequestRefused:
 // 400 for any other field, a wrong type or value, a prompt that with max_tokens passes the
 // context or ids outside the vocabulary; 404 for another model's name.
@@ -80,9 +92,12 @@ ServeRequest parse_chat_request(std::string_view body, const Tokenizer& tokenize
 
 // The response to `request` in its endpoint's shape, as vLLM's: a CompletionResponse (token_ids
 // and prompt_token_ids in the choice when asked) or a ChatCompletionResponse (token_ids in the
-// choice, prompt_token_ids beside the choices).
-std::string response_body(const ServeRequest& request, const Generated& generated, const Tokenizer& tokenizer,
+// choice, prompt_token_ids beside the choices), a choice for each of `choices`, usage summed.
+std::string response_body(const ServeRequest& request, std::span<const Generated> choices, const Tokenizer& tokenizer,
                           const std::string& model, int64_t id);
+
+// The text of `tokens` as serve answers it, whole or streamed: bytes that are not UTF-8 as U+FFFD.
+std::string answer_text(const Tokenizer& tokenizer, std::span<const int64_t> tokens);
 
 // {"error": {"message", "type", "code"}}, as vLLM's ErrorResponse.
 std::string error_response(int status, const std::string& message);

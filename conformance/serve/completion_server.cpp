@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "conformance/serve/completion_stream.h"
 #include "conformance/serve/decoded_counters.h"
 #include "impl/common/error.h"
 
@@ -35,6 +37,19 @@ using tcp = asio::ip::tcp;
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 using Reply = std::function<void(Response)>;
+
+// How a route answers its request: with one response, or with a stream of server-sent events,
+// the headers before the first; `last` ends it.
+struct Responder {
+  Reply whole;
+  std::function<void(std::string events, bool last)> events;
+};
+
+std::string joined(const std::vector<std::string>& events) {
+  std::string out;
+  for (const std::string& event : events) out += event;
+  return out;
+}
 
 Response json_response(http::status status, std::string body) {
   Response response{status, 11};
@@ -52,6 +67,10 @@ Response error_reply(http::status status, const std::string& message) {
 // libtorch's messages carry a backtrace after their first line.
 std::string first_line(std::string_view message) { return std::string(message.substr(0, message.find('\n'))); }
 
+// Events of a streamed answer that a client may leave unread before it counts as gone: far more
+// than a round's, far less than memory.
+constexpr size_t kMaxUnsentEventBytes = size_t{4} << 20;
+
 // Drops the work of a request whose client has gone; empty for a request answered at once.
 using Cancel = std::function<void()>;
 
@@ -62,8 +81,9 @@ class Routes {
          const ServeLimits& limits)
       : loop_(loop), reporter_(reporter), reporting_(reporting), tokenizer_(tokenizer), limits_(limits) {}
 
-  // Answers `request` through `reply`: at once, or once decoded and reported.
-  Cancel route(const Request& request, Reply reply) {
+  // Answers `request` through `responder`: at once, or as it decodes, or once decoded and reported.
+  Cancel route(const Request& request, const Responder& responder) {
+    const Reply& reply = responder.whole;
     const std::string_view target(request.target().data(), request.target().size());
     const std::string path(target.substr(0, target.find('?')));
     const bool generates = path == "/v1/completions" || path == "/v1/chat/completions";
@@ -78,7 +98,7 @@ class Routes {
     if (request.method() != wanted && !head_of_get)
       return at_once(error_reply(http::status::method_not_allowed, path + " takes " + std::string(http::to_string(wanted))));
     if (generates) return complete(path == "/v1/chat/completions" ? ServeApi::kChat : ServeApi::kCompletions,
-                                   request.body(), std::move(reply));
+                                   request.body(), responder);
     if (path == "/health") {
       if (loop_.closing()) return at_once(error_reply(http::status::service_unavailable, "the server is shutting down"));
       return at_once(Response{http::status::ok, 11});
@@ -93,54 +113,119 @@ class Routes {
   }
 
  private:
-  Cancel complete(ServeApi api, const std::string& body, Reply reply) {
-    auto request = std::make_shared<ServeRequest>();
+  // One request's choices on their way, each decoded as a request of its own. Touched on the
+  // decode loop's thread only, and by the reporting pool once every choice finished.
+  struct Answer {
+    ServeRequest request;
+    Responder responder;
+    int64_t id = 0;
+    std::optional<CompletionStream> stream;
+    std::vector<std::optional<SequenceResult>> finished;  // whole answers: each choice once decoded
+    int64_t unfinished = 0;
+    bool failed = false;
+    std::vector<int64_t> loop_ids;
+  };
+
+  Cancel complete(ServeApi api, const std::string& body, const Responder& responder) {
+    auto answer = std::make_shared<Answer>();
     try {
-      *request = api == ServeApi::kChat ? parse_chat_request(body, tokenizer_, limits_)
-                                        : parse_completion_request(body, tokenizer_, limits_);
+      answer->request = api == ServeApi::kChat ? parse_chat_request(body, tokenizer_, limits_)
+                                               : parse_completion_request(body, tokenizer_, limits_);
     } catch (const RequestRefused& refused) {
-      reply(error_reply(http::int_to_status(static_cast<unsigned>(refused.status())), refused.what()));
+      responder.whole(error_reply(http::int_to_status(static_cast<unsigned>(refused.status())), refused.what()));
       return {};
     } catch (const std::exception& e) {
-      reply(error_reply(http::status::bad_request, "the prompt cannot be encoded: " + first_line(e.what())));
+      responder.whole(error_reply(http::status::bad_request, "the prompt cannot be encoded: " + first_line(e.what())));
       return {};
     }
-    const int64_t id = next_id_++;
-    const std::optional<int64_t> admitted = loop_.submit(*request, [this, request, reply, id](Outcome outcome) {
-      if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) return answer_failure(id, *failure, reply);
-      auto sequence = std::make_shared<SequenceResult>(std::move(std::get<SequenceResult>(outcome)));
-      counters_.count(*request, *sequence);
-      // A target pass over prompt and tokens runs beside decoding, not on its thread.
-      if (ServeReporter::needs_pass(*request))
-        return asio::post(reporting_, [this, request, sequence, reply, id] { answer(*request, std::move(*sequence), reply, id); });
-      answer(*request, std::move(*sequence), reply, id);
-    });
+    const ServeRequest& request = answer->request;
+    answer->responder = responder;
+    answer->id = next_id_++;
+    answer->unfinished = request.n;
+    answer->finished.resize(static_cast<size_t>(request.n));
+    if (request.stream) answer->stream.emplace(request, tokenizer_, limits_.model, answer->id, reporter_.faults());
+    std::vector<DecodeLoop::Submission> choices;
+    for (int64_t index = 0; index < request.n; ++index) {
+      ServeRequest choice = request;
+      choice.seed = choice_seed(request.seed, index);
+      DecodeLoop::OnTokens on_tokens;
+      if (request.stream) on_tokens = [answer, index](std::span<const int64_t> generated) { advance(*answer, index, generated); };
+      choices.push_back({std::move(choice), [this, answer, index](Outcome outcome) { finish(answer, index, std::move(outcome)); },
+                         std::move(on_tokens)});
+    }
+    const std::optional<std::vector<int64_t>> admitted = loop_.submit(std::move(choices));
     if (!admitted) {
-      reply(error_reply(http::status::service_unavailable,
-                        loop_.closing() ? "the server is shutting down" : "the request queue is full"));
+      responder.whole(error_reply(http::status::service_unavailable,
+                                  loop_.closing() ? "the server is shutting down" : "the request queue is full"));
       return {};
     }
-    return [this, loop_id = *admitted] { loop_.cancel(loop_id); };
+    answer->loop_ids = *admitted;
+    return [this, ids = *admitted] {
+      for (const int64_t id : ids) loop_.cancel(id);
+    };
   }
 
-  void answer(const ServeRequest& request, SequenceResult sequence, const Reply& reply, int64_t id) const {
+  static void advance(Answer& answer, int64_t index, std::span<const int64_t> generated) {
+    if (answer.failed) return;
+    const std::vector<std::string> events = answer.stream->advance(index, generated);
+    if (!events.empty()) answer.responder.events(joined(events), false);
+  }
+
+  void finish(const std::shared_ptr<Answer>& answer, int64_t index, Outcome outcome) {
+    if (answer->failed) return;
     try {
-      const Generated generated = reporter_.report(request, std::move(sequence));
-      reply(json_response(http::status::ok, response_body(request, generated, tokenizer_, limits_.model, id)));
+      if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) std::rethrow_exception(*failure);
+      SequenceResult& sequence = std::get<SequenceResult>(outcome);
+      counters_.count(answer->request, sequence);
+      --answer->unfinished;
+      if (answer->stream) {
+        const Generated generated = reporter_.report(answer->request, std::move(sequence));
+        answer->responder.events(joined(answer->stream->finish(index, generated)), answer->unfinished == 0);
+        return;
+      }
+      answer->finished[static_cast<size_t>(index)] = std::move(sequence);
+      if (answer->unfinished > 0) return;
     } catch (...) {
-      answer_failure(id, std::current_exception(), reply);
+      fail(*answer, std::current_exception());
+      return;
+    }
+    // A target pass over prompt and tokens runs beside decoding, not on its thread.
+    if (ServeReporter::needs_pass(answer->request)) return asio::post(reporting_, [this, answer] { reply_whole(*answer); });
+    reply_whole(*answer);
+  }
+
+  void reply_whole(Answer& answer) const {
+    try {
+      std::vector<Generated> choices;
+      for (std::optional<SequenceResult>& sequence : answer.finished) choices.push_back(reporter_.report(answer.request, std::move(*sequence)));
+      answer.responder.whole(json_response(http::status::ok, response_body(answer.request, choices, tokenizer_, limits_.model, answer.id)));
+    } catch (...) {
+      fail(answer, std::current_exception());
     }
   }
 
-  static void answer_failure(int64_t id, const std::exception_ptr& failure, const Reply& reply) {
+  // The request fails as a whole: its other choices leave the decoder.
+  void fail(Answer& answer, const std::exception_ptr& failure) const {
+    answer.failed = true;
+    for (const int64_t id : answer.loop_ids) loop_.cancel(id);
+    const std::string message = failure_message(answer.id, failure);
+    if (answer.stream) {
+      answer.responder.events(joined(answer.stream->fail(500, message)), true);
+    } else {
+      answer.responder.whole(error_reply(http::status::internal_server_error, message));
+    }
+  }
+
+  // What a failed request is answered, logged with its id.
+  static std::string failure_message(int64_t id, const std::exception_ptr& failure) {
     try {
       std::rethrow_exception(failure);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "serve: request %lld failed: %s\n", static_cast<long long>(id), e.what());
-      reply(error_reply(http::status::internal_server_error, "decoding failed: " + first_line(e.what())));
+      return "decoding failed: " + first_line(e.what());
     } catch (...) {
       std::fprintf(stderr, "serve: request %lld failed\n", static_cast<long long>(id));
-      reply(error_reply(http::status::internal_server_error, "decoding failed"));
+      return "decoding failed";
     }
   }
 
@@ -253,11 +338,72 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ++tally_.unanswered;
     answering_ = true;
     ++requests_;
-    cancel_ = routes_.route(request, [self = shared_from_this()](Response response) {
-      asio::post(self->stream_.get_executor(),
-                 [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
-    });
+    const Responder responder{
+        [self = shared_from_this()](Response response) {
+          asio::post(self->stream_.get_executor(),
+                     [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
+        },
+        [self = shared_from_this(), request = requests_](std::string events, bool last) {
+          asio::post(self->stream_.get_executor(), [self, events = std::move(events), last, request]() mutable {
+            self->send_events(std::move(events), last, request);
+          });
+        }};
+    cancel_ = routes_.route(request, responder);
     if (cancel_) watch_client();
+  }
+
+  // Queues the events of a streamed answer to request number `request` on this connection, the
+  // headers first; `last` ends the answer. A client that leaves them unread past the request
+  // timeout, or lets more than kMaxUnsentEventBytes pile up, has gone: its request is dropped.
+  void send_events(std::string events, bool last, int64_t request) {
+    if (!answering_ || requests_ != request) return;
+    unsent_bytes_ += events.size();
+    if (unsent_bytes_ > kMaxUnsentEventBytes) return abandon();
+    unsent_.push_back(std::move(events));
+    stream_ends_ = stream_ends_ || last;
+    pump_events();
+  }
+
+  void pump_events() {
+    if (pumping_) return;
+    const bool chunked = version_ >= 11;  // HTTP/1.0: the body runs to the connection's close
+    const auto then = [self = shared_from_this()](beast::error_code error, size_t) {
+      self->pumping_ = false;
+      if (error) return self->abandon();
+      self->pump_events();
+    };
+    if (!stream_head_) {
+      stream_head_.emplace(http::status::ok, version_);
+      stream_head_->set(http::field::content_type, "text/event-stream");
+      stream_head_->set(http::field::cache_control, "no-cache");
+      close_after_write_ = close_after_write_ || !chunked;
+      stream_head_->keep_alive(!close_after_write_);
+      stream_head_->chunked(chunked);
+      stream_serializer_.emplace(*stream_head_);
+      pumping_ = true;
+      stream_.expires_after(timeout());
+      return http::async_write_header(stream_, *stream_serializer_, then);
+    }
+    if (!unsent_.empty()) {
+      writing_ = std::move(unsent_.front());
+      unsent_.pop_front();
+      unsent_bytes_ -= writing_.size();
+      pumping_ = true;
+      stream_.expires_after(timeout());
+      if (chunked) return asio::async_write(stream_, http::make_chunk(asio::buffer(writing_)), then);
+      return asio::async_write(stream_, asio::buffer(writing_), then);
+    }
+    if (!stream_ends_) return;
+    const auto ended = [self = shared_from_this()](beast::error_code error, size_t) {
+      self->stream_head_.reset();
+      self->stream_serializer_.reset();
+      self->stream_ends_ = false;
+      self->on_write(error, 0);
+    };
+    pumping_ = true;
+    stream_.expires_after(timeout());
+    if (chunked) return asio::async_write(stream_, http::make_chunk_last(), ended);
+    ended({}, 0);
   }
 
   // While its request decodes, a client that closes the connection cancels it: the socket turns
@@ -274,8 +420,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  // The client has gone: its request leaves the decoder, and nothing is written.
+  // The client has gone: its request leaves the decoder, and nothing more is written.
   void abandon() {
+    if (!answering_) return;
     answering_ = false;
     --tally_.unanswered;
     std::exchange(cancel_, {})();
@@ -305,6 +452,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_write(beast::error_code error, size_t) {
+    pumping_ = false;
     cancel_ = {};
     if (answering_) {
       answering_ = false;
@@ -354,6 +502,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool answering_ = false;
   int64_t requests_ = 0;  // routed on this connection
   Cancel cancel_;         // the request being answered, while it decodes
+  // A streamed answer under way: its headers, events not yet written, the chunk being written.
+  std::optional<http::response<http::empty_body>> stream_head_;
+  std::optional<http::response_serializer<http::empty_body>> stream_serializer_;
+  std::deque<std::string> unsent_;
+  size_t unsent_bytes_ = 0;
+  std::string writing_;
+  bool pumping_ = false;      // a write of the stream is under way
+  bool stream_ends_ = false;  // its last events are queued
 };
 
 // The connections open, to shed the one that has waited longest for a request when a new one

@@ -19,17 +19,28 @@ DecodeLoop::~DecodeLoop() {
   thread_.join();
 }
 
-std::optional<int64_t> DecodeLoop::submit(ServeRequest request, OnFinished on_finished) {
-  int64_t id;
+std::optional<std::vector<int64_t>> DecodeLoop::submit(std::vector<Submission> group) {
+  std::vector<int64_t> ids;
   {
     const std::lock_guard lock(mutex_);
-    if (closing_ || static_cast<int64_t>(unfinished_.size()) >= capacity_) return std::nullopt;
-    id = next_id_++;
-    unfinished_.emplace(id, std::move(on_finished));
-    arrived_.emplace_back(id, std::move(request));
+    if (closing_ || static_cast<int64_t>(unfinished_.size() + group.size()) > capacity_) return std::nullopt;
+    for (Submission& submission : group) {
+      const int64_t id = next_id_++;
+      unfinished_.emplace(id, Callbacks{std::move(submission.on_finished), std::move(submission.on_tokens)});
+      arrived_.emplace_back(id, std::move(submission.request));
+      ids.push_back(id);
+    }
   }
   changed_.notify_all();
-  return id;
+  return ids;
+}
+
+std::optional<int64_t> DecodeLoop::submit(ServeRequest request, OnFinished on_finished) {
+  std::vector<Submission> one;
+  one.push_back({std::move(request), std::move(on_finished), {}});
+  const std::optional<std::vector<int64_t>> ids = submit(std::move(one));
+  if (!ids) return std::nullopt;
+  return ids->front();
 }
 
 void DecodeLoop::cancel(int64_t id) {
@@ -80,13 +91,14 @@ void DecodeLoop::run() {
       failure = std::current_exception();
     }
     std::vector<std::pair<OnFinished, Outcome>> outcomes;
+    std::map<int64_t, OnTokens> following;  // unfinished requests that read their tokens as they come
     {
       const std::lock_guard lock(mutex_);
       for (SequenceResult& result : finished) {
         const int64_t id = result.sequence_index;
         const auto it = unfinished_.find(id);
         if (it != unfinished_.end()) {
-          outcomes.emplace_back(std::move(it->second), std::move(result));
+          outcomes.emplace_back(std::move(it->second.on_finished), std::move(result));
           unfinished_.erase(it);
         } else if (std::find(cancelled_.begin(), cancelled_.end(), id) == cancelled_.end() && !failure) {
           // Neither waiting for it nor cancelled during the step: the engine is broken.
@@ -103,14 +115,23 @@ void DecodeLoop::run() {
             ++it;
             continue;
           }
-          outcomes.emplace_back(std::move(it->second), failure);
+          outcomes.emplace_back(std::move(it->second.on_finished), failure);
           it = unfinished_.erase(it);
         }
         cancelled_.clear();
         engine_ = make_engine_();
       }
+      for (const auto& [id, callbacks] : unfinished_) {
+        if (callbacks.on_tokens) following.emplace(id, callbacks.on_tokens);
+      }
     }
     for (auto& [on_finished, outcome] : outcomes) on_finished(std::move(outcome));
+    // Only this thread steps the engine: what it generated holds still while read.
+    if (!following.empty()) {
+      engine_->visit_live([&following](int64_t id, std::span<const int64_t> generated) {
+        if (const auto it = following.find(id); it != following.end()) it->second(generated);
+      });
+    }
     changed_.notify_all();
   }
 }

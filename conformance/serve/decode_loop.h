@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -30,15 +31,25 @@ class DecodeLoop {
   // Called once per request, on the loop's thread, when it finished or failed; never for a
   // request cancelled first.
   using OnFinished = std::function<void(Outcome)>;
+  // Called on the loop's thread after each step that leaves a request unfinished, with the
+  // tokens it generated so far.
+  using OnTokens = std::function<void(std::span<const int64_t> generated)>;
 
   DecodeLoop(std::function<std::unique_ptr<ServeEngine>()> make_engine, int64_t capacity);
   ~DecodeLoop();
   DecodeLoop(const DecodeLoop&) = delete;
   DecodeLoop& operator=(const DecodeLoop&) = delete;
 
-  // The request's id; nullopt, and `on_finished` never called, when the loop is full or closing.
+  struct Submission {
+    ServeRequest request;
+    OnFinished on_finished;
+    OnTokens on_tokens;  // may be empty
+  };
+  // Each request's id, all admitted at once; nullopt, and no callback ever called, when the loop
+  // lacks room for them all or is closing.
+  std::optional<std::vector<int64_t>> submit(std::vector<Submission> group);
   std::optional<int64_t> submit(ServeRequest request, OnFinished on_finished);
-  // Drops request `id`, whose answer nobody will read: its on_finished is not called from now
+  // Drops request `id`, whose answer nobody will read: its callbacks are not called from now
   // on, and it leaves the engine before the next step.
   void cancel(int64_t id);
   // Refuses new requests from now on; those admitted still finish.
@@ -57,7 +68,11 @@ class DecodeLoop {
   std::condition_variable changed_;
   std::deque<std::pair<int64_t, ServeRequest>> arrived_;
   std::vector<int64_t> cancelled_;  // admitted to the engine, to leave it before the next step
-  std::map<int64_t, OnFinished> unfinished_;
+  struct Callbacks {
+    OnFinished on_finished;
+    OnTokens on_tokens;
+  };
+  std::map<int64_t, Callbacks> unfinished_;
   int64_t next_id_ = 0;
   bool closing_ = false;
   bool stopping_ = false;

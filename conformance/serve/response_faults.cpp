@@ -7,7 +7,8 @@ namespace {
 
 constexpr std::string_view kNames[] = {"zeroed-logprobs",         "stale-logprobs",    "usage-counts-drafted",
                                        "shifted-prompt-logprobs", "zeroed-drafted-logprobs", "unsorted-logprobs",
-                                       "unnormalized-logprobs"};
+                                       "unnormalized-logprobs",   "stream-last-token-only",  "stream-cut-utf8",
+                                       "stream-usage-counts-drafted", "stream-chunk-after-finish"};
 static_assert(std::size(kNames) == static_cast<size_t>(ResponseFault::kCount));
 
 // Whether each token was an accepted draft: the prefill's pass gives the tokens before the

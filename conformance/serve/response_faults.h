@@ -20,6 +20,11 @@ enum class ResponseFault {
   kZeroedDraftedLogprobs,  // an accepted draft token reports log-probability 0 beside it, its alternatives right
   kUnsortedLogprobs,       // each token's alternatives listed least likely first
   kUnnormalizedLogprobs,   // every value shifted so the most likely reads 1, as unnormalized logits would
+  // Of streamed answers only, whose whole answers stay right:
+  kStreamLastTokenOnly,       // a chunk carries only the last of its round's tokens, in its ids and its text
+  kStreamCutUtf8,             // a chunk's text loses the bytes of its last character of more than one byte
+  kStreamUsageCountsDrafted,  // the usage chunk counts rejected drafts as well as the tokens
+  kStreamChunkAfterFinish,    // the last token comes again in a chunk after the finish reason's
   kCount,
 };
 
@@ -34,11 +39,13 @@ class ResponseFaults {
 };
 
 // zeroed-logprobs, stale-logprobs, usage-counts-drafted, shifted-prompt-logprobs,
-// zeroed-drafted-logprobs, unsorted-logprobs, unnormalized-logprobs; nullopt for any other name.
+// zeroed-drafted-logprobs, unsorted-logprobs, unnormalized-logprobs, stream-last-token-only,
+// stream-cut-utf8, stream-usage-counts-drafted, stream-chunk-after-finish; nullopt for any other name.
 std::optional<ResponseFault> response_fault_from_name(std::string_view name);
 std::vector<std::string> response_fault_names();
 
-// What `generated` reports under `faults`: its log-probabilities, prompt_logprobs and usage count.
+// What `generated` reports under `faults`: its log-probabilities, prompt_logprobs and usage count
+// (CompletionStream applies the stream faults).
 void report_under_faults(const ResponseFaults& faults, Generated& generated);
 
 }  // namespace specgate::cli

@@ -67,6 +67,10 @@ class DecoderServeEngine : public ServeEngine {
     if (!pool_->decoder->has_work()) pool_.reset();
   }
 
+  void visit_live(const Decoder::LiveVisitor& visit) const override {
+    if (pool_) pool_->decoder->visit_live(visit);
+  }
+
  private:
   // A decoder and its drafter.
   struct Pool {
@@ -89,6 +93,7 @@ class OracleServeEngine : public ServeEngine {
   void admit(int64_t id, ServeRequest request) override { waiting_.emplace_back(id, std::move(request)); }
   bool has_work() const override { return !waiting_.empty(); }
   void cancel(int64_t id) override { erase_waiting(waiting_, id); }
+  void visit_live(const Decoder::LiveVisitor&) const override {}
 
   std::vector<SequenceResult> step() override {
     if (waiting_.empty()) return {};

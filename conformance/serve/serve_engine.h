@@ -14,7 +14,8 @@ namespace specgate::cli {
 
 // One of our decoders behind the server: requests are admitted as they come, each step decodes
 // for a while and hands back those that finished (each result's sequence_index is its request's
-// id), and a request whose client has gone is cancelled.
+// id), what the others generated so far can be read between steps, and a request whose client
+// has gone is cancelled.
 class ServeEngine {
  public:
   virtual ~ServeEngine() = default;
@@ -23,6 +24,8 @@ class ServeEngine {
   virtual std::vector<SequenceResult> step() = 0;
   // Drops request `id` before the next step, waiting or decoding; no step returns it.
   virtual void cancel(int64_t id) = 0;
+  // Each request being decoded, by id, with the tokens it generated so far.
+  virtual void visit_live(const Decoder::LiveVisitor& visit) const = 0;
 };
 
 struct ServeEngineSettings {
@@ -40,8 +43,8 @@ struct ServeEngineSettings {
 // exspec: continuous admission, each step one speculative round (requests join the window at
 // the next step). nonspec-batch and eqspec: the oldest requests, up to batch_size, decoded as
 // one batch, a round a step, the next batch once the last of them finished. oracle: one request
-// per step, whole. Requests of any sampling settings and lengths share a batch, each decoded as
-// it asked.
+// per step, whole (none is live between steps). Requests of any sampling settings and lengths
+// share a batch, each decoded as it asked.
 std::unique_ptr<ServeEngine> make_serve_engine(const ServeEngineSettings& settings);
 
 }  // namespace specgate::cli

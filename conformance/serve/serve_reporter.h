@@ -18,6 +18,7 @@ class ServeReporter {
   static bool needs_pass(const ServeRequest& request) { return request.top_logprobs > 0 || request.prompt_logprobs > 0; }
 
   Generated report(const ServeRequest& request, SequenceResult sequence) const;
+  const ResponseFaults& faults() const { return faults_; }
 
  private:
   const Transformer& target_;

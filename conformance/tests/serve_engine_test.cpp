@@ -188,6 +188,7 @@ class StepCounter : public ServeEngine {
     return finished;
   }
   void cancel(int64_t id) override { engine_->cancel(id); }
+  void visit_live(const Decoder::LiveVisitor& visit) const override { engine_->visit_live(visit); }
 
  private:
   std::unique_ptr<ServeEngine> engine_;
@@ -245,6 +246,7 @@ class Duplicating : public ServeEngine {
     return finished;
   }
   void cancel(int64_t id) override { engine_->cancel(id); }
+  void visit_live(const Decoder::LiveVisitor& visit) const override { engine_->visit_live(visit); }
 
  private:
   std::unique_ptr<ServeEngine> engine_;

@@ -3,8 +3,8 @@
 # alone and the server serves on; idle and slow connections cannot starve it (at the connection
 # limit the longest idle is shed); bodies, headers and busy connections past their limits get
 # 413, 431 and 503; a connection whose request does not
-# arrive whole in time is closed; the work of clients that have gone is cancelled; a burst of
-# 64 connections is all answered.
+# arrive whole in time is closed; the work of clients that have gone is cancelled, streams
+# included; a burst of 64 connections is all answered.
 set -uo pipefail
 conformance=$1 fixtures=$2
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -210,6 +210,43 @@ started = time.time()
 status, text = complete({"prompt": [5, 6, 7], "max_tokens": 4}, timeout=30)
 print(f"after 256 abandoned requests: {status} in {time.time() - started:.3f} s")
 check(status == 200, f"a completion after 256 abandoned requests: {status} {text[:200]}")
+
+# Streams under attack. A client that reads its stream's first event and closes, and one that
+# never reads its 16 choices of 4,000 tokens (more events than socket buffers hold: the server's
+# writes stall past --request-timeout, or pile up past what it keeps unsent): the
+# server drops both, closing the second's connection before the end of its answer, and meanwhile
+# streams another client's answer whole, ending in data: [DONE], as that answer comes unstreamed.
+def stream_socket(body, receive_buffer=None):
+    data = json.dumps(dict(body, stream=True)).encode()
+    s = socket.socket()
+    if receive_buffer:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    s.connect(("127.0.0.1", port))
+    s.sendall(f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    return s
+closing = stream_socket({"prompt": [1, 2, 3], "max_tokens": 4000})
+first = closing.recv(4096)
+check(b"200 OK" in first and b"text/event-stream" in first, f"a stream's first bytes: {first[:200]!r}")
+closing.close()
+stalled = stream_socket({"prompt": [1, 2, 4], "max_tokens": 4000, "n": 16}, receive_buffer=2048)
+streamed = request("POST", "/v1/completions", json.dumps({"prompt": [5, 6, 7], "max_tokens": 12, "stream": True,
+                                                           "return_token_ids": True}))
+events = [line[6:] for line in streamed[1].split("\n") if line.startswith("data: ")]
+ids = [i for e in events[:-1] for i in json.loads(e)["choices"][0]["token_ids"]]
+_, whole = complete({"prompt": [5, 6, 7], "max_tokens": 12, "return_token_ids": True})
+check(streamed[0] == 200 and events[-1] == "[DONE]" and ids == json.loads(whole)["choices"][0]["token_ids"],
+      f"a stream beside them: {streamed[0]} {events[-2:]}")
+time.sleep(3)
+stalled.settimeout(20)
+received = b""
+try:
+    while chunk := stalled.recv(1 << 16):
+        received += chunk
+except (ConnectionResetError, socket.timeout) as e:
+    check(isinstance(e, ConnectionResetError), "the stalled stream was never closed")
+check(b"data: [DONE]" not in received, "the stalled stream was written to its end")
+stalled.close()
 
 # A burst of 64 completions at once: every one answered, none reset.
 results = []
