@@ -40,15 +40,21 @@ struct DifferentialOptions {
 
 void print_summary(const DifferentialReport& report) {
   for (const ScheduleOutcome& o : report.schedules) {
-    std::printf("%-9s %3lld in flight%s%s%s: %lld answers", o.schedule.name.c_str(), static_cast<long long>(o.schedule.in_flight),
+    std::printf("%-12s %3lld in flight%s%s%s%s: %lld answers", o.schedule.name.c_str(), static_cast<long long>(o.schedule.in_flight),
                 o.schedule.shuffled ? ", shuffled" : "", o.schedule.fillers > 0 ? ", fillers" : "",
-                o.schedule.stagger_seconds > 0 ? ", staggered" : "", static_cast<long long>(o.questions));
+                o.schedule.stagger_seconds > 0 ? ", staggered" : "", o.schedule.streamed ? ", streamed" : "",
+                static_cast<long long>(o.questions));
     if (&o != &report.schedules.front())
       std::printf(", %lld identical, %lld hard, %lld near-tie, %lld unattributed, %lld length, %lld missing",
                   static_cast<long long>(o.identical), static_cast<long long>(o.divergences.hard),
                   static_cast<long long>(o.divergences.near_tie), static_cast<long long>(o.divergences.unattributed),
                   static_cast<long long>(o.divergences.length), static_cast<long long>(o.missing));
     std::printf(" (%.1f s)\n", o.seconds);
+    if (!o.chunk_sizes.empty()) {
+      std::printf("%-12s chunks by the tokens they carried:", "");
+      for (const auto& [tokens, chunks] : o.chunk_sizes) std::printf(" %lld: %lld", static_cast<long long>(tokens), static_cast<long long>(chunks));
+      std::printf("\n");
+    }
   }
   if (report.counters) std::printf("%s\n", counters_line(*report.counters).c_str());
   if (const auto warning = coverage_warning_of(report))
@@ -68,6 +74,8 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   job.collect.defaults.prompt_logprobs = o.prompt_logprobs;
   CrowdSettings crowd = o.crowd;
   crowd.fillers_asked = command.count("--fillers") > 0;
+  if (crowd.stream && (job.collect.defaults.top_logprobs > 0 || o.prompt_logprobs > 0))
+    throw InputError("--stream: log-probabilities are not read from streams; leave out --top-logprobs and --prompt-logprobs");
   job.schedules = plan_schedules(crowd);
   if (!(o.near_tie_threshold >= 0.0 && std::isfinite(o.near_tie_threshold)))
     throw InputError("--near-tie-threshold: must be a finite number of nats >= 0, got " + short_number(o.near_tie_threshold));
@@ -135,6 +143,10 @@ void add_differential_command(CLI::App& app) {
   c->add_option("--stagger", o->crowd.stagger_seconds, "Most seconds a request of a staggered crowd waits before it is sent")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 60.0));
+  c->add_flag("--stream", o->crowd.stream,
+              "Read every schedule after the one alone from streams (server-sent events), stream-alone first, and "
+              "check each streamed answer against the same question answered whole: token ids, text, the text of its "
+              "ids, finish reason, usage; report how many tokens each chunk carried");
   c->add_option("--seed", o->crowd.seed, "Draws the crowds: the same seed sends the same schedules")
       ->capture_default_str()
       ->check(seed_check());

@@ -8,6 +8,7 @@
 
 #include "conformance/commands/interrupted.h"
 #include "conformance/differential/schedule.h"
+#include "conformance/differential/stream_checks.h"
 #include "impl/common/error.h"
 #include "impl/common/sha256.h"
 #include "impl/common/utc_now.h"
@@ -38,6 +39,7 @@ Collected collect_schedule(const DifferentialJob& job, const Schedule& schedule,
   collect.fillers = filler_questions(job.collect.questions, schedule.fillers, job.filler_chars);
   collect.stagger_seconds = schedule.stagger_seconds;
   collect.stagger_seed = schedule.stagger_seed;
+  collect.defaults.stream = schedule.streamed;
   collect.keep_going = !reference;
   collect.reports_checked = false;
   Collected collected;
@@ -208,6 +210,11 @@ DifferentialReport run_differential(const DifferentialJob& job, const CrowdSetti
     if (s > 0) {
       for (SideChannelFinding& finding : compare_reports(collected[0].turns, collected[s].turns, side.top_logprobs > 0, job.logprob_tolerance))
         check.findings.push_back(std::move(finding));
+    }
+    if (report.schedules[s].schedule.streamed) {
+      for (SideChannelFinding& finding : compare_streams(collected[0].turns, collected[s].turns, job.collect.prompt_format.tokenizer))
+        check.findings.push_back(std::move(finding));
+      report.schedules[s].chunk_sizes = chunk_sizes(collected[s].turns);
     }
     report.schedules[s].side_channels = std::move(check.findings);
     report.schedules[s].checked_turns = check.turns;

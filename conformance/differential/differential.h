@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,7 @@ struct ScheduleOutcome {
   // What the server reported besides tokens that cannot be right, in this schedule's answers.
   std::vector<SideChannelFinding> side_channels;
   int64_t checked_turns = 0, rescored_turns = 0;  // of side channels; re-scored: log-probabilities against the target's
+  std::map<int64_t, int64_t> chunk_sizes;         // streamed: how many chunks carried each number of tokens
   double seconds = 0.0;                           // to collect this schedule's answers
 };
 
@@ -85,7 +87,8 @@ struct DifferentialReport {
 // Collects every schedule's answers from the server, then compares each with the first
 // schedule's, attributing each first difference as `score` does, and checks what each answer
 // reported besides its tokens (check_side_channels; finish reasons against the first
-// schedule's, and the spec-off schedule's log-probabilities too: compare_reports). The gate fails on a hard, unattributed or length
+// schedule's, and the spec-off schedule's log-probabilities too: compare_reports), and each
+// streamed answer against the first schedule's whole one (compare_streams). The gate fails on a hard, unattributed or length
 // difference, a missing answer or a side-channel finding in any schedule (on near-ties too with
 // near_ties_fail). Throws InputError when a schedule cannot be collected, Interrupted when a
 // signal stopped it.

@@ -1,6 +1,7 @@
 #include "conformance/differential/differential_report.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +20,7 @@ using nlohmann::json;
 json schedule_json(const Schedule& s) {
   return {{"name", s.name},        {"in_flight", s.in_flight},           {"shuffled", s.shuffled},
           {"order_seed", s.order_seed}, {"fillers", s.fillers},        {"stagger_seconds", s.stagger_seconds},
-          {"stagger_seed", s.stagger_seed}};
+          {"stagger_seed", s.stagger_seed}, {"streamed", s.streamed}};
 }
 
 json optional_number(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
@@ -61,7 +62,16 @@ std::string schedule_features(const Schedule& s) {
   text += s.shuffled ? ", shuffled" : ", bench order";
   if (s.fillers > 0) text += ", " + std::to_string(s.fillers) + " fillers";
   if (s.stagger_seconds > 0) text += ", staggered up to " + short_number(s.stagger_seconds) + " s";
+  if (s.streamed) text += ", streamed";
   return text;
+}
+
+// "1 token: 120, 3 tokens: 8" for a streamed schedule's chunks; "-" when none was counted.
+std::string chunk_sizes_text(const std::map<int64_t, int64_t>& sizes) {
+  std::string text;
+  for (const auto& [tokens, chunks] : sizes)
+    text += (text.empty() ? "" : ", ") + std::to_string(tokens) + (tokens == 1 ? " token: " : " tokens: ") + std::to_string(chunks);
+  return text.empty() ? "-" : text;
 }
 
 std::string difference_text(const ScheduleDifference& d) {
@@ -81,14 +91,14 @@ struct Table {
 
 Table schedule_table(const DifferentialReport& r) {
   Table table{{"schedule", "served", "endpoint", "answers", "identical", "hard", "near-tie", "unattributed", "length",
-               "missing", "side-channel findings", "seconds"}, {}};
+               "missing", "side-channel findings", "chunks by tokens", "seconds"}, {}};
   for (const ScheduleOutcome& o : r.schedules) {
     table.rows.push_back({o.schedule.name, schedule_features(o.schedule), o.endpoint, std::to_string(o.questions),
                           std::to_string(o.identical), std::to_string(o.divergences.hard), std::to_string(o.divergences.near_tie),
                           std::to_string(o.divergences.unattributed), std::to_string(o.divergences.length),
                           std::to_string(o.missing),
                           std::to_string(o.side_channels.size()) + " of " + std::to_string(o.checked_turns) + " turns",
-                          short_number(o.seconds)});
+                          chunk_sizes_text(o.chunk_sizes), short_number(o.seconds)});
   }
   return table;
 }
@@ -108,6 +118,8 @@ std::string settings_line(const DifferentialReport& r) {
   if (r.top_logprobs > 0) line += ", log-probabilities (" + std::to_string(r.top_logprobs) + " alternatives)";
   if (r.prompt_logprobs > 0) line += ", prompt log-probabilities (" + std::to_string(r.prompt_logprobs) + " alternatives)";
   if (r.top_logprobs > 0 || r.prompt_logprobs > 0) line += ", tolerance " + short_number(r.logprob_tolerance) + " nats";
+  if (r.crowd.stream)
+    line += "; streamed answers against the whole ones: token ids, text, the text of their ids, finish reasons, usage";
   return line + ".";
 }
 
@@ -160,6 +172,8 @@ json differential_report_json(const DifferentialReport& r) {
     for (const ScheduleDifference& d : o.differences) differences.push_back(difference_json(d));
     json side_channels = json::array();
     for (const SideChannelFinding& f : o.side_channels) side_channels.push_back(finding_json(f));
+    json chunk_sizes = json::array();
+    for (const auto& [tokens, chunks] : o.chunk_sizes) chunk_sizes.push_back({{"tokens", tokens}, {"chunks", chunks}});
     schedules.push_back({{"schedule", schedule_json(o.schedule)},
                          {"endpoint", o.endpoint},
                          {"answers", o.answers.string()},
@@ -174,7 +188,8 @@ json differential_report_json(const DifferentialReport& r) {
                            {"length", o.divergences.length}}},
                          {"differences", differences},
                          {"side_channels", {{"checked_turns", o.checked_turns}, {"rescored_turns", o.rescored_turns},
-                                            {"findings", side_channels}}}});
+                                            {"findings", side_channels}}},
+                         {"chunk_sizes", chunk_sizes}});
   }
   json features = json::array();
   for (const FeatureTally& f : r.features)
@@ -194,6 +209,7 @@ json differential_report_json(const DifferentialReport& r) {
             {"fillers", r.crowd.fillers},
             {"stagger_seconds", r.crowd.stagger_seconds},
             {"seed", r.crowd.seed},
+            {"stream", r.crowd.stream},
             {"near_tie_threshold", r.near_tie_threshold},
             {"top_logprobs", r.top_logprobs},
             {"prompt_logprobs", r.prompt_logprobs},

@@ -8,7 +8,7 @@
 
 namespace specgate::cli {
 
-inline constexpr int kDifferentialReportSchemaVersion = 2;
+inline constexpr int kDifferentialReportSchemaVersion = 3;
 
 // reports/schema/differential_report.schema.json
 nlohmann::json differential_report_json(const DifferentialReport& report);

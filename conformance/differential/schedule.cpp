@@ -8,10 +8,11 @@ namespace specgate::cli {
 
 std::vector<Schedule> plan_schedules(const CrowdSettings& settings) {
   std::vector<Schedule> schedules{Schedule{.name = "alone"}};
+  if (settings.stream) schedules.push_back({.name = "stream-alone", .streamed = true});
   std::mt19937_64 random(settings.seed);
   for (int64_t crowd = 1; crowd <= settings.crowds; ++crowd) {
     Schedule schedule{.name = "crowd-" + std::to_string(crowd), .in_flight = settings.max_in_flight, .shuffled = true,
-                      .order_seed = random(), .stagger_seed = random()};
+                      .order_seed = random(), .stagger_seed = random(), .streamed = settings.stream};
     if (crowd == 2 || (settings.crowds == 1 && settings.fillers_asked)) schedule.fillers = settings.fillers;
     if (crowd == 3) schedule.stagger_seconds = settings.stagger_seconds;
     if (crowd > 3) {

@@ -16,6 +16,7 @@ struct Schedule {
   int64_t fillers = 0;         // long-prompt requests sent among the questions, not compared
   double stagger_seconds = 0;  // each request waits up to this long before it is sent
   uint64_t stagger_seed = 0;
+  bool streamed = false;       // answers read from streams
 };
 
 struct CrowdSettings {
@@ -25,9 +26,11 @@ struct CrowdSettings {
   bool fillers_asked = false;  // --fillers given: a single crowd sends them too
   double stagger_seconds = 0.05;
   uint64_t seed = 0;
+  bool stream = false;  // every schedule after alone streamed, stream-alone first
 };
 
-// `alone`, then settings.crowds crowds drawn from settings.seed. The first three cover one
+// `alone`, then with settings.stream `stream-alone` (alone, streamed), then settings.crowds
+// crowds drawn from settings.seed, streamed with settings.stream. The first three cover one
 // feature each at max_in_flight: a shuffled crowd; the same with fillers (long prompts, for
 // chunked prefill), which a single crowd sends instead where fillers_asked; the same with
 // staggered arrivals. Later crowds draw every feature, in

@@ -158,6 +158,46 @@ PY
   grep -q "$kind" "$work/$name-$api-alone.out" || fail "$name --api $api without --rescore-with: no $kind in $(cat "$work/$name-$api-alone.out")"
 done
 
+# Streams, on questions whose answers run in Cyrillic, Greek, CJK and accented Latin, whose
+# characters rounds split: EXSPEC and EQSPEC servers, correct, stream alone and in crowds what
+# they answer whole (through the completions and the chat endpoint); each seeded stream fault
+# fails differential --stream with exit 1, naming the chunk, and passes without --stream.
+multibyte=$(dirname "$bench")/multibyte.jsonl
+streamed() {
+  "$conformance" differential --endpoint "$1" --model fixture --bench "$multibyte" \
+    --max-new-tokens 24 --max-in-flight 4 --fillers 1 --filler-chars 200 --timeout 8 --retries 0 "${@:2}"
+}
+serve stream-eqspec --engine eqspec --draft "$fixtures/draft" --batch-size 3 || exit 1
+for endpoint in "$correct" "$url"; do
+  for api in "vllm --target $fixtures/target" vllm-chat; do
+    name=${api%% *}
+    streamed "$endpoint" --api $api --stream --crowds 2 --out-dir "$work/stream-$name" --json "$work/stream-$name.json" \
+      >"$work/stream-$name.out" 2>&1 || fail "differential --stream --api $api against a correct server: $(tail -3 "$work/stream-$name.out")"
+  done
+done
+"$python" - "$work/stream-vllm.json" "$schema" <<'PY' || fail "the report of a streamed run"
+import json, sys
+report, schema = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+import jsonschema
+jsonschema.validate(report, schema)
+assert report["settings"]["stream"] and [s["schedule"]["streamed"] for s in report["schedules"]] == [False, True, True, True]
+sizes = {c["tokens"] for c in report["schedules"][1]["chunk_sizes"]}
+assert max(sizes) > 1, sizes  # a round's accepted tokens arrive together
+PY
+# Each as NAME:KIND:WHERE, WHERE what the first finding's detail must name.
+for fault in "stream-last-token-only:stream_ids:chunk [0-9]*, token" "stream-cut-utf8:stream_text:chunk [0-9]*, byte" \
+             "stream-usage-counts-drafted:stream_usage:usage counts" "stream-chunk-after-finish:missing:chunk [0-9]*:"; do
+  IFS=: read -r name kind where <<<"$fault"
+  serve "$name" "${exspec[@]}" --inject-fault "$name" || continue
+  streamed "$url" --api vllm --target "$fixtures/target" --stream --crowds 1 --out-dir "$work/$name" >"$work/$name.out" 2>&1
+  status=$?
+  [ $status -eq 1 ] || fail "$name: differential --stream exit $status, not 1: $(tail -3 "$work/$name.out")"
+  grep -q "stream-alone: [0-9]* $kind (question .*; first: .*$where" "$work/$name.out" ||
+    fail "$name: no $kind naming $where in $(cat "$work/$name.out")"
+  streamed "$url" --api vllm --target "$fixtures/target" --crowds 1 --out-dir "$work/$name-whole" >"$work/$name-whole.out" 2>&1 ||
+    fail "$name: the whole answers fail: $(tail -3 "$work/$name-whole.out")"
+done
+
 # SIGTERM (a background job ignores SIGINT) while the first schedule runs: the requests in flight
 # finish, and it exits 130 as collect does.
 "$conformance" differential --endpoint "$correct" --api vllm --model fixture --bench "$bench" --limit 12 \
@@ -218,6 +258,8 @@ expect_usage_error "--endpoint http://127.0.0.1:1: no server answers" "${args[@]
   --spec-off-endpoint http://127.0.0.1:1
 expect_usage_error "--crowds" "${args[@]}" --endpoint "$correct" --crowds 0
 expect_usage_error "--logprob-tolerance: must be a finite number of nats >= 0" "${args[@]}" --endpoint "$correct" --logprob-tolerance -1
+expect_usage_error "--stream: log-probabilities are not read from streams" "${args[@]}" --endpoint "$correct" --stream \
+  --top-logprobs 2
 expect_usage_error "--prompt-logprobs: the sglang API does not report prompt log-probabilities" differential --api sglang \
   --model fixture --bench "$bench" --out-dir "$work/bad" --endpoint "$correct" --prompt-logprobs 2
 finish differential_cli
