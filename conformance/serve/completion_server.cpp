@@ -139,6 +139,12 @@ class Routes {
       return {};
     }
     const ServeRequest& request = answer->request;
+    if (request.n > loop_.capacity()) {
+      responder.whole(error_reply(http::status::bad_request, "field 'n': " + std::to_string(request.n) +
+                                                                 " choices, more than the " + std::to_string(loop_.capacity()) +
+                                                                 " requests this server decodes at once (--max-queue)"));
+      return {};
+    }
     answer->responder = responder;
     answer->id = next_id_++;
     answer->unfinished = request.n;

@@ -52,6 +52,8 @@ class DecodeLoop {
   // Drops request `id`, whose answer nobody will read: its callbacks are not called from now
   // on, and it leaves the engine before the next step.
   void cancel(int64_t id);
+  // The most requests admitted and unfinished at once.
+  int64_t capacity() const { return capacity_; }
   // Refuses new requests from now on; those admitted still finish.
   void close();
   bool closing() const;

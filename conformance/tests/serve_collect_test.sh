@@ -236,7 +236,16 @@ chat 400 "field 'prompt': not supported" '{"messages": [{"role": "user", "conten
 chat 400 "field 'top_logprobs': needs logprobs: true" '{"messages": [{"role": "user", "content": "a"}], "top_logprobs": 2}'
 chat 200 '"top_logprobs":[{"token"' '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 2, "logprobs": true, "top_logprobs": 2}'
 chat 400 "field 'tools': not supported" '{"messages": [{"role": "user", "content": "a"}], "tools": []}'
-chat 400 "field 'stream': streaming is not supported" '{"messages": [{"role": "user", "content": "a"}], "stream": true}'
+chat 200 'data: [DONE]' '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 2, "stream": true}'
+chat 400 "field 'logprobs': not supported with stream: true" '{"messages": [{"role": "user", "content": "a"}], "stream": true,
+  "logprobs": true, "top_logprobs": 2}'
+chat 400 "field 'stream_options': only with stream: true" '{"messages": [{"role": "user", "content": "a"}],
+  "stream_options": {"include_usage": true}}'
+chat 400 "field 'stream_options.continuous_usage_stats': not supported" '{"messages": [{"role": "user", "content": "a"}],
+  "stream": true, "stream_options": {"continuous_usage_stats": true}}'
+chat 400 "field 'n': 2 choices, more than the 1 requests this server decodes at once (--max-queue)" \
+  '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 2, "n": 2}'
+chat 400 "field 'n': 65 is outside [1, 64]" '{"messages": [{"role": "user", "content": "a"}], "n": 65}'
 chat 400 "need 4098 positions" '{"messages": [{"role": "user", "content": "a"}], "max_tokens": 4096}'
 # collect asks the server what it serves first: another model's name fails at once, in one
 # line naming what the server serves, and leaves no --out.

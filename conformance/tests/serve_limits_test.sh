@@ -211,6 +211,13 @@ status, text = complete({"prompt": [5, 6, 7], "max_tokens": 4}, timeout=30)
 print(f"after 256 abandoned requests: {status} in {time.time() - started:.3f} s")
 check(status == 200, f"a completion after 256 abandoned requests: {status} {text[:200]}")
 
+# n choices, each decoded as a request of its own: sampled ones differ, and usage sums them.
+status, text = complete({"prompt": [1, 2, 3], "max_tokens": 6, "n": 3, "temperature": 1.0, "seed": 5})
+answer = json.loads(text) if status == 200 else {}
+choices = answer.get("choices", [])
+check([c["index"] for c in choices] == [0, 1, 2] and len({c["text"] for c in choices}) > 1
+      and answer["usage"]["completion_tokens"] == 18, f"n 3: {status} {text[:300]}")
+
 # Streams under attack. A client that reads its stream's first event and closes, and one that
 # never reads its 16 choices of 4,000 tokens (more events than socket buffers hold: the server's
 # writes stall past --request-timeout, or pile up past what it keeps unsent): the
