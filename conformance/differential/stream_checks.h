@@ -9,13 +9,14 @@
 
 namespace specgate::cli {
 
-// Each turn of `streamed`, read from a stream, against the same turn of `whole`, answered whole:
-// stream_ids when its chunks' ids put together are not the whole answer's; stream_text when
-// their text is not the whole answer's, stream_detokenized when it is not the text of its own ids
-// (with `tokenizer`; bytes that are not UTF-8 read as U+FFFD); stream_finish_reason and
-// stream_usage when the finish reason or the usage count differ from the whole answer's, or the
-// count from the ids the stream gave. Each names the chunk (from 1) and the token or byte
-// where the stream first goes wrong.
+// Each turn of `streamed`, read from a stream, against itself and the same turn of `whole`,
+// answered whole. Always: stream_detokenized when its chunks' text put together is not the text
+// of their ids (with `tokenizer`; bytes that are not UTF-8 read as U+FFFD), stream_usage when its
+// usage count is not the number of ids. Where it gives the whole answer's ids (or either gives
+// none): stream_text when its text is not the whole answer's, stream_finish_reason and
+// stream_usage when its finish reason or count differ from the whole answer's. Other ids are a
+// difference the caller attributes, as any in a crowd. A text finding names the chunk (from 1)
+// and the byte where the stream first goes wrong.
 std::vector<SideChannelFinding> compare_streams(const ReportedTurns& whole, const ReportedTurns& streamed,
                                                 const Tokenizer* tokenizer);
 

@@ -185,7 +185,7 @@ sizes = {c["tokens"] for c in report["schedules"][1]["chunk_sizes"]}
 assert max(sizes) > 1, sizes  # a round's accepted tokens arrive together
 PY
 # Each as NAME:KIND:WHERE, WHERE what the first finding's detail must name.
-for fault in "stream-last-token-only:stream_ids:chunk [0-9]*, token" "stream-cut-utf8:stream_text:chunk [0-9]*, byte" \
+for fault in "stream-last-token-only:stream_usage:its chunks give" "stream-cut-utf8:stream_text:chunk [0-9]*, byte" \
              "stream-usage-counts-drafted:stream_usage:usage counts" "stream-chunk-after-finish:missing:chunk [0-9]*:"; do
   IFS=: read -r name kind where <<<"$fault"
   serve "$name" "${exspec[@]}" --inject-fault "$name" || continue
