@@ -45,15 +45,17 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 
 // Additive attention mask [B, 1, 1, T, S]: 0 where query t may see key s, -inf elsewhere.
 // Every query sees its own slot, so rows of padding stay finite and never produce NaN.
+// key_valid is [B, S], or [B, T, S] when each query has keys of its own.
 at::Tensor attention_mask(const at::Tensor& key_valid, int64_t num_queries, int64_t first_query_slot,
                           std::optional<int64_t> sliding_window, at::ScalarType dtype) {
-  const int64_t num_keys = key_valid.size(1);
+  const int64_t num_keys = key_valid.size(-1);
   const auto index_options = at::TensorOptions().dtype(at::kLong).device(key_valid.device());
   const at::Tensor query_slot = at::arange(first_query_slot, first_query_slot + num_queries, index_options).unsqueeze(1);
   const at::Tensor key_slot = at::arange(num_keys, index_options).unsqueeze(0);
   at::Tensor visible = key_slot.le(query_slot);
   if (sliding_window) visible = visible.logical_and(query_slot.sub(key_slot).lt(*sliding_window));
-  at::Tensor allowed = key_valid.unsqueeze(1).logical_and(visible.unsqueeze(0));   // [B, T, S]
+  const at::Tensor per_query = key_valid.dim() == 3 ? key_valid : key_valid.unsqueeze(1);
+  at::Tensor allowed = per_query.logical_and(visible.unsqueeze(0));  // [B, T, S]
   allowed = allowed.logical_or(key_slot.eq(query_slot).unsqueeze(0));
   return at::zeros(allowed.sizes(), key_valid.options().dtype(dtype))
       .masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity())
@@ -130,15 +132,18 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& posi
                                 KVCache* cache) const {
   TORCH_CHECK(tokens.dim() == 2 && positions.sizes() == tokens.sizes(), "forward: tokens and positions must be [B, T]");
   const int64_t first_slot = cache != nullptr ? cache->length() : 0, steps = tokens.size(1);
-  TORCH_CHECK(key_valid.dim() == 2 && key_valid.size(0) == tokens.size(0) && key_valid.size(1) == first_slot + steps,
-              "forward: key_valid must be [B, cache length + T]");
+  const bool per_query = key_valid.dim() == 3;
+  TORCH_CHECK((key_valid.dim() == 2 || (per_query && key_valid.size(1) == steps)) && key_valid.size(0) == tokens.size(0) &&
+                  key_valid.size(-1) == first_slot + steps,
+              "forward: key_valid must be [B, cache length + T] or [B, T, cache length + T]");
   TORCH_CHECK(cache == nullptr || cache->batch_size() == tokens.size(0), "forward: cache batch size differs");
   if (cache == nullptr) return forward_chunk(tokens, positions, key_valid, cache);
   std::vector<at::Tensor> hidden;
   for (int64_t start = 0; start < steps;) {
     const int64_t count = std::min(chunk_tokens(tokens.size(0), first_slot + start), steps - start);
+    const at::Tensor queries_valid = per_query ? key_valid.narrow(1, start, count) : key_valid;
     hidden.push_back(forward_chunk(tokens.narrow(1, start, count), positions.narrow(1, start, count),
-                                   key_valid.narrow(1, 0, first_slot + start + count), cache));
+                                   queries_valid.narrow(-1, 0, first_slot + start + count), cache));
     start += count;
   }
   return hidden.size() == 1 ? hidden.front() : at::cat(hidden, 1);
@@ -170,7 +175,7 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
   const int64_t window_start = config_.sliding_window ? std::max<int64_t>(first_slot - *config_.sliding_window + 1, 0) : 0;
   const at::Tensor window_mask =
       config_.sliding_window
-          ? attention_mask(key_valid.narrow(1, window_start, key_valid.size(1) - window_start), tokens.size(1),
+          ? attention_mask(key_valid.narrow(-1, window_start, key_valid.size(-1) - window_start), tokens.size(1),
                            first_slot - window_start, config_.sliding_window, mask_dtype)
           : at::Tensor();
   const auto [cos, sin] = rope_.cos_sin(positions);
