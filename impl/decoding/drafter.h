@@ -42,4 +42,13 @@ class Drafter {
   virtual DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) = 0;
 };
 
+// Proposes nothing: every round of a chain decoder is one plain decoding step (nonspec-batch),
+// and a decoder that drafts otherwise runs its prompt pass with it.
+class NoDrafter final : public Drafter {
+ public:
+  const Transformer* model() const override { return nullptr; }
+  void start(BatchState&, const DecodeOptions&, KVCache*) override {}
+  DraftProposal propose(BatchState&, int64_t, const DecodeOptions&, KVCache*) override { return {}; }
+};
+
 }  // namespace specgate

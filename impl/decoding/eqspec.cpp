@@ -13,14 +13,6 @@
 namespace specgate {
 namespace {
 
-// The baseline's drafter: proposes nothing, so every round is one plain decoding step.
-class NoDrafter final : public Drafter {
- public:
-  const Transformer* model() const override { return nullptr; }
-  void start(BatchState&, const DecodeOptions&, KVCache*) override {}
-  DraftProposal propose(BatchState&, int64_t, const DecodeOptions&, KVCache*) override { return {}; }
-};
-
 std::vector<Row> rows_of(std::span<const SequenceRequest> requests, const DecodeOptions& options) {
   std::vector<Row> rows;
   for (const SequenceRequest& request : requests) rows.emplace_back(request, options);
@@ -30,7 +22,7 @@ std::vector<Row> rows_of(std::span<const SequenceRequest> requests, const Decode
 }  // namespace
 
 // One batch from its prompt pass to its last row's last round.
-class EqspecDecoder::Batch {
+class EqspecDecoder::Batch final : public BatchRun {
  public:
   Batch(const Transformer& target, Drafter& drafter, std::span<const SequenceRequest> requests,
         const DecodeOptions& options, DecodeStats& stats)
@@ -45,26 +37,24 @@ class EqspecDecoder::Batch {
     layout_.start(rows_of(requests, options));
   }
 
-  // The prompt pass; returns the rows that finished in it.
-  std::vector<SequenceResult> start() {
+  std::vector<SequenceResult> start() override {
     const auto now = std::chrono::steady_clock::now();
     for (Row& row : layout_.state().rows) row.admitted_at = now;
     round_.prefill(layout_);
-    std::vector<SequenceResult> finished = relayout();
+    std::vector<SequenceResult> finished = leave_finished(layout_, steps_, stats_);
     timer_.charge(stats_.realign_seconds);
     check_layout();
     return finished;
   }
 
-  // One round; returns the rows that finished in it.
-  std::vector<SequenceResult> round() {
+  std::vector<SequenceResult> round() override {
     std::vector<RoundRecord> records;
     std::vector<SequenceResult> finished;
     {
       const RoundCounter counter(options_, stats_);
       records = round_.run(layout_);
       ++steps_;
-      finished = relayout();
+      finished = leave_finished(layout_, steps_, stats_);
     }
     timer_.charge(stats_.realign_seconds);
     if (options_.check_invariants) checker_.check_round(records);
@@ -72,11 +62,9 @@ class EqspecDecoder::Batch {
     return finished;
   }
 
-  bool done() const { return layout_.state().rows.empty(); }
-  const std::vector<Row>& rows() const { return layout_.state().rows; }
+  const std::vector<Row>& rows() const override { return layout_.state().rows; }
 
-  // The row of `sequence_index`, if the batch holds it, leaves; the others are realigned.
-  void drop(int64_t sequence_index) {
+  void drop(int64_t sequence_index) override {
     std::vector<Row>& rows = layout_.state().rows;
     std::vector<int64_t> going_on;
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -100,25 +88,6 @@ class EqspecDecoder::Batch {
       checker_.check_layout(layout_.state(), layout_.target_cache(), drafter_.model(), layout_.draft_cache());
   }
 
-  // Finished rows leave with their results; the others are realigned.
-  std::vector<SequenceResult> relayout() {
-    std::vector<SequenceResult> finished;
-    std::vector<int64_t> going_on;
-    std::vector<Row>& rows = layout_.state().rows;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (!rows[i].finished) going_on.push_back(static_cast<int64_t>(i));
-    }
-    for (Row& row : rows) {
-      if (row.finished) finished.push_back(finish_row(row, steps_, !going_on.empty(), stats_));
-    }
-    if (going_on.empty()) {
-      layout_.take_rows();
-    } else {
-      layout_.realign(going_on);
-    }
-    return finished;
-  }
-
   Drafter& drafter_;
   const DecodeOptions& options_;
   DecodeStats& stats_;
@@ -131,49 +100,18 @@ class EqspecDecoder::Batch {
 
 EqspecDecoder::EqspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options,
                              int64_t batch_size)
-    : target_(target), drafter_(drafter), options_(options), batch_size_(batch_size) {
+    : BatchDecoder(batch_size), target_(target), drafter_(drafter), options_(options) {
   TORCH_CHECK(options.max_new_tokens >= 1 && batch_size >= 1, "eqspec: max_new_tokens and the batch size must be >= 1");
-}
-
-EqspecDecoder::~EqspecDecoder() = default;
-
-int64_t EqspecDecoder::free_places() const {
-  return batch_ ? 0 : batch_size_ - static_cast<int64_t>(queued_.size());
 }
 
 void EqspecDecoder::admit(SequenceRequest request) {
   if (request.prompt.empty())
     throw InputError("eqspec: sequence " + std::to_string(request.sequence_index) + " has an empty prompt");
-  TORCH_CHECK(free_places() > 0, "eqspec: admit() with a full batch");
-  queued_.push_back(std::move(request));
+  queue(std::move(request));
 }
 
-bool EqspecDecoder::has_work() const { return batch_ != nullptr || !queued_.empty(); }
-
-std::vector<SequenceResult> EqspecDecoder::step() {
-  std::vector<SequenceResult> finished;
-  if (batch_ == nullptr) {
-    if (queued_.empty()) return finished;
-    batch_ = std::make_unique<Batch>(target_, drafter_, queued_, options_, stats_);
-    queued_.clear();
-    finished = batch_->start();
-  } else {
-    finished = batch_->round();
-  }
-  if (batch_->done()) batch_.reset();
-  return finished;
-}
-
-void EqspecDecoder::cancel(int64_t sequence_index) {
-  std::erase_if(queued_, [&](const SequenceRequest& request) { return request.sequence_index == sequence_index; });
-  if (batch_ == nullptr) return;
-  batch_->drop(sequence_index);
-  if (batch_->done()) batch_.reset();
-}
-
-void EqspecDecoder::visit_live(const LiveVisitor& visit) const {
-  if (batch_ == nullptr) return;
-  for (const Row& row : batch_->rows()) visit(row.sequence_index, std::span(row.tokens).subspan(row.prompt_length));
+std::unique_ptr<BatchRun> EqspecDecoder::run(std::span<const SequenceRequest> requests) {
+  return std::make_unique<Batch>(target_, drafter_, requests, options_, stats_);
 }
 
 std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, const DecodeOptions& options,

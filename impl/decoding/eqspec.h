@@ -5,8 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "impl/decoding/batch_decoder.h"
 #include "impl/decoding/decode_types.h"
-#include "impl/decoding/decoder.h"
 #include "impl/decoding/drafter.h"
 #include "impl/model/transformer.h"
 
@@ -22,31 +22,21 @@ namespace specgate {
 //
 // As a Decoder it takes up to `batch_size` requests while idle; its next step is their prompt
 // pass, and each later step one round, until the last of them finishes.
-class EqspecDecoder final : public Decoder {
+class EqspecDecoder final : public BatchDecoder {
  public:
   EqspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options, int64_t batch_size);
-  ~EqspecDecoder() override;
-  EqspecDecoder(const EqspecDecoder&) = delete;
-  EqspecDecoder& operator=(const EqspecDecoder&) = delete;
 
-  int64_t free_places() const override;
   void admit(SequenceRequest request) override;
-  bool has_work() const override;
-  std::vector<SequenceResult> step() override;
-  void cancel(int64_t sequence_index) override;
-  void visit_live(const LiveVisitor& visit) const override;
   const DecodeStats& stats() const override { return stats_; }
 
  private:
   class Batch;
+  std::unique_ptr<BatchRun> run(std::span<const SequenceRequest> requests) override;
 
   const Transformer& target_;
   Drafter& drafter_;
   DecodeOptions options_;
-  int64_t batch_size_;
   DecodeStats stats_;
-  std::vector<SequenceRequest> queued_;
-  std::unique_ptr<Batch> batch_;
 };
 
 // The `nonspec-batch` baseline, EqspecDecoder with a drafter that proposes nothing: plain

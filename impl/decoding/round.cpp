@@ -41,26 +41,6 @@ bool is_eos(const DecodeOptions& options, int64_t token) {
   return std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end();
 }
 
-// Appends `tokens` to `row`, ending it at its first EOS or at max_new_tokens, exactly there.
-std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens, const DecodeOptions& options) {
-  const auto eos = [&](int64_t token) { return is_eos(options, token); };
-  const size_t through_eos = std::find_if(tokens.begin(), tokens.end(), eos) - tokens.begin() + 1;
-  const size_t room = static_cast<size_t>(std::max<int64_t>(row.max_new_tokens - row.generated(), 0));
-  const size_t kept =
-      kept_tokens_under_faults(std::min({through_eos, room, tokens.size()}), tokens.size(), options.faults);
-  const std::vector<int64_t> appended(tokens.begin(), tokens.begin() + kept);
-  row.tokens.insert(row.tokens.end(), appended.begin(), appended.end());
-  if (!row.finished && std::any_of(appended.begin(), appended.end(), eos)) {
-    row.finished = true;
-    row.finish_reason = FinishReason::kEos;
-  }
-  if (!row.finished && row.generated() >= row.max_new_tokens) {
-    row.finished = true;
-    row.finish_reason = FinishReason::kLength;
-  }
-  return appended;
-}
-
 }  // namespace
 
 void SpeculativeRound::prefill(BatchLayout& batch_layout) {
@@ -153,6 +133,43 @@ std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
   stats_.row_rounds += batch;
   timer_.charge(stats_.other_seconds);
   return records;
+}
+
+std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens, const DecodeOptions& options) {
+  const auto eos = [&](int64_t token) { return is_eos(options, token); };
+  const size_t through_eos = std::find_if(tokens.begin(), tokens.end(), eos) - tokens.begin() + 1;
+  const size_t room = static_cast<size_t>(std::max<int64_t>(row.max_new_tokens - row.generated(), 0));
+  const size_t kept =
+      kept_tokens_under_faults(std::min({through_eos, room, tokens.size()}), tokens.size(), options.faults);
+  const std::vector<int64_t> appended(tokens.begin(), tokens.begin() + kept);
+  row.tokens.insert(row.tokens.end(), appended.begin(), appended.end());
+  if (!row.finished && std::any_of(appended.begin(), appended.end(), eos)) {
+    row.finished = true;
+    row.finish_reason = FinishReason::kEos;
+  }
+  if (!row.finished && row.generated() >= row.max_new_tokens) {
+    row.finished = true;
+    row.finish_reason = FinishReason::kLength;
+  }
+  return appended;
+}
+
+std::vector<SequenceResult> leave_finished(BatchLayout& batch, int64_t step, DecodeStats& stats) {
+  std::vector<SequenceResult> finished;
+  std::vector<int64_t> going_on;
+  std::vector<Row>& rows = batch.state().rows;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].finished) going_on.push_back(static_cast<int64_t>(i));
+  }
+  for (Row& row : rows) {
+    if (row.finished) finished.push_back(finish_row(row, step, !going_on.empty(), stats));
+  }
+  if (going_on.empty()) {
+    batch.take_rows();
+  } else {
+    batch.realign(going_on);
+  }
+  return finished;
 }
 
 SequenceResult finish_row(Row& row, int64_t step, bool others_go_on, DecodeStats& stats) {

@@ -59,6 +59,14 @@ class RoundCounter {
   std::optional<DispatchCounter> counter_;
 };
 
+// Appends `tokens` to `row`, ending it at its first EOS or at max_new_tokens, exactly there;
+// returns those appended.
+std::vector<int64_t> append_tokens(Row& row, const std::vector<int64_t>& tokens, const DecodeOptions& options);
+
+// The finished rows of `batch` leave it, their results returned as of `step`; the others are
+// re-padded to their new minimal width (EQSPEC's realignment).
+std::vector<SequenceResult> leave_finished(BatchLayout& batch, int64_t step, DecodeStats& stats);
+
 // The result of a finished row, which leaves while others go on or not; records its latency
 // in `stats` as of `step`.
 SequenceResult finish_row(Row& row, int64_t step, bool others_go_on, DecodeStats& stats);

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "impl/decoding/batch_state.h"
+#include "impl/decoding/decoder.h"
+
+namespace specgate {
+
+// One batch from its prompt pass to its last row's last round.
+class BatchRun {
+ public:
+  virtual ~BatchRun() = default;
+  // The prompt pass, then one round a call; each returns the rows that finished in it.
+  virtual std::vector<SequenceResult> start() = 0;
+  virtual std::vector<SequenceResult> round() = 0;
+  // The rows still decoding.
+  virtual const std::vector<Row>& rows() const = 0;
+  // The row of `sequence_index`, if the batch holds it, leaves; the others are realigned.
+  virtual void drop(int64_t sequence_index) = 0;
+
+  bool done() const { return rows().empty(); }
+};
+
+// A decoder that takes up to `batch_size` requests while idle; its next step is their prompt
+// pass, and each later step one round, until the last of them finishes (EQSPEC, trees).
+class BatchDecoder : public Decoder {
+ public:
+  int64_t free_places() const override;
+  bool has_work() const override;
+  std::vector<SequenceResult> step() override;
+  void cancel(int64_t sequence_index) override;
+  void visit_live(const LiveVisitor& visit) const override;
+
+ protected:
+  explicit BatchDecoder(int64_t batch_size) : batch_size_(batch_size) {}
+  // Queues `request` for the next batch; admitting with no free place is a caller's error.
+  void queue(SequenceRequest request);
+  // The batch of `requests`, before its prompt pass.
+  virtual std::unique_ptr<BatchRun> run(std::span<const SequenceRequest> requests) = 0;
+
+ private:
+  int64_t batch_size_;
+  std::vector<SequenceRequest> queued_;
+  std::unique_ptr<BatchRun> batch_;
+};
+
+}  // namespace specgate
