@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "impl/decoding/batch_decoder.h"
+#include "impl/decoding/decode_types.h"
+#include "impl/decoding/token_tree.h"
+#include "impl/decoding/tree_drafter.h"
+#include "impl/model/transformer.h"
+
+namespace specgate {
+
+// Greedy tree verification, as EAGLE and Medusa engines speculate, behind the decoder interface.
+// It takes up to `batch_size` requests while idle; its next step is their prompt pass, and each
+// later step one round: every row drafts a tree of `shape`; one target pass verifies each row's
+// last token (the root) and its nodes, each seeing the row's content and its own path, at the
+// root's position plus its depth; each row keeps the longest path the target agrees with and the
+// target's token after it; the path's K/V is moved right after the root's and the other nodes'
+// slots are dropped; finished rows leave and the rest are re-padded as EQSPEC's are. With
+// options.check_invariants, I1-I3 after every round: each row's cache holds exactly its content,
+// the kept path included, as a pass over it alone computes. Greedy requests only.
+class TreeDecoder final : public BatchDecoder {
+ public:
+  TreeDecoder(const Transformer& target, TreeDrafter& drafter, TreeShape shape, const DecodeOptions& options,
+              int64_t batch_size);
+
+  // Throws InputError for an empty prompt or a sampled request.
+  void admit(SequenceRequest request) override;
+  const DecodeStats& stats() const override { return stats_; }
+
+ private:
+  class Batch;
+  std::unique_ptr<BatchRun> run(std::span<const SequenceRequest> requests) override;
+
+  const Transformer& target_;
+  TreeDrafter& drafter_;
+  const TreeShape shape_;
+  DecodeOptions options_;
+  DecodeStats stats_;
+};
+
+// One batch of `requests` through TreeDecoder; results in the order of `requests`.
+std::vector<SequenceResult> tree_generate(const Transformer& target, TreeDrafter& drafter, const TreeShape& shape,
+                                          std::span<const SequenceRequest> requests, const DecodeOptions& options,
+                                          DecodeStats* stats = nullptr);
+
+}  // namespace specgate
