@@ -60,11 +60,9 @@ at::Tensor last_logits_alone(const Transformer& model, const std::vector<int64_t
 // One pass over a row's last token and a tree of drafts after its cached prompt, each offset
 // seeing the prompt and its own path (TreeShape::visibility) at the root's position plus its
 // depth, gives every node the logits of its path run alone after the prompt (float64), whatever
-// the architecture and the shape. Sliding windows are left out: the transformer measures them
-// in slots, which a tree's offsets are not.
+// the architecture and the shape, sliding windows counted in positions.
 RC_GTEST_PROP(TreeProperties, ATreePassGivesEachNodeTheLogitsOfItsPathAlone, ()) {
-  ModelConfig config = *gen::tiny_model_config();
-  config.sliding_window.reset();
+  const ModelConfig config = *gen::tiny_model_config();
   const Transformer model(config, random_weights(config, at::TensorOptions().dtype(at::kDouble), *rc::gen::arbitrary<uint32_t>()));
   const auto prompt = *rc::gen::container<std::vector<int64_t>>(*rc::gen::inRange<size_t>(1, 12), rc::gen::inRange<int64_t>(0, 256));
   const TreeShape shape = any_tree(12);
@@ -79,9 +77,11 @@ RC_GTEST_PROP(TreeProperties, ATreePassGivesEachNodeTheLogitsOfItsPathAlone, ())
   std::vector<int64_t> pass{prompt.back()}, positions;
   pass.insert(pass.end(), tokens.begin(), tokens.end());
   for (const int64_t depth : shape.depth_offsets()) positions.push_back(cached + depth);
-  const at::Tensor key_valid = at::cat({at::ones({offsets, cached}, at::kBool), shape.visibility()}, 1).unsqueeze(0);
-  const at::Tensor logits =
-      model.logits(model.forward(at::tensor(pass, kLong).unsqueeze(0), at::tensor(positions, kLong).unsqueeze(0), key_valid, &cache))[0];
+  const at::Tensor query_positions = at::tensor(positions, kLong).unsqueeze(0);
+  const at::Tensor key_positions = at::cat({at::arange(cached, kLong).unsqueeze(0), query_positions}, 1);
+  const at::Tensor key_valid = at::cat({at::ones({offsets, cached}, at::kBool), shape.visibility()}, 1).unsqueeze(0).logical_and(
+      within_window(query_positions, key_positions, config.sliding_window));
+  const at::Tensor logits = model.logits(model.forward(at::tensor(pass, kLong).unsqueeze(0), query_positions, key_valid, &cache))[0];
   for (int64_t node = -1; node < shape.size(); ++node) {
     std::vector<int64_t> alone = prompt;
     if (node >= 0) {

@@ -7,7 +7,11 @@
 
 namespace specgate {
 
-TreeShape::TreeShape(std::vector<int64_t> parents) : parents_(std::move(parents)), children_(parents_.size() + 1) {
+TreeShape::TreeShape(std::vector<int64_t> parents, std::vector<int64_t> ranks)
+    : parents_(std::move(parents)), ranks_(std::move(ranks)), children_(parents_.size() + 1) {
+  if (!ranks_.empty() && ranks_.size() != parents_.size())
+    throw InputError("tree: " + std::to_string(ranks_.size()) + " ranks for " + std::to_string(parents_.size()) + " nodes");
+  const bool ranked = !ranks_.empty();
   for (size_t node = 0; node < parents_.size(); ++node) {
     const int64_t parent = parents_[node];
     if (parent < -1 || parent >= static_cast<int64_t>(node))
@@ -15,9 +19,33 @@ TreeShape::TreeShape(std::vector<int64_t> parents) : parents_(std::move(parents)
                        " is neither -1 (the root) nor an earlier node");
     depths_.push_back(parent < 0 ? 1 : depths_[parent] + 1);
     std::vector<int64_t>& siblings = children_[parent + 1];
-    ranks_.push_back(static_cast<int64_t>(siblings.size()));
+    if (!ranked) ranks_.push_back(static_cast<int64_t>(siblings.size()));
+    const int64_t rank = ranks_[node];
+    if (rank < 0 || std::any_of(siblings.begin(), siblings.end(), [&](int64_t sibling) { return ranks_[sibling] == rank; }))
+      throw InputError("tree: node " + std::to_string(node) + "'s rank " + std::to_string(rank) +
+                       " is negative or a sibling's");
     siblings.push_back(static_cast<int64_t>(node));
   }
+}
+
+TreeShape TreeShape::from_choices(const std::vector<std::vector<int64_t>>& choices) {
+  std::vector<int64_t> parents, ranks;
+  for (size_t node = 0; node < choices.size(); ++node) {
+    const std::vector<int64_t>& path = choices[node];
+    const std::string name = "tree: choice " + std::to_string(node);
+    if (path.empty()) throw InputError(name + " is empty: the root is not a choice");
+    int64_t parent = -1;
+    if (path.size() > 1) {
+      const std::vector<int64_t> prefix(path.begin(), path.end() - 1);
+      const auto earlier = std::find(choices.begin(), choices.begin() + static_cast<std::ptrdiff_t>(node), prefix);
+      if (earlier == choices.begin() + static_cast<std::ptrdiff_t>(node))
+        throw InputError(name + ": its parent's path is not an earlier choice");
+      parent = earlier - choices.begin();
+    }
+    parents.push_back(parent);
+    ranks.push_back(path.back());
+  }
+  return TreeShape(std::move(parents), std::move(ranks));
 }
 
 int64_t TreeShape::max_depth() const { return depths_.empty() ? 0 : *std::max_element(depths_.begin(), depths_.end()); }
@@ -44,6 +72,11 @@ std::vector<int64_t> TreeShape::depth_offsets() const {
   std::vector<int64_t> offsets{0};
   offsets.insert(offsets.end(), depths_.begin(), depths_.end());
   return offsets;
+}
+
+at::Tensor within_window(const at::Tensor& query_positions, const at::Tensor& key_positions, std::optional<int64_t> window) {
+  const at::Tensor distance = query_positions.unsqueeze(2) - key_positions.unsqueeze(1);
+  return window ? distance.lt(*window) : at::ones_like(distance, at::kBool);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -8,15 +9,19 @@
 
 namespace specgate {
 
-// The shape of a draft tree as EAGLE's and Medusa's configurations state it: node i's parent, a
-// node before it, or -1 for a child of the root. The root is the row's last token, whose K/V
-// the target has not seen yet: a tree round verifies it and the nodes in one pass, the root at
-// offset 0 and node i at offset i + 1. A node's rank is its place among its siblings, which
-// names the draft's choice it takes (0: the most likely).
+// The shape of a draft tree: node i's parent, a node before it, or -1 for a child of the root.
+// The root is the row's last token, whose K/V the target has not seen yet: a tree round
+// verifies it and the nodes in one pass, the root at offset 0 and node i at offset i + 1. A
+// node's rank names the draft's choice it takes after its parent (0: the most likely); by
+// default its place among its siblings.
 class TreeShape {
  public:
-  // Throws InputError naming the node whose parent is neither -1 nor an earlier node.
-  explicit TreeShape(std::vector<int64_t> parents);
+  // Throws InputError naming the node whose parent is neither -1 nor an earlier node, or whose
+  // rank is negative or a sibling's.
+  explicit TreeShape(std::vector<int64_t> parents, std::vector<int64_t> ranks = {});
+  // EAGLE's and Medusa's tree choices: each node as the ranks on its path from the root, every
+  // path after its parent's. Throws InputError naming the choice that breaks this.
+  static TreeShape from_choices(const std::vector<std::vector<int64_t>>& choices);
 
   int64_t size() const { return static_cast<int64_t>(parents_.size()); }
   int64_t parent(int64_t node) const { return parents_[node]; }
@@ -38,6 +43,10 @@ class TreeShape {
   std::vector<int64_t> parents_, depths_, ranks_;
   std::vector<std::vector<int64_t>> children_;  // [0]: the root's
 };
+
+// bool [B, T, S]: key s lies within `window` positions before query t, by `query_positions`
+// [B, T] and `key_positions` [B, S]; everywhere without a window.
+at::Tensor within_window(const at::Tensor& query_positions, const at::Tensor& key_positions, std::optional<int64_t> window);
 
 // What a greedy target accepts of a tree: the nodes of the longest path from the root whose every
 // token is the target's choice after its parent, then the target's own token after the last.

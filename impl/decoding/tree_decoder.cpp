@@ -74,10 +74,12 @@ class TreeDecoder::Batch final : public BatchRun {
     const at::Tensor input = at::cat({tokens_at(state, root, 1, device), upload(drafts, device)}, 1);
     const at::Tensor depths = upload(at::tensor(shape_.depth_offsets(), at::kLong), device);
     const at::Tensor positions = positions_at(state, root, 1, device) + depths.unsqueeze(0);
-    const at::Tensor valid =
+    const at::Tensor seen =
         at::cat({key_valid(state, root, device).unsqueeze(1).expand({batch, offsets, root}),
                  upload(shape_.visibility(), device).unsqueeze(0).expand({batch, offsets, offsets})},
                 2);
+    const at::Tensor key_positions = at::cat({positions_at(state, 0, root, device), positions}, 1);
+    const at::Tensor valid = seen.logical_and(within_window(positions, key_positions, target_.config().sliding_window));
     const at::Tensor choices = download(target_.logits(target_.forward(input, positions, valid, &cache)).argmax(-1));
     timer_.charge(stats_.verify_seconds);
 
@@ -155,8 +157,6 @@ TreeDecoder::TreeDecoder(const Transformer& target, TreeDrafter& drafter, TreeSh
                          int64_t batch_size)
     : BatchDecoder(batch_size), target_(target), drafter_(drafter), shape_(std::move(shape)), options_(options) {
   TORCH_CHECK(options.max_new_tokens >= 1 && batch_size >= 1, "tree: max_new_tokens and the batch size must be >= 1");
-  if (target.config().sliding_window)
-    throw InputError("tree: the target attends through a sliding window, which tree verification does not support");
   options_.draft_tokens = shape_.size();  // the slots a round adds: cache_capacity() counts them
 }
 

@@ -25,6 +25,8 @@ at::Tensor ModelTreeDrafter::propose(const BatchState& state, const TreeShape& s
     for (int64_t node = 0; node < nodes; ++node) positions.push_back(length - 1 + depths[node + 1]);
     std::vector<int64_t> tokens = content;
     tokens.resize(static_cast<size_t>(total), 0);
+    const at::Tensor position_ids = at::tensor(positions, at::kLong).unsqueeze(0);
+    valid = valid.logical_and(within_window(position_ids, position_ids, draft_.config().sliding_window)[0]);
     auto drafted = drafts.accessor<int64_t, 2>();
     for (int64_t depth = 1; depth <= shape.max_depth(); ++depth) {
       for (int64_t node = 0; node < nodes; ++node) tokens[length + node] = drafted[row][node];

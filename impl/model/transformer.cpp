@@ -45,16 +45,18 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 
 // Additive attention mask [B, 1, 1, T, S]: 0 where query t may see key s, -inf elsewhere.
 // Every query sees its own slot, so rows of padding stay finite and never produce NaN.
-// key_valid is [B, S], or [B, T, S] when each query has keys of its own.
+// key_valid is [B, S], or [B, T, S] when each query has keys of its own, which then holds the
+// sliding window too.
 at::Tensor attention_mask(const at::Tensor& key_valid, int64_t num_queries, int64_t first_query_slot,
                           std::optional<int64_t> sliding_window, at::ScalarType dtype) {
   const int64_t num_keys = key_valid.size(-1);
   const auto index_options = at::TensorOptions().dtype(at::kLong).device(key_valid.device());
   const at::Tensor query_slot = at::arange(first_query_slot, first_query_slot + num_queries, index_options).unsqueeze(1);
   const at::Tensor key_slot = at::arange(num_keys, index_options).unsqueeze(0);
+  const bool per_query_keys = key_valid.dim() == 3;
   at::Tensor visible = key_slot.le(query_slot);
-  if (sliding_window) visible = visible.logical_and(query_slot.sub(key_slot).lt(*sliding_window));
-  const at::Tensor per_query = key_valid.dim() == 3 ? key_valid : key_valid.unsqueeze(1);
+  if (sliding_window && !per_query_keys) visible = visible.logical_and(query_slot.sub(key_slot).lt(*sliding_window));
+  const at::Tensor per_query = per_query_keys ? key_valid : key_valid.unsqueeze(1);
   at::Tensor allowed = per_query.logical_and(visible.unsqueeze(0));  // [B, T, S]
   allowed = allowed.logical_or(key_slot.eq(query_slot).unsqueeze(0));
   return at::zeros(allowed.sizes(), key_valid.options().dtype(dtype))

@@ -20,9 +20,10 @@ class Transformer {
 
   // tokens, positions: int64 [B, T]. key_valid: bool [B, S] over every key the new tokens may
   // see: S = cache->length() + T with a cache (the new tokens take slots [length, length+T)),
-  // S = T without one; or [B, T, S], the keys each new token may see (a token tree's ancestors).
-  // A query attends to valid keys at or before its own slot (and inside the sliding window, if
-  // any); invalid keys have no influence on any result. Returns the
+  // S = T without one; or [B, T, S], the keys each new token may see (a token tree's ancestors),
+  // the sliding window, if any, included (within_window(): a tree's slots are not its
+  // positions). A query attends to valid keys at or before its own slot (with [B, S], inside the
+  // sliding window, if any, counted in slots); invalid keys have no influence on any result. Returns the
   // final-normed hidden states [B, T, hidden]; with a cache, their K/V are appended to it,
   // and a long T runs in chunks through the cache so that memory stays bounded.
   at::Tensor forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,

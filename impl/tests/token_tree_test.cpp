@@ -41,6 +41,18 @@ TEST(TreeShape, DegenerateShapesSeeTheirPathsAndKnowTheirDepths) {
   expect_visibility_of_paths(TreeShape({}));
 }
 
+// Medusa's and EAGLE's configurations: paths of ranks, a rank skipped where the draft's choice is.
+TEST(TreeShape, ReadsTreeChoicesAsTheirPathsOfRanks) {
+  const TreeShape shape = TreeShape::from_choices({{0}, {1}, {0, 0}, {0, 2}, {1, 0}, {0, 2, 0}});
+  EXPECT_EQ(shape.parent(3), 0);
+  EXPECT_EQ(shape.rank(3), 2) << "the draft's third choice, though the second child";
+  EXPECT_EQ(shape.path_to(5), (std::vector<int64_t>{0, 3, 5}));
+  EXPECT_EQ(shape.depth(5), 3);
+  EXPECT_THROW(TreeShape::from_choices({{0}, {1, 0, 0}}), InputError);
+  EXPECT_THROW(TreeShape::from_choices({{0}, {}}), InputError);
+  EXPECT_THROW(TreeShape::from_choices({{0}, {0}}), InputError);  // a sibling's rank
+}
+
 TEST(TreeShape, RefusesAParentThatIsNotAnEarlierNode) {
   EXPECT_THROW(TreeShape({-1, 1}), InputError);
   EXPECT_THROW(TreeShape({-2}), InputError);
