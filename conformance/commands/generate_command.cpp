@@ -17,6 +17,7 @@
 #include "conformance/engines/model_pair.h"
 #include "conformance/files/answer_file.h"
 #include "conformance/terminal/progress_bar.h"
+#include "conformance/engines/tree_file.h"
 #include "conformance/terminal/stop_signals.h"
 #include "impl/bench/conversation.h"
 #include "impl/common/counted.h"
@@ -44,6 +45,7 @@ struct GenerateOptions {
   bool skip_long_prompts = false;
   bool resume = false;
   std::string chat_template = "raw";
+  std::filesystem::path tree;
 };
 
 // Positions a question's last generated turn needs: its prompt (the conversation before it,
@@ -126,6 +128,15 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const bool exspec_option = command.count("--window") + command.count("--max-wait") + command.count("--sort-by-length") > 0;
   if (engine != Engine::kExspec && exspec_option)
     throw InputError("--window, --max-wait and --sort-by-length apply to --engine exspec only");
+  std::optional<TreeShape> tree;
+  if (!options.tree.empty()) {
+    if (engine != Engine::kEqspec || drafting.ngram || options.draft.empty())
+      throw InputError("--tree: trees are drafted by a --draft model and verified under --engine eqspec");
+    if (!options.sampling.greedy()) throw InputError("--tree: tree verification decodes greedily; leave out --temperature");
+    if (!options.faults.empty()) throw InputError("--inject-fault: the seeded faults are of chain rounds, not of trees");
+    if (command.count("--draft-tokens") > 0) throw InputError("--draft-tokens: a tree's shape says what it drafts");
+    tree = read_tree_file(options.tree, "--tree");
+  }
   const int64_t window = options.decoder.exspec_window();
   validate(ExspecOptions{.batch_size = options.decoder.batch_size, .window = window, .max_wait_steps = options.max_wait});
 
@@ -174,7 +185,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
                           .batch_size = options.decoder.batch_size,
                           .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
                                      .max_wait_steps = options.max_wait}},
-              .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0};
+              .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0,
+              .tree = tree ? &*tree : nullptr};
 
   // Each answer is written, whole, as soon as it is complete: a run stopped by a verdict leaves
   // the answers before it, each on its own complete line; a run that fails leaves --out as it was.
@@ -231,6 +243,9 @@ void add_generate_command(CLI::App& app) {
   c->add_flag("--check-invariants", o->check_invariants, "Check I1-I4 after every round (slow)");
   c->add_option("--inject-fault", o->faults, "Seed a named fault (repeatable)");
   c->add_option("--top-logprobs", o->top_logprobs, "Alternatives recorded per token (oracle)")->check(CLI::Range(0, 100));
+  c->add_option("--tree", o->tree,
+                "eqspec: draft and verify token trees of this shape (greedy): EAGLE's and Medusa's tree choices, "
+                "[[0], [1], [0, 0], ...], or {\"parents\": [-1, 0, ...]}");
   c->add_flag("--skip-long-prompts", o->skip_long_prompts, "Skip questions that do not fit the context");
   c->add_option("--chat-template", o->chat_template,
                 "Prompt format where the bench line has no prompt_token_ids: raw (the question after BOS), vicuna, "

@@ -8,6 +8,7 @@
 
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/invariant_checker.h"
+#include "impl/decoding/tree_decoder.h"
 #include "oracle/oracle.h"
 
 namespace specgate::cli {
@@ -64,7 +65,14 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
                                                  ? shortest_prompt_first(requests)
                                                  : std::vector<SequenceRequest>(requests.begin(), requests.end());
   const auto start = Clock::now();
-  const std::unique_ptr<Decoder> decoder = make_decoder(kind, *spec.target, drafter.get(), settings);
+  std::optional<ModelTreeDrafter> tree_drafter;
+  std::unique_ptr<Decoder> decoder;
+  if (spec.tree != nullptr) {
+    tree_drafter.emplace(*spec.draft);
+    decoder = std::make_unique<TreeDecoder>(*spec.target, *tree_drafter, *spec.tree, settings.decode, settings.batch_size);
+  } else {
+    decoder = make_decoder(kind, *spec.target, drafter.get(), settings);
+  }
   std::map<int64_t, int64_t> in_flight;  // sequence -> the decoder's round count at its admission
   const auto admitting = [&](const SequenceRequest& request) {
     in_flight[request.sequence_index] = decoder->stats().rounds;
