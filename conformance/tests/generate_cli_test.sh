@@ -225,4 +225,26 @@ expect_usage_error "cannot be honoured" generate --engine exspec --draft "$fixtu
 expect_usage_error "--turns: " generate --engine oracle --target "$fixtures/target" --bench "$bench" --turns some "${out[@]}"
 expect_usage_error "--engine is required" generate --target "$fixtures/target" --bench "$bench" "${out[@]}"
 
+# Token trees (EAGLE's and Medusa's tree choices, or parents), drafted by the draft model: in
+# float64, the oracle's tokens whatever the shape, the invariants checked every round; a shape
+# file that is not a tree, or a tree under another engine, exits 2 with one line.
+generate --engine oracle --dtype float64 --out "$work/oracle64.jsonl" >/dev/null || fail "float64 oracle run"
+printf '[[0], [1], [0, 0], [0, 2], [1, 0], [0, 0, 0]]\n' >"$work/choices.json"
+printf '{"parents": [-1, 0, 1, 2]}\n' >"$work/chain.json"
+printf '{"parents": [-1, -1, -1, -1]}\n' >"$work/star.json"
+for shape in choices chain star; do
+  generate --engine eqspec --draft "$fixtures/draft" --tree "$work/$shape.json" --dtype float64 --batch-size 5 \
+    --check-invariants --out "$work/tree-$shape.jsonl" >"$work/tree-$shape.out" 2>&1 || fail "tree $shape: $(tail -1 "$work/tree-$shape.out")"
+  [ "$(token_ids "$work/tree-$shape.jsonl")" = "$(token_ids "$work/oracle64.jsonl")" ] || fail "tree $shape differs from the oracle"
+done
+tree=(generate --engine eqspec --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench")
+printf '[[0], [1, 1]]\n' >"$work/orphan.json"
+expect_usage_error "--tree $work/orphan.json: tree: choice 1: its parent's path is not an earlier choice" "${tree[@]}" \
+  --tree "$work/orphan.json" "${out[@]}"
+printf '{"parents": [-1, "x"]}\n' >"$work/typo.json"
+expect_usage_error "--tree $work/typo.json: field 'parents[1]': expected an integer" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
+expect_usage_error "--tree: trees are drafted by a --draft model and verified under --engine eqspec" generate --engine exspec \
+  --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench" --tree "$work/chain.json" "${out[@]}"
+expect_usage_error "--tree: tree verification decodes greedily" "${tree[@]}" --tree "$work/chain.json" --temperature 0.7 "${out[@]}"
+
 finish "generate CLI"
