@@ -4,7 +4,7 @@
 # draft. Checks that specgate's prompt ids equal apply_chat_template's on all 480 Spec-Bench first
 # turns; that its teacher-forced log-probabilities equal transformers' in float32; that its oracle
 # equals transformers' greedy generate on the sample bench; that EQSPEC and EXSPEC equal the
-# oracle in float64; and that prompt lookup is exact and predicts transformers' own.
+# oracle in float64, and so does a token tree; and that prompt lookup is exact and predicts transformers' own.
 # ci/real-model.sh runs the full comparison (transformers' assisted generation scored against its
 # greedy answers included), ci/ngram-bench.sh the speed of prompt lookup.
 set -uo pipefail
@@ -43,6 +43,13 @@ for engine in eqspec exspec; do
   "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/$engine.jsonl" --min-exact 1.0 \
     --json "$work/$engine.json" >/dev/null || fail "$engine differs from the oracle on the real pair"
 done
+# A token tree drafted by the layer-skip draft (EAGLE's choices form), float64: the oracle's too.
+printf '[[0], [1], [0, 0], [1, 0], [0, 0, 0]]\n' >"$work/tree.json"
+"$conformance" generate --engine eqspec --tree "$work/tree.json" --target "$target" --draft "$draft" \
+  --bench "$work/bench.jsonl" --dtype float64 --batch-size 4 --max-new-tokens 16 --out "$work/tree.jsonl" >/dev/null ||
+  fail "tree float64"
+"$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/tree.jsonl" --min-exact 1.0 \
+  --json "$work/tree_score.json" >/dev/null || fail "a tree differs from the oracle on the real pair"
 # The layer-skip draft keeps 1-3% of its drafts: a short run has too few ragged rounds to
 # realign its rows often enough to catch a layout fault, and score says so.
 "$conformance" generate --engine eqspec --target "$target" --draft "$draft" --bench "$work/bench.jsonl" --dtype float32 \
