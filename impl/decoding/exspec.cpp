@@ -16,18 +16,6 @@
 namespace specgate {
 namespace {
 
-// A sequence of the window. Between steps its row lives here; its K/V live in its pool slot
-// (batch_row < 0), or, when it took part in the last step, still in the batch caches, in its
-// batch row. The row's slots say where in that cache row.
-struct Member {
-  explicit Member(Row row) : row(std::move(row)) {}
-
-  Row row;
-  int64_t pool_slot = -1;
-  int64_t batch_row = -1;
-  int64_t waited = 0;
-};
-
 // Throws InputError for options that cannot run.
 void validate_options(const DecodeOptions& options, const ExspecOptions& exspec) {
   if (options.draft_tokens < 1 || options.max_new_tokens < 1)
@@ -133,6 +121,18 @@ class ExspecDecoder::Impl {
   const ExspecStats& exspec_stats() const { return exspec_stats_; }
 
  private:
+  // A sequence of the window. Between steps its row lives here; its K/V live in its pool slot
+  // (batch_row < 0), or, when it took part in the last step, still in the batch caches, in its
+  // batch row. The row's slots say where in that cache row.
+  struct Member {
+    explicit Member(Row row) : row(std::move(row)) {}
+
+    Row row;
+    int64_t pool_slot = -1;
+    int64_t batch_row = -1;
+    int64_t waited = 0;
+  };
+
   const FaultSet& faults() const { return options_.faults; }
 
   BatchChoice next_batch(std::span<const WindowEntry> entries) const {

@@ -77,7 +77,9 @@ TEST(TreeDecoder, GreedyEqualsTheOracleOnEveryShape) {
       ASSERT_EQ(results.size(), requests.size());
       for (const SequenceResult& result : results)
         EXPECT_EQ(result.tokens, expected.at(result.sequence_index)) << "shape of " << parents.size() << " nodes";
-      if (drafter == &oracle_drafter && shape.size() > 0) EXPECT_GT(stats.accepted, 0);
+      if (drafter == &oracle_drafter && shape.size() > 0) {
+        EXPECT_GT(stats.accepted, 0);
+      }
     }
   }
 }
