@@ -133,7 +133,6 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
     if (engine != Engine::kEqspec || drafting.ngram || options.draft.empty())
       throw InputError("--tree: trees are drafted by a --draft model and verified under --engine eqspec");
     if (!options.sampling.greedy()) throw InputError("--tree: tree verification decodes greedily; leave out --temperature");
-    if (!options.faults.empty()) throw InputError("--inject-fault: the seeded faults are of chain rounds, not of trees");
     if (command.count("--draft-tokens") > 0) throw InputError("--draft-tokens: a tree's shape says what it drafts");
     tree = read_tree_file(options.tree, "--tree");
   }
@@ -147,7 +146,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   validate(decode.sampling);
   decode.check_invariants = options.check_invariants;
   for (const std::string& name : options.faults) decode.faults.add(fault_from_name(name));
-  require_committable(decode.faults, options.engine, is_exspec(engine), decode.sampling.greedy());
+  require_committable(decode.faults, options.engine, is_exspec(engine), decode.sampling.greedy(), tree.has_value());
 
   const at::ScalarType dtype = options.loading.scalar_type();
   const c10::Device device = options.loading.torch_device();

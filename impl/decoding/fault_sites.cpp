@@ -150,4 +150,27 @@ int RefillFaults::copies_under_faults(int64_t free_places, const FaultSet& fault
   return 1;
 }
 
+at::Tensor tree_visibility_under_faults(at::Tensor visibility, const TreeShape& shape, const FaultSet& faults) {
+  if (!faults.has(Fault::kTreeSiblingVisible)) return visibility;
+  for (int64_t node = 0; node < shape.size(); ++node) {
+    const std::vector<int64_t>& siblings = shape.children(shape.parent(node));
+    const auto at = std::find(siblings.begin(), siblings.end(), node);
+    if (at != siblings.begin()) visibility[node + 1][*(at - 1) + 1] = true;
+  }
+  return visibility;
+}
+
+std::vector<int64_t> tree_offsets_under_faults(std::vector<int64_t> depths, const FaultSet& faults) {
+  if (faults.has(Fault::kTreePositionByOffset)) {
+    for (size_t offset = 0; offset < depths.size(); ++offset) depths[offset] = static_cast<int64_t>(offset);
+  }
+  return depths;
+}
+
+std::optional<int64_t> kept_kv_under_faults(int64_t node, const TreeShape& shape, const FaultSet& faults) {
+  if (faults.has(Fault::kTreePathNotCompacted)) return std::nullopt;
+  if (faults.has(Fault::kTreeWrongBranchKv)) return shape.children(shape.parent(node)).front();
+  return node;
+}
+
 }  // namespace specgate

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "impl/decoding/batch_scheduler.h"
 #include "impl/decoding/batch_state.h"
 #include "impl/decoding/faults.h"
+#include "impl/decoding/token_tree.h"
 #include "impl/model/kv_cache.h"
 #include "impl/sampling/sampling.h"
 
@@ -113,6 +115,20 @@ SlotRun source_under_faults(SlotRun run, int64_t to_first, const FaultSet& fault
 // Whether the rows after a cancelled one move up a batch row, each then reading the K/V of the
 // row before it (kCancelShiftsRows), where they should keep their own.
 bool rows_shift_on_cancel_under_faults(const FaultSet& faults);
+
+// ---- Token trees
+
+// What each offset of a tree pass sees: the sibling before it too, where it has one
+// (kTreeSiblingVisible).
+at::Tensor tree_visibility_under_faults(at::Tensor visibility, const TreeShape& shape, const FaultSet& faults);
+
+// The position offsets of a tree pass: each offset's place in the pass instead of its depth
+// (kTreePositionByOffset).
+std::vector<int64_t> tree_offsets_under_faults(std::vector<int64_t> depths, const FaultSet& faults);
+
+// The node whose K/V moves into kept node `node`'s place on the path: its first sibling
+// (kTreeWrongBranchKv); none, the path's K/V left where the pass wrote them (kTreePathNotCompacted).
+std::optional<int64_t> kept_kv_under_faults(int64_t node, const TreeShape& shape, const FaultSet& faults);
 
 // ---- EXSPEC's pool and scheduling
 

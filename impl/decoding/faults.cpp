@@ -15,6 +15,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kName
     "residual-not-normalised", "raw-draft-distribution", "bonus-kv-wrong-position", "cache-advanced-by-drafted",
     "shared-random-stream",   "greedy-verification",   "draft-filter-skipped", "stale-draft-distribution",
     "cancel-shifts-rows",     "ragged-padding-verified", "ragged-bonus-from-padding",
+    "tree-sibling-visible",   "tree-position-by-offset", "tree-path-not-compacted", "tree-wrong-branch-kv",
     "group-mixed-lengths",    "wrong-sequence-kv",     "refill-loses-sequence", "refill-duplicates-sequence",
 };
 
@@ -29,6 +30,8 @@ std::vector<Fault> all_faults() {
 }
 
 bool is_exspec_only(Fault fault) { return fault >= Fault::kGroupMixedLengths; }
+
+bool is_tree_only(Fault fault) { return fault >= Fault::kTreeSiblingVisible && fault <= Fault::kTreeWrongBranchKv; }
 
 bool is_sampling_only(Fault fault) {
   return fault == Fault::kAlwaysAccept || fault == Fault::kResidualNotNormalised ||
@@ -47,7 +50,7 @@ Fault fault_from_name(std::string_view name) {
   throw InputError("--inject-fault: unknown fault '" + std::string(name) + "' (known: " + known + ")");
 }
 
-void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy) {
+void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy, bool trees) {
   for (Fault fault : all_faults()) {
     if (!faults.has(fault)) continue;
     const std::string prefix = "--inject-fault " + std::string(fault_name(fault)) + ": ";
@@ -55,6 +58,10 @@ void require_committable(const FaultSet& faults, std::string_view engine, bool e
       throw InputError(prefix + "an EXSPEC fault, which engine " + std::string(engine) + " cannot commit");
     if (is_sampling_only(fault) && greedy)
       throw InputError(prefix + "a sampling fault, which greedy decoding cannot commit (give --temperature > 0)");
+    if (is_tree_only(fault) && !trees)
+      throw InputError(prefix + "a fault of token trees, which engine " + std::string(engine) + " cannot commit without --tree");
+    if (!is_tree_only(fault) && trees)
+      throw InputError(prefix + "a fault of chain rounds, which a tree decoder cannot commit");
   }
 }
 

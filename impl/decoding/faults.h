@@ -34,6 +34,11 @@ enum class Fault {
   kCancelShiftsRows,        // a cancelled row leaves, the rows after it move up one without their K/V
   kRaggedPaddingVerified,   // a row with fewer drafts than the batch's longest is tested on its padding too
   kRaggedBonusFromPadding,  // a row that kept all its drafts, fewer than the longest, takes its bonus after the padding
+  // Trees only:
+  kTreeSiblingVisible,     // a tree node sees the sibling before it too
+  kTreePositionByOffset,   // a tree node's position id is the root's plus its place in the pass, not its depth
+  kTreePathNotCompacted,   // the kept path's K/V stay where the tree pass wrote them
+  kTreeWrongBranchKv,      // each kept node's K/V taken from its first sibling
   // EXSPEC only:
   kGroupMixedLengths,         // sequences of different lengths grouped without realignment
   kWrongSequenceKv,           // K/V written back into another sequence's slot of the pool
@@ -68,10 +73,13 @@ std::vector<Fault> all_faults();
 bool is_exspec_only(Fault fault);
 // Faults of sampled verification, which greedy decoding cannot commit.
 bool is_sampling_only(Fault fault);
+// Faults of token trees, which chain decoders cannot commit, and which alone trees can.
+bool is_tree_only(Fault fault);
 // Throws InputError listing the known names (or saying that this build has none).
 Fault fault_from_name(std::string_view name);
 // Throws InputError when a fault cannot be committed by `engine` (its name, for the message):
-// an EXSPEC fault on an engine that is not EXSPEC, a sampling fault with greedy decoding.
-void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy);
+// an EXSPEC fault on an engine that is not EXSPEC, a sampling fault with greedy decoding, a tree
+// fault without trees or another fault with them.
+void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy, bool trees = false);
 
 }  // namespace specgate

@@ -10,6 +10,7 @@
 #include "impl/common/host_transfer.h"
 #include "impl/decoding/batch_layout.h"
 #include "impl/decoding/batch_tensors.h"
+#include "impl/decoding/fault_sites.h"
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/round.h"
@@ -20,9 +21,12 @@ namespace {
 // Moves the K/V of row `row`'s kept path to the slots right after the root's (`root_slot`), in
 // order: node path[j] sits at root_slot + 1 + path[j] >= root_slot + 1 + j, so no move
 // overwrites a node still to move.
-void compact_path(KVCache& cache, int64_t row, int64_t root_slot, const std::vector<int64_t>& path) {
+void compact_path(KVCache& cache, int64_t row, int64_t root_slot, const std::vector<int64_t>& path, const TreeShape& shape,
+                  const FaultSet& faults) {
   for (size_t j = 0; j < path.size(); ++j) {
-    const int64_t from = root_slot + 1 + path[j], to = root_slot + 1 + static_cast<int64_t>(j);
+    const std::optional<int64_t> kept = kept_kv_under_faults(path[j], shape, faults);
+    if (!kept) continue;
+    const int64_t from = root_slot + 1 + *kept, to = root_slot + 1 + static_cast<int64_t>(j);
     if (from == to) continue;
     for (int64_t layer = 0; layer < cache.num_layers(); ++layer) {
       cache.key_at(layer, row, to).copy_(cache.key_at(layer, row, from));
@@ -72,11 +76,14 @@ class TreeDecoder::Batch final : public BatchRun {
     TORCH_CHECK(cache.length() == state.cache_length(), "tree round: target cache out of step with the batch");
     const int64_t root = state.cache_length();
     const at::Tensor input = at::cat({tokens_at(state, root, 1, device), upload(drafts, device)}, 1);
-    const at::Tensor depths = upload(at::tensor(shape_.depth_offsets(), at::kLong), device);
+    const at::Tensor depths =
+        upload(at::tensor(tree_offsets_under_faults(shape_.depth_offsets(), options_.faults), at::kLong), device);
     const at::Tensor positions = positions_at(state, root, 1, device) + depths.unsqueeze(0);
     const at::Tensor seen =
         at::cat({key_valid(state, root, device).unsqueeze(1).expand({batch, offsets, root}),
-                 upload(shape_.visibility(), device).unsqueeze(0).expand({batch, offsets, offsets})},
+                 upload(tree_visibility_under_faults(shape_.visibility(), shape_, options_.faults), device)
+                     .unsqueeze(0)
+                     .expand({batch, offsets, offsets})},
                 2);
     const at::Tensor key_positions = at::cat({positions_at(state, 0, root, device), positions}, 1);
     const at::Tensor valid = seen.logical_and(within_window(positions, key_positions, target_.config().sliding_window));
@@ -89,7 +96,7 @@ class TreeDecoder::Batch final : public BatchRun {
       const std::span<const int64_t> row_drafts(drafts[i].data_ptr<int64_t>(), static_cast<size_t>(nodes));
       const std::span<const int64_t> row_choices(choices[i].data_ptr<int64_t>(), static_cast<size_t>(offsets));
       const TreeAcceptance accepted = greedy_acceptance(shape_, row_drafts, row_choices);
-      compact_path(cache, i, root, accepted.path);
+      compact_path(cache, i, root, accepted.path, shape_, options_.faults);
       const auto kept = static_cast<int64_t>(accepted.path.size());
       layout_.keep(i, kept, nodes);
       std::vector<int64_t> new_tokens;

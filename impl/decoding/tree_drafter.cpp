@@ -1,5 +1,6 @@
 #include "impl/decoding/tree_drafter.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "impl/model/transformer.h"
@@ -39,6 +40,26 @@ at::Tensor ModelTreeDrafter::propose(const BatchState& state, const TreeShape& s
         const at::Tensor ranked = std::get<1>(logits[parent_slot].topk(shape.rank(node) + 1));
         drafted[row][node] = ranked[shape.rank(node)].item<int64_t>();
       }
+    }
+  }
+  return drafts;
+}
+
+at::Tensor ScriptedTreeDrafter::propose(const BatchState& state, const TreeShape& shape) {
+  at::Tensor drafts = at::zeros({state.batch_size(), shape.size()}, at::kLong);
+  auto drafted = drafts.accessor<int64_t, 2>();
+  for (int64_t row = 0; row < state.batch_size(); ++row) {
+    const Row& r = state.rows[row];
+    const std::vector<int64_t>& continuation = script_.continuations.at(r.sequence_index);
+    const auto round = static_cast<int64_t>(r.accept_lengths.size());
+    const int64_t right = script_.script(r.sequence_index, round);
+    for (int64_t node = 0; node < shape.size(); ++node) {
+      const std::vector<int64_t>& siblings = shape.children(shape.parent(node));
+      const auto place = std::find(siblings.begin(), siblings.end(), node) - siblings.begin();
+      const int64_t depth = shape.depth(node);
+      const int64_t truth = continuation.at(static_cast<size_t>(r.generated() + depth - 1));
+      const bool on_branch = place == (r.sequence_index + round + depth) % static_cast<int64_t>(siblings.size());
+      drafted[row][node] = on_branch && depth <= right ? truth : (truth + 1) % script_.vocab_size;
     }
   }
   return drafts;

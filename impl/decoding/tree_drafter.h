@@ -3,6 +3,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "impl/decoding/batch_state.h"
+#include "impl/decoding/scripted_drafter.h"
 #include "impl/decoding/token_tree.h"
 
 namespace specgate {
@@ -27,6 +28,19 @@ class ModelTreeDrafter final : public TreeDrafter {
 
  private:
   const Transformer& draft_;
+};
+
+// Drafts a tree that follows an acceptance script: on one branch, a different sibling for each
+// row, round and depth, a row proposes its true continuation as deep as the script says it is
+// right that round, and a wrong token below; every other node is wrong. Patterns of acceptance
+// through any branch are chosen rather than hoped for.
+class ScriptedTreeDrafter final : public TreeDrafter {
+ public:
+  explicit ScriptedTreeDrafter(ScriptedDrafts script) : script_(std::move(script)) {}
+  at::Tensor propose(const BatchState& state, const TreeShape& shape) override;
+
+ private:
+  ScriptedDrafts script_;
 };
 
 }  // namespace specgate

@@ -38,6 +38,7 @@ std::vector<Site> sites() {
   const at::Tensor drafts = at::tensor({7, 8, 9}, kLong).view({1, 3});
   const at::Tensor accepted = at::tensor({1}, kLong);
   const at::Tensor lengths = at::tensor({1}, kLong);  // a row that kept its one draft of three
+  const TreeShape star({-1, -1, -1});
   const at::Tensor p = at::tensor({0.5, 0.5, 0.0}, kDouble).view({1, 3});
   const at::Tensor q = at::tensor({0.25, 0.25, 0.5}, kDouble).view({1, 3});
   const at::Tensor r = (p - q).clamp_min(0.0);
@@ -97,6 +98,12 @@ std::vector<Site> sites() {
        [=](const FaultSet& f) { return batch_under_faults(grouped, window, 2, f).members != grouped.members; }},
       {"group_padding_under_faults", {Fault::kGroupMixedLengths},
        [](const FaultSet& f) { return group_padding_under_faults(2, true, f) != 2; }},
+      {"tree_visibility_under_faults", {Fault::kTreeSiblingVisible},
+       [=](const FaultSet& f) { return !same(tree_visibility_under_faults(star.visibility(), star, f), star.visibility()); }},
+      {"tree_offsets_under_faults", {Fault::kTreePositionByOffset},
+       [=](const FaultSet& f) { return tree_offsets_under_faults(star.depth_offsets(), f) != star.depth_offsets(); }},
+      {"kept_kv_under_faults", {Fault::kTreePathNotCompacted, Fault::kTreeWrongBranchKv},
+       [=](const FaultSet& f) { return kept_kv_under_faults(2, star, f) != std::optional<int64_t>(2); }},
       {"pool_slots_under_faults", {Fault::kWrongSequenceKv},
        [](const FaultSet& f) { return pool_slots_under_faults({3, 1, 4}, f) != std::vector<int64_t>{3, 1, 4}; }},
       {"RefillFaults", {Fault::kRefillLosesSequence, Fault::kRefillDuplicatesSequence},
