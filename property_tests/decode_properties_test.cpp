@@ -25,6 +25,7 @@ RC_GTEST_PROP(DecodeProperties, ExspecPool, ()) { check_property("exspec-pool");
 RC_GTEST_PROP(DecodeProperties, Determinism, ()) { check_property("determinism"); }
 RC_GTEST_PROP(DecodeProperties, Cancellation, ()) { check_property("cancellation"); }
 RC_GTEST_PROP(DecodeProperties, MixedSampling, ()) { check_property("mixed-sampling"); }
+RC_GTEST_PROP(DecodeProperties, TreeEquivalence, ()) { check_property("tree-equivalence"); }
 
 // Each property, on its own, fails under the fault it is there to catch (no shrinking).
 TEST(DecodeProperties, EachPropertyCatchesTheFaultItTargets) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "impl/decoding/batch_scheduler.h"
+#include "impl/decoding/token_tree.h"
 
 namespace specgate::gen {
 namespace {
@@ -100,12 +101,20 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
         const int64_t length = equal_lengths ? common_length : *rc::gen::inRange<int64_t>(1, max_prompt + 1);
         c.prompts.push_back(prompt(length, vocab));
       }
-      c.k = *rc::gen::inRange<int64_t>(1, 9);
+      if (shape.tree) {
+        const int64_t nodes = *rc::gen::inRange<int64_t>(1, 13);
+        for (int64_t node = 0; node < nodes; ++node) c.tree.push_back(*rc::gen::inRange<int64_t>(-1, node));
+        c.k = TreeShape(c.tree).max_depth();
+      } else {
+        c.k = *rc::gen::inRange<int64_t>(1, 9);
+      }
       c.max_new_tokens = *rc::gen::inRange<int64_t>(1, max_new + 1);
 
       const bool sampling =
           !shape.greedy_only && !shape.scripted_only && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
-      if (shape.scripted_only) {
+      if (shape.tree) {
+        c.draft = DraftKind::kScriptOnly;
+      } else if (shape.scripted_only) {
         c.draft = *rc::gen::element(DraftKind::kScriptedModel, DraftKind::kScriptOnly);
       } else if (sampling || shape.free_drafts) {
         c.draft = *rc::gen::element(DraftKind::kNearTarget, DraftKind::kIndependent, DraftKind::kNgram);
@@ -123,7 +132,7 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
         c.script_kind = *rc::gen::element<std::string>("all-accept", "random", "all-reject", "alternating",
                                                        "one-row-rejects");
         c.script = script(c.script_kind, rows, c.max_new_tokens, c.k);
-        if (c.draft == DraftKind::kScriptOnly) {
+        if (c.draft == DraftKind::kScriptOnly && !shape.tree) {
           c.lengths_kind = *rc::gen::element<std::string>("full", "all-empty", "one-row-full", "random");
           c.draft_lengths = draft_lengths(c.lengths_kind, rows, c.max_new_tokens, c.k);
         }
@@ -136,6 +145,7 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
       }
 
       c.decoder = shape.exspec_only ? DecoderKind::kExspec
+                  : shape.tree      ? DecoderKind::kEqspec
                                     : *rc::gen::element(DecoderKind::kEqspec, DecoderKind::kExspec);
       if (c.decoder == DecoderKind::kExspec) c.exspec = exspec_options(rows);
       if (sampling) {

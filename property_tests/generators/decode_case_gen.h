@@ -13,6 +13,7 @@ struct CaseShape {
   bool exspec_only = false;    // EXSPEC cases only
   bool isolation = false;      // new prompts for every row but the watched one
   bool free_drafts = false;    // a model drafts freely, as sampling needs, whether the case samples or not
+  bool tree = false;           // a tree decoder: greedy, scripted, EQSPEC's layout, a generated tree
 };
 
 // Tiny float64 targets: 1-3 layers, GQA ratios 1, 2 and 4, QK-norm on or off, head sizes 2-8,
@@ -26,7 +27,8 @@ rc::Gen<props::ModelSpec> tiny_target();
 // round: full, all empty, one row full, random; or n-gram lookup), an EOS at a random step, EQSPEC or EXSPEC (B, W,
 // aging), greedy or sampling. Batch size, prompt lengths and new tokens grow with RapidCheck's
 // size; every part shrinks toward one row, short prompts, K = 1, few new tokens and every
-// draft accepted (few rounds).
+// draft accepted (few rounds). Tree cases draft a generated tree of up to 12 nodes (chains,
+// stars, one node, wide levels and all between), K its depth, which shrinks toward one node.
 rc::Gen<props::DecodeCase> decode_case(CaseShape shape);
 
 }  // namespace specgate::gen

@@ -7,6 +7,7 @@
 #include "impl/decoding/model_drafter.h"
 #include "impl/decoding/ngram_drafter.h"
 #include "impl/decoding/scripted_drafter.h"
+#include "impl/decoding/tree_decoder.h"
 #include "oracle/oracle.h"
 #include "property_tests/properties/case_models.h"
 
@@ -61,6 +62,7 @@ DecodeOptions CaseContext::options(const FaultSet& faults, bool check_invariants
 struct CaseContext::CaseDecoder {
   ScriptedDrafts script;
   std::unique_ptr<Drafter> drafter;
+  std::unique_ptr<TreeDrafter> tree_drafter;
   DecoderSettings settings;
   std::unique_ptr<Decoder> decoder;
 };
@@ -87,7 +89,12 @@ std::unique_ptr<CaseContext::CaseDecoder> CaseContext::make_decoder(std::span<co
   const int64_t batch_size = is_exspec(case_.decoder) ? case_.exspec.batch_size : static_cast<int64_t>(requests.size());
   made->settings = {.decode = options, .batch_size = batch_size, .exspec = case_.exspec,
                     .sequence_capacity = cache_capacity(requests, options)};
-  made->decoder = specgate::make_decoder(case_.decoder, target_, made->drafter.get(), made->settings);
+  if (!case_.tree.empty()) {
+    made->tree_drafter = std::make_unique<ScriptedTreeDrafter>(script);
+    made->decoder = std::make_unique<TreeDecoder>(target_, *made->tree_drafter, TreeShape(case_.tree), options, batch_size);
+  } else {
+    made->decoder = specgate::make_decoder(case_.decoder, target_, made->drafter.get(), made->settings);
+  }
   return made;
 }
 

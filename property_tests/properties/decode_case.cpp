@@ -8,6 +8,7 @@
 
 #include "impl/common/error.h"
 #include "impl/common/json_value.h"
+#include "impl/decoding/token_tree.h"
 
 namespace specgate::props {
 namespace {
@@ -65,19 +66,25 @@ class Fields {
     const json& value = at(field);
     if (!value.is_array()) fail(field, "expected an array of arrays of integers");
     std::vector<std::vector<int64_t>> out;
-    for (const json& row : value) {
-      if (!row.is_array()) fail(field, "expected an array of arrays of integers");
-      std::vector<int64_t>& ids = out.emplace_back();
-      for (const json& id : row) {
-        const std::optional<int64_t> v = json_integer(id, low, high);
-        if (!v) fail(field + "[" + std::to_string(out.size() - 1) + "][" + std::to_string(ids.size()) + "]", integer_problem(id, low, high));
-        ids.push_back(*v);
-      }
-    }
+    for (size_t i = 0; i < value.size(); ++i) out.push_back(integers(value[i], field + "[" + std::to_string(i) + "]", low, high));
     return out;
+  }
+  std::vector<int64_t> row(const std::string& field, int64_t low, int64_t high) const {
+    return integers(at(field), field, low, high);
   }
 
  private:
+  std::vector<int64_t> integers(const json& value, const std::string& field, int64_t low, int64_t high) const {
+    if (!value.is_array()) fail(field, "expected an array of integers");
+    std::vector<int64_t> ids;
+    for (const json& id : value) {
+      const std::optional<int64_t> v = json_integer(id, low, high);
+      if (!v) fail(field + "[" + std::to_string(ids.size()) + "]", integer_problem(id, low, high));
+      ids.push_back(*v);
+    }
+    return ids;
+  }
+
   const json& object_;
   std::string source_;
   std::string prefix_;
@@ -207,6 +214,7 @@ json to_json(const DecodeCase& c) {
                      {"sort_by_prompt_length", c.exspec.sort_by_prompt_length},
                      {"max_wait_steps", c.exspec.max_wait_steps}};
   }
+  if (!c.tree.empty()) out["tree"] = c.tree;
   return out;
 }
 
@@ -256,6 +264,15 @@ DecodeCase decode_case_from_json(const json& object, const std::string& source) 
   if (!(c.sampling.temperature >= 0.0)) s.fail("temperature", "must be >= 0");
   if (!(c.sampling.top_p > 0.0 && c.sampling.top_p <= 1.0)) s.fail("top_p", "must be in (0, 1]");
   if (!(c.sampling.min_p >= 0.0 && c.sampling.min_p <= 1.0)) s.fail("min_p", "must be in [0, 1]");
+  if (f.has("tree")) {
+    c.tree = f.row("tree", -1, 1 << 10);
+    try {
+      if (TreeShape(c.tree).max_depth() > c.k) f.fail("tree", "deeper than k");
+    } catch (const InputError& e) {
+      if (std::string(e.what()).starts_with(source)) throw;
+      f.fail("tree", e.what());
+    }
+  }
   c.watched_row = f.integer("watched_row", 0, c.batch_size() - 1);
   c.replacements = f.rows("replacements", 0, c.target.vocab - 1);
   if (c.replacements.size() != c.prompts.size()) f.fail("replacements", "needs one prompt per row");
@@ -282,6 +299,7 @@ json summary(const DecodeCase& c) {
   if (c.decoder == DecoderKind::kExspec)
     out["exspec"] = {{"batch_size", c.exspec.batch_size}, {"window", c.exspec.window}};
   if (c.eos) out["eos"] = {{"row", c.eos->row}, {"step", c.eos->step}};
+  if (!c.tree.empty()) out["tree"] = c.tree;
   return out;
 }
 

@@ -319,6 +319,8 @@ const std::vector<DecodeProperty>& decode_properties() {
        {}, cancellation},
       {"mixed-sampling", "rows sampled differently in one batch (greedy, temperature, top-k, top-p, min-p) each give what a batch of their own setting gives",
        {.free_drafts = true}, mixed_sampling},
+      {"tree-equivalence", "greedy token trees: every row's output equals the oracle's, whatever the tree and the branch the target takes",
+       {.greedy_only = true, .scripted_only = true, .tree = true}, oracle_equivalence},
   };
   return properties;
 }

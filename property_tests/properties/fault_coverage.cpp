@@ -84,7 +84,7 @@ double per_realignment_rate(const std::vector<std::pair<int64_t, bool>>& rows) {
 std::vector<Fault> default_faults() {
   std::vector<Fault> faults;
   for (Fault fault : all_faults()) {
-    if (!is_sampling_only(fault) && fault != Fault::kCancelShiftsRows) faults.push_back(fault);
+    if (!is_sampling_only(fault) && !is_tree_only(fault) && fault != Fault::kCancelShiftsRows) faults.push_back(fault);
   }
   return faults;
 }
