@@ -13,6 +13,7 @@
 #include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/engines/model_pair.h"
+#include "conformance/engines/tree_file.h"
 #include "conformance/serve/completion_server.h"
 #include "impl/bench/chat_template.h"
 #include "impl/bench/conversation.h"
@@ -36,11 +37,12 @@ struct ServeOptions {
   ModelFlags loading{.dtype = "float32"};
   std::vector<std::string> faults;
   ConnectionLimits connections;
+  std::filesystem::path tree;
 };
 
 // The seeded faults of the decoder, which a sampled request can commit whether or not they need
 // sampling, and of what a speculative engine reports besides its tokens.
-std::pair<FaultSet, ResponseFaults> serve_faults(const ServeOptions& o, Engine engine) {
+std::pair<FaultSet, ResponseFaults> serve_faults(const ServeOptions& o, Engine engine, bool trees) {
   if (engine == Engine::kOracle && !o.faults.empty())
     throw InputError("--inject-fault: the oracle is the reference and takes no faults");
   FaultSet faults;
@@ -54,7 +56,7 @@ std::pair<FaultSet, ResponseFaults> serve_faults(const ServeOptions& o, Engine e
       faults.add(fault_from_name(name));
     }
   }
-  require_committable(faults, o.engine, engine == Engine::kExspec, /*greedy=*/false);
+  require_committable(faults, o.engine, engine == Engine::kExspec, /*greedy=*/false, trees);
   return {faults, response_faults};
 }
 
@@ -68,7 +70,13 @@ void run_serve(const ServeOptions& o) {
   const Drafting drafting = o.decoder.drafting.drafting();
   check_draft_flag(engine, drafting, !o.draft.empty());
   const int64_t window = o.decoder.exspec_window();
-  const auto [faults, response_faults] = serve_faults(o, engine);
+  std::optional<TreeShape> tree;
+  if (!o.tree.empty()) {
+    if (engine != Engine::kEqspec || drafting.ngram || o.draft.empty())
+      throw InputError("--tree: trees are drafted by a --draft model and verified under --engine eqspec");
+    tree = read_tree_file(o.tree, "--tree");
+  }
+  const auto [faults, response_faults] = serve_faults(o, engine, tree.has_value());
 
   const ModelPair models = load_model_pair(o.target, o.draft, o.loading.scalar_type(), o.loading.torch_device());
   const ModelConfig& config = models.target.config();
@@ -76,7 +84,8 @@ void run_serve(const ServeOptions& o) {
                            .vocab_size = config.vocab_size,
                            .context = std::min(o.max_model_len, config.max_position_embeddings),
                            .max_logprob_entries = o.max_logprob_entries,
-                           .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
+                           .chat_template = chat_template_from_name(o.chat_template, "--chat-template"),
+                           .greedy_only = tree.has_value()};
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   DecodeOptions decode;
   decode.draft_tokens = o.decoder.draft_tokens;
@@ -85,7 +94,8 @@ void run_serve(const ServeOptions& o) {
   const ServeEngineSettings settings{
       .engine = engine, .target = &models.target, .drafting = drafting, .draft = models.draft_or_null(),
       .decoder = {.decode = decode, .batch_size = o.decoder.batch_size, .exspec = {.window = window},
-                  .sequence_capacity = cache_capacity(limits.context, o.decoder.draft_tokens)}};
+                  .sequence_capacity = cache_capacity(limits.context, o.decoder.draft_tokens)},
+      .tree = tree ? &*tree : nullptr};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
   const ServeReporter reporter(models.target, response_faults);
 
@@ -115,6 +125,8 @@ void add_serve_command(CLI::App& app) {
   c->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   c->add_option("--port", o->port, "Port to listen on (0: any free one, printed)")->capture_default_str()->check(CLI::Range(0, 65535));
   c->add_option("--model", o->model, "The model name requests must use (default: the target folder's name)");
+  c->add_option("--tree", o->tree,
+                "eqspec: draft and verify token trees of this shape, as generate --tree (requests decode greedily)");
   c->add_option("--chat-template", o->chat_template,
                 "raw, vicuna, chatml, smollm2, llama3 or llama2: renders /v1/chat/completions' messages, as generate's")
       ->capture_default_str();

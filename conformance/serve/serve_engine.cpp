@@ -6,6 +6,7 @@
 #include <random>
 
 #include "conformance/engines/drafting.h"
+#include "impl/decoding/tree_decoder.h"
 #include "oracle/oracle.h"
 
 namespace specgate::cli {
@@ -75,9 +76,15 @@ class DecoderServeEngine : public ServeEngine {
   // A decoder and its drafter.
   struct Pool {
     std::unique_ptr<Drafter> drafter;
+    std::unique_ptr<TreeDrafter> tree_drafter;
     std::unique_ptr<Decoder> decoder;
     explicit Pool(const ServeEngineSettings& s) : drafter(make_drafter(s.engine, s.drafting, s.draft)) {
-      decoder = make_decoder(decoder_kind(s.engine), *s.target, drafter.get(), s.decoder);
+      if (s.tree != nullptr) {
+        tree_drafter = std::make_unique<ModelTreeDrafter>(*s.draft);
+        decoder = std::make_unique<TreeDecoder>(*s.target, *tree_drafter, *s.tree, s.decoder.decode, s.decoder.batch_size);
+      } else {
+        decoder = make_decoder(decoder_kind(s.engine), *s.target, drafter.get(), s.decoder);
+      }
     }
   };
 
