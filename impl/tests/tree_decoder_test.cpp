@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "impl/common/error.h"
+#include "impl/decoding/faults.h"
+#include "impl/decoding/invariant_checker.h"
 #include "impl/tests/decoding_test_support.h"
 
 namespace specgate {
@@ -114,6 +116,30 @@ TEST(TreeDecoder, ACancelledRowLeavesAndTheOthersGoOnAsAlone) {
   auto expected = oracle_continuations(requests, options);
   expected.erase(requests[1].sequence_index);
   EXPECT_EQ(outputs, expected);
+}
+
+// Each fault of trees makes the tokens differ from the oracle's or an invariant fail, on the
+// tree whose right branch moves between siblings.
+TEST(TreeDecoder, EveryTreeFaultIsCaught) {
+  const std::vector<SequenceRequest> requests = mixed_requests(4, 78);
+  const DecodeOptions options = greedy_options(0, 20);
+  const TreeShape shape({-1, -1, 0, 0, 1, 1, 2, 3, 4, 5});
+  const auto expected = oracle_continuations(requests, options);
+  for (const Fault fault : all_faults()) {
+    if (!is_tree_only(fault)) continue;
+    SCOPED_TRACE(std::string(fault_name(fault)));
+    DecodeOptions faulty = options;
+    faulty.faults.add(fault);
+    OracleTreeDrafter drafter(oracle_continuations(requests, options, 8));
+    bool caught = false;
+    try {
+      for (const SequenceResult& result : tree_generate(models().target, drafter, shape, requests, faulty))
+        caught = caught || result.tokens != expected.at(result.sequence_index);
+    } catch (const InvariantViolation&) {
+      caught = true;
+    }
+    EXPECT_TRUE(caught);
+  }
 }
 
 TEST(TreeDecoder, RefusesSampledRequests) {
