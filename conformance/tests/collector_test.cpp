@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/collect/collector.h"
+#include "conformance/tests/local_http_server.h"
 #include "impl/common/error.h"
 #include "impl/tests/temp_folder.h"
 
@@ -35,19 +36,12 @@ enum class Fault {
 class FaultServer {
  public:
   explicit FaultServer(std::map<int64_t, Fault> faults) : faults_(std::move(faults)) {
-    server_.Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
+    http_.routes().Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
       reply(json::parse(request.body), response);
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    http_.start();
   }
-  ~FaultServer() {
-    server_.stop();
-    thread_.join();
-  }
-
-  Endpoint endpoint() const { return {.host = "127.0.0.1", .port = port_}; }
+  Endpoint endpoint() const { return http_.endpoint(); }
   int64_t attempts(int64_t id) {
     const std::lock_guard lock(mutex_);
     return attempts_[id];
@@ -109,11 +103,9 @@ class FaultServer {
     }
   }
 
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
   std::mutex mutex_;
   std::map<int64_t, Fault> faults_;
+  LocalHttpServer http_;
   std::map<int64_t, int64_t> attempts_;
 };
 

@@ -15,6 +15,7 @@
 #include "conformance/collect/collector.h"
 #include "conformance/collect/sse_events.h"
 #include "conformance/collect/stream_assembly.h"
+#include "conformance/tests/local_http_server.h"
 #include "impl/tests/temp_folder.h"
 
 namespace specgate::cli {
@@ -323,30 +324,23 @@ std::string event_stream(const std::vector<std::string>& chunks) {
 class StreamServer {
  public:
   explicit StreamServer(StreamFault fault) : fault_(fault) {
-    server_.Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
+    http_.routes().Post("/v1/completions", [this](const httplib::Request& request, httplib::Response& response) {
       const json body = json::parse(request.body);
       EXPECT_EQ(body["stream"], true);
       EXPECT_EQ(body["stream_options"]["include_usage"], true);
       reply(std::stoll(body["prompt"].get<std::string>().substr(1)), response);
     });
-    server_.Post("/generate_stream", [](const httplib::Request& request, httplib::Response& response) {
+    http_.routes().Post("/generate_stream", [](const httplib::Request& request, httplib::Response& response) {
       EXPECT_EQ(json::parse(request.body)["parameters"]["decoder_input_details"], false);
       response.set_content(event_stream(tgi_stream_chunks()), "text/event-stream");
     });
-    server_.Post("/v1/chat/completions", [](const httplib::Request& request, httplib::Response& response) {
+    http_.routes().Post("/v1/chat/completions", [](const httplib::Request& request, httplib::Response& response) {
       EXPECT_FALSE(json::parse(request.body).contains("return_token_ids"));
       response.set_content(event_stream(sglang_chat_chunks()), "text/event-stream");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    http_.start();
   }
-  ~StreamServer() {
-    server_.stop();
-    thread_.join();
-  }
-
-  Endpoint endpoint() const { return {.host = "127.0.0.1", .port = port_}; }
+  Endpoint endpoint() const { return http_.endpoint(); }
 
  private:
   void reply(int64_t id, httplib::Response& response) const {
@@ -385,9 +379,7 @@ class StreamServer {
   }
 
   StreamFault fault_;
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
+  LocalHttpServer http_;
 };
 
 class CollectStreamTest : public TempFolderTest {

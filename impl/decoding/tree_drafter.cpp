@@ -28,12 +28,13 @@ at::Tensor ModelTreeDrafter::propose(const BatchState& state, const TreeShape& s
     tokens.resize(static_cast<size_t>(total), 0);
     const at::Tensor position_ids = at::tensor(positions, at::kLong).unsqueeze(0);
     valid = valid.logical_and(within_window(position_ids, position_ids, draft_.config().sliding_window)[0]);
+    const at::Tensor valid_on_device = valid.to(on_device.dtype(at::kBool)).unsqueeze(0);
+    const at::Tensor positions_on_device = position_ids.to(on_device);
     auto drafted = drafts.accessor<int64_t, 2>();
     for (int64_t depth = 1; depth <= shape.max_depth(); ++depth) {
       for (int64_t node = 0; node < nodes; ++node) tokens[length + node] = drafted[row][node];
-      const at::Tensor logits = draft_.logits(draft_.forward(at::tensor(tokens, on_device).unsqueeze(0),
-                                                              at::tensor(positions, on_device).unsqueeze(0),
-                                                              valid.to(on_device).unsqueeze(0), nullptr))[0];
+      const at::Tensor logits = draft_.logits(
+          draft_.forward(at::tensor(tokens, on_device).unsqueeze(0), positions_on_device, valid_on_device, nullptr))[0];
       for (int64_t node = 0; node < nodes; ++node) {
         if (shape.depth(node) != depth) continue;
         const int64_t parent_slot = length - 1 + (shape.parent(node) + 1);
