@@ -132,7 +132,6 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   if (!options.tree.empty()) {
     if (engine != Engine::kEqspec || drafting.ngram || options.draft.empty())
       throw InputError("--tree: trees are drafted by a --draft model and verified under --engine eqspec");
-    if (!options.sampling.greedy()) throw InputError("--tree: tree verification decodes greedily; leave out --temperature");
     if (command.count("--draft-tokens") > 0) throw InputError("--draft-tokens: a tree's shape says what it drafts");
     tree = read_tree_file(options.tree, "--tree");
   }

@@ -84,8 +84,7 @@ void run_serve(const ServeOptions& o) {
                            .vocab_size = config.vocab_size,
                            .context = std::min(o.max_model_len, config.max_position_embeddings),
                            .max_logprob_entries = o.max_logprob_entries,
-                           .chat_template = chat_template_from_name(o.chat_template, "--chat-template"),
-                           .greedy_only = tree.has_value()};
+                           .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   DecodeOptions decode;
   decode.draft_tokens = o.decoder.draft_tokens;

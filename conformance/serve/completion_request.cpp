@@ -199,8 +199,6 @@ void read_generation_fields(const json& body, const char* max_tokens_field, cons
       refuse("temperature", "must be a finite number >= 0");
     if (request.sampling.temperature > 0.0 && request.sampling.temperature < kMinTemperature)
       refuse("temperature", "below " + short_number(kMinTemperature) + ", where engines decode greedily; give 0 for greedy decoding");
-    if (request.sampling.temperature > 0.0 && limits.greedy_only)
-      refuse("temperature", "this server verifies token trees (--tree), which decode greedily; give 0");
   }
   if (const json* top_k = present(body, "top_k")) {
     const int64_t k = integer(*top_k, "top_k", -1, limits.vocab_size);

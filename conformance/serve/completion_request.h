@@ -72,7 +72,6 @@ struct ServeLimits {
   // prompt and completion together: each costs the server time and reply bytes.
   int64_t max_logprob_entries = int64_t{1} << 16;
   ChatTemplate chat_template = ChatTemplate::kRaw;  // renders chat requests' messages
-  bool greedy_only = false;  // the server verifies token trees, which decode greedily
 };
 
 // Parses and checks an OpenAI completion request (vLLM's fields included): prompt as text or

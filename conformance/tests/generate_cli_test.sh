@@ -245,6 +245,13 @@ printf '{"parents": [-1, "x"]}\n' >"$work/typo.json"
 expect_usage_error "--tree $work/typo.json: field 'parents[1]': expected an integer" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
 expect_usage_error "--tree: trees are drafted by a --draft model and verified under --engine eqspec" generate --engine exspec \
   --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench" --tree "$work/chain.json" "${out[@]}"
-expect_usage_error "--tree: tree verification decodes greedily" "${tree[@]}" --tree "$work/chain.json" --temperature 0.7 "${out[@]}"
+# Sampled trees: recursive rejection over siblings, the invariants checked every round; a
+# sampling fault of trees needs a temperature.
+generate --engine eqspec --draft "$fixtures/draft" --tree "$work/choices.json" --dtype float64 --batch-size 5 \
+  --temperature 0.8 --top-k 5 --seed 7 --check-invariants --out "$work/tree-sampled.jsonl" >"$work/tree-sampled.out" 2>&1 ||
+  fail "sampled tree: $(tail -1 "$work/tree-sampled.out")"
+[ "$(token_ids "$work/tree-sampled.jsonl")" != "$(token_ids "$work/oracle64.jsonl")" ] || fail "a sampled tree run decoded greedily"
+expect_usage_error "--inject-fault tree-rejected-sibling-kept: a sampling fault" "${tree[@]}" --tree "$work/chain.json" \
+  --inject-fault tree-rejected-sibling-kept "${out[@]}"
 
 finish "generate CLI"

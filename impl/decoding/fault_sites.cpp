@@ -173,4 +173,10 @@ std::optional<int64_t> kept_kv_under_faults(int64_t node, const TreeShape& shape
   return node;
 }
 
+double sibling_mass_under_faults(double left, const FaultSet& faults) {
+  return faults.has(Fault::kTreeSiblingNotRenormalised) ? 1.0 : left;
+}
+
+bool rejected_siblings_kept_under_faults(const FaultSet& faults) { return faults.has(Fault::kTreeRejectedSiblingKept); }
+
 }  // namespace specgate

@@ -130,6 +130,14 @@ std::vector<int64_t> tree_offsets_under_faults(std::vector<int64_t> depths, cons
 // (kTreeWrongBranchKv); none, the path's K/V left where the pass wrote them (kTreePathNotCompacted).
 std::optional<int64_t> kept_kv_under_faults(int64_t node, const TreeShape& shape, const FaultSet& faults);
 
+// The probability mass left at a node after its rejected children: 1 whatever was rejected
+// (kTreeSiblingNotRenormalised).
+double sibling_mass_under_faults(double left, const FaultSet& faults);
+
+// Whether the bonus after rejected siblings is drawn with their tokens still in the target's
+// distribution (kTreeRejectedSiblingKept).
+bool rejected_siblings_kept_under_faults(const FaultSet& faults);
+
 // ---- EXSPEC's pool and scheduling
 
 // The scheduler's choice: the longest waiting sequences, called a group whatever their lengths

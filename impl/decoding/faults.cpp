@@ -16,6 +16,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kName
     "shared-random-stream",   "greedy-verification",   "draft-filter-skipped", "stale-draft-distribution",
     "cancel-shifts-rows",     "ragged-padding-verified", "ragged-bonus-from-padding",
     "tree-sibling-visible",   "tree-position-by-offset", "tree-path-not-compacted", "tree-wrong-branch-kv",
+    "tree-sibling-not-renormalised", "tree-rejected-sibling-kept",
     "group-mixed-lengths",    "wrong-sequence-kv",     "refill-loses-sequence", "refill-duplicates-sequence",
 };
 
@@ -31,13 +32,14 @@ std::vector<Fault> all_faults() {
 
 bool is_exspec_only(Fault fault) { return fault >= Fault::kGroupMixedLengths; }
 
-bool is_tree_only(Fault fault) { return fault >= Fault::kTreeSiblingVisible && fault <= Fault::kTreeWrongBranchKv; }
+bool is_tree_only(Fault fault) { return fault >= Fault::kTreeSiblingVisible && fault <= Fault::kTreeRejectedSiblingKept; }
 
 bool is_sampling_only(Fault fault) {
   return fault == Fault::kAlwaysAccept || fault == Fault::kResidualNotNormalised ||
          fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream ||
          fault == Fault::kGreedyVerification || fault == Fault::kDraftFilterSkipped ||
-         fault == Fault::kStaleDraftDistribution;
+         fault == Fault::kStaleDraftDistribution || fault == Fault::kTreeSiblingNotRenormalised ||
+         fault == Fault::kTreeRejectedSiblingKept;
 }
 
 Fault fault_from_name(std::string_view name) {

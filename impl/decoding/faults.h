@@ -39,6 +39,8 @@ enum class Fault {
   kTreePositionByOffset,   // a tree node's position id is the root's plus its place in the pass, not its depth
   kTreePathNotCompacted,   // the kept path's K/V stay where the tree pass wrote them
   kTreeWrongBranchKv,      // each kept node's K/V taken from its first sibling
+  kTreeSiblingNotRenormalised,  // sampling: a sibling after a rejected one tested against p, not the renormalised residual
+  kTreeRejectedSiblingKept,     // sampling: the bonus after rejected siblings drawn from p, their tokens still in it
   // EXSPEC only:
   kGroupMixedLengths,         // sequences of different lengths grouped without realignment
   kWrongSequenceKv,           // K/V written back into another sequence's slot of the pool

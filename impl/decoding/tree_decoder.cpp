@@ -14,6 +14,7 @@
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/round.h"
+#include "impl/decoding/tree_verification.h"
 
 namespace specgate {
 namespace {
@@ -87,15 +88,15 @@ class TreeDecoder::Batch final : public BatchRun {
                 2);
     const at::Tensor key_positions = at::cat({positions_at(state, 0, root, device), positions}, 1);
     const at::Tensor valid = seen.logical_and(within_window(positions, key_positions, target_.config().sliding_window));
-    const at::Tensor choices = download(target_.logits(target_.forward(input, positions, valid, &cache)).argmax(-1));
+    const std::vector<TreeAcceptance> decided =
+        verify_tree(target_.logits(target_.forward(input, positions, valid, &cache)), drafts, shape_, state, options_.faults);
     timer_.charge(stats_.verify_seconds);
 
     std::vector<int64_t> kept_nodes;
     for (int64_t i = 0; i < batch; ++i) {
       Row& row = state.rows[i];
       const std::span<const int64_t> row_drafts(drafts[i].data_ptr<int64_t>(), static_cast<size_t>(nodes));
-      const std::span<const int64_t> row_choices(choices[i].data_ptr<int64_t>(), static_cast<size_t>(offsets));
-      const TreeAcceptance accepted = greedy_acceptance(shape_, row_drafts, row_choices);
+      const TreeAcceptance& accepted = decided[i];
       compact_path(cache, i, root, accepted.path, shape_, options_.faults);
       const auto kept = static_cast<int64_t>(accepted.path.size());
       layout_.keep(i, kept, nodes);
@@ -170,9 +171,6 @@ TreeDecoder::TreeDecoder(const Transformer& target, TreeDrafter& drafter, TreeSh
 void TreeDecoder::admit(SequenceRequest request) {
   if (request.prompt.empty())
     throw InputError("tree: sequence " + std::to_string(request.sequence_index) + " has an empty prompt");
-  if (!request.sampling.value_or(options_.sampling).greedy())
-    throw InputError("tree: sequence " + std::to_string(request.sequence_index) +
-                     " samples; tree verification decodes greedily");
   queue(std::move(request));
 }
 

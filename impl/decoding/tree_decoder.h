@@ -13,7 +13,7 @@
 
 namespace specgate {
 
-// Greedy tree verification, as EAGLE and Medusa engines speculate, behind the decoder interface.
+// Tree verification, as EAGLE and Medusa engines speculate, behind the decoder interface.
 // It takes up to `batch_size` requests while idle; its next step is their prompt pass, and each
 // later step one round: every row drafts a tree of `shape`; one target pass verifies each row's
 // last token (the root) and its nodes, each seeing the row's content and its own path, at the
@@ -21,13 +21,14 @@ namespace specgate {
 // target's token after it; the path's K/V is moved right after the root's and the other nodes'
 // slots are dropped; finished rows leave and the rest are re-padded as EQSPEC's are. With
 // options.check_invariants, I1-I3 after every round: each row's cache holds exactly its content,
-// the kept path included, as a pass over it alone computes. Greedy requests only.
+// the kept path included, as a pass over it alone computes. Greedy and sampled requests alike
+// (verify_tree).
 class TreeDecoder final : public BatchDecoder {
  public:
   TreeDecoder(const Transformer& target, TreeDrafter& drafter, TreeShape shape, const DecodeOptions& options,
               int64_t batch_size);
 
-  // Throws InputError for an empty prompt or a sampled request.
+  // Throws InputError for an empty prompt.
   void admit(SequenceRequest request) override;
   const DecodeStats& stats() const override { return stats_; }
 

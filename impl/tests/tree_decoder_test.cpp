@@ -118,15 +118,16 @@ TEST(TreeDecoder, ACancelledRowLeavesAndTheOthersGoOnAsAlone) {
   EXPECT_EQ(outputs, expected);
 }
 
-// Each fault of trees makes the tokens differ from the oracle's or an invariant fail, on the
-// tree whose right branch moves between siblings.
-TEST(TreeDecoder, EveryTreeFaultIsCaught) {
+// Each greedy fault of trees makes the tokens differ from the oracle's or an invariant fail, on
+// the tree whose right branch moves between siblings. (The sampling ones are the distribution
+// test's.)
+TEST(TreeDecoder, EveryGreedyTreeFaultIsCaught) {
   const std::vector<SequenceRequest> requests = mixed_requests(4, 78);
   const DecodeOptions options = greedy_options(0, 20);
   const TreeShape shape({-1, -1, 0, 0, 1, 1, 2, 3, 4, 5});
   const auto expected = oracle_continuations(requests, options);
   for (const Fault fault : all_faults()) {
-    if (!is_tree_only(fault)) continue;
+    if (!is_tree_only(fault) || is_sampling_only(fault)) continue;
     SCOPED_TRACE(std::string(fault_name(fault)));
     DecodeOptions faulty = options;
     faulty.faults.add(fault);
@@ -142,12 +143,29 @@ TEST(TreeDecoder, EveryTreeFaultIsCaught) {
   }
 }
 
-TEST(TreeDecoder, RefusesSampledRequests) {
-  ModelTreeDrafter drafter(models().draft);
-  TreeDecoder decoder(models().target, drafter, TreeShape({-1}), greedy_options(0, 4), 2);
-  SequenceRequest sampled{.sequence_index = 3, .prompt = {1, 2}};
-  sampled.sampling = SamplingParams{.temperature = 0.8};
-  EXPECT_THROW(decoder.admit(sampled), InputError);
+// Sampled and greedy rows share the rounds: each sampled row draws what it draws alone, from its
+// own stream, and each greedy row is the oracle's, the invariants held every round.
+TEST(TreeDecoder, SampledRowsDecodeAsAloneBesideGreedyOnes) {
+  std::vector<SequenceRequest> requests = mixed_requests(5, 91);
+  for (size_t i = 0; i < requests.size(); i += 2) requests[i].sampling = SamplingParams{.temperature = 0.9, .top_k = 5, .seed = 17};
+  DecodeOptions options = greedy_options(0, 14);
+  options.check_invariants = true;
+  const TreeShape shape({-1, -1, 0, 0, 1, 2});
+  ModelTreeDrafter drafter(models().near_target);
+  const auto together = by_sequence(tree_generate(models().target, drafter, shape, requests, options));
+  const auto greedy = oracle_continuations(requests, options);
+  int64_t differing = 0;
+  for (const SequenceRequest& request : requests) {
+    const std::vector<int64_t>& tokens = together.at(request.sequence_index);
+    if (!request.sampling) {
+      EXPECT_EQ(tokens, greedy.at(request.sequence_index));
+      continue;
+    }
+    const auto alone = tree_generate(models().target, drafter, shape, std::span(&request, 1), options);
+    EXPECT_EQ(tokens, alone.front().tokens) << "sequence " << request.sequence_index;
+    differing += tokens != greedy.at(request.sequence_index);
+  }
+  EXPECT_GT(differing, 0);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
 #include "impl/decoding/ngram_drafter.h"
+#include "impl/decoding/tree_decoder.h"
 #include "property_tests/properties/case_models.h"
 
 namespace specgate::props {
@@ -27,6 +28,10 @@ at::Tensor next_token_distribution(const Transformer& model, const std::vector<i
 
 std::vector<SequenceResult> decode(const DistributionScenario& s, const Transformer& target, const Transformer* draft,
                                    std::span<const SequenceRequest> requests, const DecodeOptions& options) {
+  if (!s.tree.empty()) {
+    ModelTreeDrafter drafter(*draft);
+    return tree_generate(target, drafter, TreeShape(s.tree), requests, options);
+  }
   std::unique_ptr<Drafter> drafter;
   if (s.draft == DraftKind::kNgram) {
     drafter = std::make_unique<NgramDrafter>(NgramOptions{.min_n = 1, .max_n = 2});
@@ -104,7 +109,7 @@ DistributionTestResult distribution_test(const DistributionScenario& s, const Fa
 std::vector<Fault> sampling_faults() {
   return {Fault::kBonusFromDraft,      Fault::kResidualNotNormalised, Fault::kAlwaysAccept,
           Fault::kRawDraftDistribution, Fault::kGreedyVerification,    Fault::kDraftFilterSkipped,
-          Fault::kStaleDraftDistribution};
+          Fault::kStaleDraftDistribution, Fault::kTreeSiblingNotRenormalised, Fault::kTreeRejectedSiblingKept};
 }
 
 std::vector<DistributionScenario> distribution_panel() {
@@ -221,6 +226,37 @@ std::vector<DistributionScenario> distribution_panel() {
     s.window = 24;
     s.samples_per_prompt = 2000;
   }
+  {
+    // Siblings at the root and below, from a draft near the target: rejections of a first
+    // sibling and acceptances of the next are both common.
+    DistributionScenario& s = panel.emplace_back();
+    s.name = "tree-top-k";
+    s.target = model("qwen3", 2, 8, 81);
+    s.draft = DraftKind::kNearTarget;
+    s.draft_seed = 82;
+    s.draft_noise = 0.7;
+    s.prompts = {{4, 1, 6}, {2, 0, 5, 7, 3}};
+    s.tree = {-1, -1, -1, 0, 0, 1, 3};
+    s.max_new_tokens = 3;
+    s.sampling = {.temperature = 0.9, .top_k = 4, .seed = 108};
+    s.batch_size = 24;
+    s.samples_per_prompt = 2000;
+  }
+  {
+    // A wide first level over a small vocabulary under top-p, with EOS: every candidate of a
+    // row can be rejected, and the bonus drawn from what is left.
+    DistributionScenario& s = panel.emplace_back();
+    s.name = "tree-top-p-eos";
+    s.target = model("llama", 2, 6, 91);
+    s.draft_seed = 92;
+    s.prompts = {{3, 5}, {0, 4, 2, 2, 1}};
+    s.tree = {-1, -1, -1, 1};
+    s.max_new_tokens = 3;
+    s.sampling = {.temperature = 1.2, .top_p = 0.9, .seed = 109};
+    s.eos_ids = {2};
+    s.batch_size = 24;
+    s.samples_per_prompt = 2000;
+  }
   return panel;
 }
 
@@ -268,6 +304,7 @@ nlohmann::json summary(const DistributionScenario& s) {
                         {"draft", draft_kind_name(s.draft)},
                         {"samples_per_prompt", s.samples_per_prompt}};
   if (s.decoder == DecoderKind::kExspec) out["window"] = s.window;
+  if (!s.tree.empty()) out["tree"] = s.tree;
   if (!s.eos_ids.empty()) out["eos_ids"] = s.eos_ids;
   return out;
 }

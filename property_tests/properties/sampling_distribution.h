@@ -36,6 +36,7 @@ struct DistributionScenario {
   DecoderKind decoder = DecoderKind::kEqspec;
   int64_t batch_size = 8;  // rows per EQSPEC call, or EXSPEC's B
   int64_t window = 8;      // EXSPEC's W
+  std::vector<int64_t> tree;  // parents (TreeShape): trees of this shape drafted by the draft model and verified
   int64_t samples_per_prompt = 2000;
 };
 
@@ -60,8 +61,8 @@ DistributionTestResult distribution_test(const DistributionScenario& scenario, c
 // The faults of the sampling acceptance rule, which the distribution test is there to catch.
 std::vector<Fault> sampling_faults();
 
-// The scenarios CI runs, fixed seeds included: EQSPEC and EXSPEC under top-k, top-p with EOS,
-// and temperature alone.
+// The scenarios CI runs, fixed seeds included: EQSPEC, EXSPEC and token trees under top-k,
+// top-p with EOS, and temperature alone.
 std::vector<DistributionScenario> distribution_panel();
 
 // Simpler versions of a scenario, tried in order when shrinking a failure: two rows, K = 1,
