@@ -12,12 +12,12 @@
 #include "conformance/commands/interrupted.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/sampling_flags.h"
+#include "conformance/commands/tree_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/engines/engine_run.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/files/answer_file.h"
 #include "conformance/terminal/progress_bar.h"
-#include "conformance/engines/tree_file.h"
 #include "conformance/terminal/stop_signals.h"
 #include "impl/bench/conversation.h"
 #include "impl/common/counted.h"
@@ -45,7 +45,7 @@ struct GenerateOptions {
   bool skip_long_prompts = false;
   bool resume = false;
   std::string chat_template = "raw";
-  std::filesystem::path tree;
+  TreeFlags tree;
 };
 
 // Positions a question's last generated turn needs: its prompt (the conversation before it,
@@ -128,18 +128,12 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const bool exspec_option = command.count("--window") + command.count("--max-wait") + command.count("--sort-by-length") > 0;
   if (engine != Engine::kExspec && exspec_option)
     throw InputError("--window, --max-wait and --sort-by-length apply to --engine exspec only");
-  std::optional<TreeShape> tree;
-  if (!options.tree.empty()) {
-    if (engine != Engine::kEqspec || drafting.ngram || options.draft.empty())
-      throw InputError("--tree: trees are drafted by a --draft model and verified under --engine eqspec");
-    if (command.count("--draft-tokens") > 0) throw InputError("--draft-tokens: a tree's shape says what it drafts");
-    tree = read_tree_file(options.tree, "--tree");
-  }
+  const std::optional<TreePolicy> tree = tree_policy(options.tree, command, engine, drafting, !options.draft.empty());
   const int64_t window = options.decoder.exspec_window();
   validate(ExspecOptions{.batch_size = options.decoder.batch_size, .window = window, .max_wait_steps = options.max_wait});
 
   DecodeOptions decode;
-  decode.draft_tokens = options.decoder.draft_tokens;
+  decode.draft_tokens = tree ? max_tree_nodes(*tree) : options.decoder.draft_tokens;
   decode.max_new_tokens = options.max_new_tokens;
   decode.sampling = options.sampling;
   validate(decode.sampling);
@@ -241,9 +235,7 @@ void add_generate_command(CLI::App& app) {
   c->add_flag("--check-invariants", o->check_invariants, "Check I1-I4 after every round (slow)");
   c->add_option("--inject-fault", o->faults, "Seed a named fault (repeatable)");
   c->add_option("--top-logprobs", o->top_logprobs, "Alternatives recorded per token (oracle)")->check(CLI::Range(0, 100));
-  c->add_option("--tree", o->tree,
-                "eqspec: draft and verify token trees of this shape (greedy): EAGLE's and Medusa's tree choices, "
-                "[[0], [1], [0, 0], ...], or {\"parents\": [-1, 0, ...]}");
+  add_tree_flags(*c, o->tree);
   c->add_flag("--skip-long-prompts", o->skip_long_prompts, "Skip questions that do not fit the context");
   c->add_option("--chat-template", o->chat_template,
                 "Prompt format where the bench line has no prompt_token_ids: raw (the question after BOS), vicuna, "

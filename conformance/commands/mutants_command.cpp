@@ -42,6 +42,7 @@ std::string shape(const props::MutantOutcome& outcome) {
   std::string text = "batch " + c.at("batch_size").dump() + ", prompts " + c.at("prompt_lengths").dump() + ", K " +
                      c.at("k").dump() + ", " + c.at("decoder").get<std::string>();
   if (c.contains("tree")) text += ", tree " + c.at("tree").dump();
+  if (c.contains("trees")) text += ", trees " + c.at("trees").dump();
   if (c.contains("script")) text += ", script " + c.at("script").at("accepts").dump();
   return text;
 }

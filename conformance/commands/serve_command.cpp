@@ -12,8 +12,8 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/tree_flags.h"
 #include "conformance/engines/model_pair.h"
-#include "conformance/engines/tree_file.h"
 #include "conformance/serve/completion_server.h"
 #include "impl/bench/chat_template.h"
 #include "impl/bench/conversation.h"
@@ -37,7 +37,7 @@ struct ServeOptions {
   ModelFlags loading{.dtype = "float32"};
   std::vector<std::string> faults;
   ConnectionLimits connections;
-  std::filesystem::path tree;
+  TreeFlags tree;
 };
 
 // The seeded faults of the decoder, which a sampled request can commit whether or not they need
@@ -64,18 +64,13 @@ std::atomic<bool> stop_serving{false};
 
 extern "C" void on_serve_signal(int) { stop_serving.store(true); }
 
-void run_serve(const ServeOptions& o) {
+void run_serve(const ServeOptions& o, const CLI::App& command) {
   constexpr Engine kServed[] = {Engine::kExspec, Engine::kEqspec, Engine::kRollback, Engine::kNonspecBatch, Engine::kOracle};
   const Engine engine = engine_from_name(o.engine, kServed, "--engine");
   const Drafting drafting = o.decoder.drafting.drafting();
   check_draft_flag(engine, drafting, !o.draft.empty());
   const int64_t window = o.decoder.exspec_window();
-  std::optional<TreeShape> tree;
-  if (!o.tree.empty()) {
-    if (engine != Engine::kEqspec || drafting.ngram || o.draft.empty())
-      throw InputError("--tree: trees are drafted by a --draft model and verified under --engine eqspec");
-    tree = read_tree_file(o.tree, "--tree");
-  }
+  const std::optional<TreePolicy> tree = tree_policy(o.tree, command, engine, drafting, !o.draft.empty());
   const auto [faults, response_faults] = serve_faults(o, engine, tree.has_value());
 
   const ModelPair models = load_model_pair(o.target, o.draft, o.loading.scalar_type(), o.loading.torch_device());
@@ -87,13 +82,13 @@ void run_serve(const ServeOptions& o) {
                            .chat_template = chat_template_from_name(o.chat_template, "--chat-template")};
   check_template_tokens({models.tokenizer.get(), limits.chat_template}, "--chat-template");
   DecodeOptions decode;
-  decode.draft_tokens = o.decoder.draft_tokens;
+  decode.draft_tokens = tree ? max_tree_nodes(*tree) : o.decoder.draft_tokens;
   decode.eos_ids = config.eos_token_ids;
   decode.faults = faults;
   const ServeEngineSettings settings{
       .engine = engine, .target = &models.target, .drafting = drafting, .draft = models.draft_or_null(),
       .decoder = {.decode = decode, .batch_size = o.decoder.batch_size, .exspec = {.window = window},
-                  .sequence_capacity = cache_capacity(limits.context, o.decoder.draft_tokens)},
+                  .sequence_capacity = cache_capacity(limits.context, decode.draft_tokens)},
       .tree = tree ? &*tree : nullptr};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);
   const ServeReporter reporter(models.target, response_faults);
@@ -124,8 +119,7 @@ void add_serve_command(CLI::App& app) {
   c->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   c->add_option("--port", o->port, "Port to listen on (0: any free one, printed)")->capture_default_str()->check(CLI::Range(0, 65535));
   c->add_option("--model", o->model, "The model name requests must use (default: the target folder's name)");
-  c->add_option("--tree", o->tree,
-                "eqspec: draft and verify token trees of this shape, as generate --tree (requests decode greedily)");
+  add_tree_flags(*c, o->tree);
   c->add_option("--chat-template", o->chat_template,
                 "raw, vicuna, chatml, smollm2, llama3 or llama2: renders /v1/chat/completions' messages, as generate's")
       ->capture_default_str();
@@ -165,7 +159,7 @@ void add_serve_command(CLI::App& app) {
                 "usage-counts-drafted, shifted-prompt-logprobs, zeroed-drafted-logprobs, unsorted-logprobs, "
                 "unnormalized-logprobs");
   add_model_flags(*c, o->loading, "dtype of target and draft");
-  c->callback([o] { run_serve(*o); });
+  c->callback([o, c] { run_serve(*o, *c); });
 }
 
 }  // namespace specgate::cli

@@ -8,7 +8,6 @@
 
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/invariant_checker.h"
-#include "impl/decoding/tree_decoder.h"
 #include "oracle/oracle.h"
 
 namespace specgate::cli {
@@ -65,11 +64,11 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
                                                  ? shortest_prompt_first(requests)
                                                  : std::vector<SequenceRequest>(requests.begin(), requests.end());
   const auto start = Clock::now();
-  std::optional<ModelTreeDrafter> tree_drafter;
+  std::unique_ptr<TreeDrafter> tree_drafter;
   std::unique_ptr<Decoder> decoder;
   if (spec.tree != nullptr) {
-    tree_drafter.emplace(*spec.draft);
-    decoder = std::make_unique<TreeDecoder>(*spec.target, *tree_drafter, *spec.tree, settings.decode, settings.batch_size);
+    tree_drafter = make_model_tree_drafter(*spec.draft, *spec.tree);
+    decoder = make_tree_decoder(kind, *spec.target, *tree_drafter, settings);
   } else {
     decoder = make_decoder(kind, *spec.target, drafter.get(), settings);
   }

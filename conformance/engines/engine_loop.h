@@ -13,7 +13,7 @@
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/exspec.h"
 #include "impl/decoding/scripted_drafter.h"
-#include "impl/decoding/token_tree.h"
+#include "impl/decoding/tree_drafter.h"
 #include "impl/model/transformer.h"
 
 namespace specgate::cli {
@@ -28,7 +28,7 @@ struct EngineSpec {
   DecoderSettings decoder;                 // the oracle takes decode's length, sampling and EOS ids;
                                            // sequence_capacity is set for each run's requests
   int64_t top_logprobs = 0;                // oracle
-  const TreeShape* tree = nullptr;         // eqspec with a draft model: verify trees of this shape
+  const TreePolicy* tree = nullptr;        // eqspec with a draft model: verify trees drafted so
 };
 
 // What runs of an engine add up to.

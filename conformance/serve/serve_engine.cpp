@@ -6,7 +6,7 @@
 #include <random>
 
 #include "conformance/engines/drafting.h"
-#include "impl/decoding/tree_decoder.h"
+#include "impl/decoding/decoders.h"
 #include "oracle/oracle.h"
 
 namespace specgate::cli {
@@ -80,8 +80,8 @@ class DecoderServeEngine : public ServeEngine {
     std::unique_ptr<Decoder> decoder;
     explicit Pool(const ServeEngineSettings& s) : drafter(make_drafter(s.engine, s.drafting, s.draft)) {
       if (s.tree != nullptr) {
-        tree_drafter = std::make_unique<ModelTreeDrafter>(*s.draft);
-        decoder = std::make_unique<TreeDecoder>(*s.target, *tree_drafter, *s.tree, s.decoder.decode, s.decoder.batch_size);
+        tree_drafter = make_model_tree_drafter(*s.draft, *s.tree);
+        decoder = make_tree_decoder(decoder_kind(s.engine), *s.target, *tree_drafter, s.decoder);
       } else {
         decoder = make_decoder(decoder_kind(s.engine), *s.target, drafter.get(), s.decoder);
       }

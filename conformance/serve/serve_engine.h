@@ -8,7 +8,7 @@
 #include "conformance/serve/completion_request.h"
 #include "impl/common/sequence_result.h"
 #include "impl/decoding/decoders.h"
-#include "impl/decoding/token_tree.h"
+#include "impl/decoding/tree_drafter.h"
 #include "impl/model/transformer.h"
 
 namespace specgate::cli {
@@ -39,7 +39,7 @@ struct ServeEngineSettings {
   // size. exspec: the window, and pool slots of sequence_capacity slots, which every request the
   // server admits fits.
   DecoderSettings decoder;
-  const TreeShape* tree = nullptr;     // eqspec with a draft model: verify token trees of this shape
+  const TreePolicy* tree = nullptr;    // eqspec with a draft model: verify token trees drafted so
 };
 
 // exspec: continuous admission, each step one speculative round (requests join the window at

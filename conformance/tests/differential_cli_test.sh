@@ -161,7 +161,7 @@ done
 # Streams, on questions whose answers run in Cyrillic, Greek, CJK and accented Latin, whose
 # characters rounds split: EXSPEC and EQSPEC servers, correct, stream alone and in crowds what
 # they answer whole (through the completions and the chat endpoint), and so does a server
-# verifying token trees; each seeded stream fault
+# verifying EAGLE-2's dynamic token trees; each seeded stream fault
 # fails differential --stream with exit 1, naming the chunk, and passes without --stream.
 multibyte=$(dirname "$bench")/multibyte.jsonl
 streamed() {
@@ -170,8 +170,8 @@ streamed() {
 }
 serve stream-eqspec --engine eqspec --draft "$fixtures/draft" --batch-size 3 || exit 1
 eqspec_url=$url
-printf '[[0], [1], [0, 0], [0, 1], [1, 0], [0, 0, 0]]\n' >"$work/tree.json"
-serve stream-tree --engine eqspec --draft "$fixtures/draft" --batch-size 3 --tree "$work/tree.json" || exit 1
+serve stream-tree --engine eqspec --draft "$fixtures/draft" --batch-size 3 --tree-topk 2 --tree-depth 3 --tree-nodes 5 ||
+  exit 1
 streamed "$url" --api vllm --target "$fixtures/target" --stream --crowds 1 --out-dir "$work/stream-tree" \
   >"$work/stream-tree.out" 2>&1 || fail "differential --stream against serve --tree: $(tail -3 "$work/stream-tree.out")"
 for endpoint in "$correct" "$eqspec_url"; do

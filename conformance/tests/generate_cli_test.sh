@@ -243,8 +243,33 @@ expect_usage_error "--tree $work/orphan.json: tree: choice 1: its parent's path 
   --tree "$work/orphan.json" "${out[@]}"
 printf '{"parents": [-1, "x"]}\n' >"$work/typo.json"
 expect_usage_error "--tree $work/typo.json: field 'parents[1]': expected an integer" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
-expect_usage_error "--tree: trees are drafted by a --draft model and verified under --engine eqspec" generate --engine exspec \
-  --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench" --tree "$work/chain.json" "${out[@]}"
+expect_usage_error "--tree: trees are drafted by a --draft model and verified under --engine eqspec, exspec or exspec-aging" \
+  generate --engine rollback --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench" --tree "$work/chain.json" \
+  "${out[@]}"
+# Under EXSPEC's pool and grouping, a window of twice the batch: the oracle's tokens too.
+generate --engine exspec --draft "$fixtures/draft" --tree "$work/choices.json" --dtype float64 --batch-size 3 \
+  --window 6 --check-invariants --out "$work/tree-exspec.jsonl" >"$work/tree-exspec.out" 2>&1 ||
+  fail "exspec tree: $(tail -1 "$work/tree-exspec.out")"
+[ "$(token_ids "$work/tree-exspec.jsonl")" = "$(token_ids "$work/oracle64.jsonl")" ] || fail "exspec tree differs from the oracle"
+# EXSPEC's pool faults reach trees too: K/V written back into another sequence's slot is a
+# verdict of the tree run's invariant checks.
+generate --engine exspec --draft "$fixtures/draft" --tree "$work/choices.json" --dtype float64 --batch-size 3 \
+  --window 6 --check-invariants --inject-fault wrong-sequence-kv --out "$work/tree-exspec-faulty.jsonl" >/dev/null \
+  2>"$work/tree-exspec-faulty.err"
+status=$?
+[ $status -eq 1 ] && grep -q "invariant violated" "$work/tree-exspec-faulty.err" ||
+  fail "wrong-sequence-kv under exspec trees: exit $status, $(cat "$work/tree-exspec-faulty.err")"
+# EAGLE-2's dynamic trees, each row's own: the oracle's tokens too.
+generate --engine eqspec --draft "$fixtures/draft" --tree-topk 3 --tree-depth 3 --tree-nodes 6 --dtype float64 \
+  --batch-size 5 --check-invariants --out "$work/tree-topk.jsonl" >"$work/tree-topk.out" 2>&1 ||
+  fail "tree-topk: $(tail -1 "$work/tree-topk.out")"
+[ "$(token_ids "$work/tree-topk.jsonl")" = "$(token_ids "$work/oracle64.jsonl")" ] || fail "tree-topk differs from the oracle"
+expect_usage_error "--tree-nodes: 7 nodes, but --tree-topk 2 over --tree-depth 3 grows 6" "${tree[@]}" --tree-topk 2 \
+  --tree-depth 3 --tree-nodes 7 "${out[@]}"
+expect_usage_error "--tree-depth and --tree-nodes shape --tree-topk's trees; give --tree-topk" "${tree[@]}" --tree-depth 3 "${out[@]}"
+expect_usage_error "--tree-topk: give a tree's shape (--tree) or grow it (--tree-topk), not both" "${tree[@]}" \
+  --tree "$work/chain.json" --tree-topk 2 "${out[@]}"
+
 # Sampled trees: recursive rejection over siblings, the invariants checked every round; a
 # sampling fault of trees needs a temperature.
 generate --engine eqspec --draft "$fixtures/draft" --tree "$work/choices.json" --dtype float64 --batch-size 5 \

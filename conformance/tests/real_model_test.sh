@@ -43,13 +43,16 @@ for engine in eqspec exspec; do
   "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/$engine.jsonl" --min-exact 1.0 \
     --json "$work/$engine.json" >/dev/null || fail "$engine differs from the oracle on the real pair"
 done
-# A token tree drafted by the layer-skip draft (EAGLE's choices form), float64: the oracle's too.
+# Token trees drafted by the layer-skip draft, a static one (EAGLE's choices form) and EAGLE-2's
+# dynamic ones, float64: the oracle's too.
 printf '[[0], [1], [0, 0], [1, 0], [0, 0, 0]]\n' >"$work/tree.json"
-"$conformance" generate --engine eqspec --tree "$work/tree.json" --target "$target" --draft "$draft" \
-  --bench "$work/bench.jsonl" --dtype float64 --batch-size 4 --max-new-tokens 16 --out "$work/tree.jsonl" >/dev/null ||
-  fail "tree float64"
-"$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/tree.jsonl" --min-exact 1.0 \
-  --json "$work/tree_score.json" >/dev/null || fail "a tree differs from the oracle on the real pair"
+for trees in "--tree $work/tree.json" "--tree-topk 2 --tree-depth 3 --tree-nodes 5"; do
+  # shellcheck disable=SC2086
+  "$conformance" generate --engine eqspec $trees --target "$target" --draft "$draft" --bench "$work/bench.jsonl" \
+    --dtype float64 --batch-size 4 --max-new-tokens 16 --out "$work/tree.jsonl" >/dev/null || fail "$trees float64"
+  "$conformance" score --reference "$work/oracle64.jsonl" --candidate "$work/tree.jsonl" --min-exact 1.0 \
+    --json "$work/tree_score.json" >/dev/null || fail "$trees differs from the oracle on the real pair"
+done
 # The layer-skip draft keeps 1-3% of its drafts: a short run has too few ragged rounds to
 # realign its rows often enough to catch a layout fault, and score says so.
 "$conformance" generate --engine eqspec --target "$target" --draft "$draft" --bench "$work/bench.jsonl" --dtype float32 \

@@ -2,7 +2,9 @@
 
 #include <c10/util/Exception.h>
 
+#include "impl/common/error.h"
 #include "impl/decoding/eqspec.h"
+#include "impl/decoding/tree_decoder.h"
 
 namespace specgate {
 
@@ -17,6 +19,15 @@ std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& targe
   ExspecOptions exspec = settings.exspec;
   exspec.batch_size = settings.batch_size;
   return std::make_unique<ExspecDecoder>(target, *drafter, decode, exspec, settings.sequence_capacity);
+}
+
+std::unique_ptr<Decoder> make_tree_decoder(DecoderKind kind, const Transformer& target, TreeDrafter& drafter,
+                                           const DecoderSettings& settings) {
+  if (kind == DecoderKind::kEqspec) return std::make_unique<TreeDecoder>(target, drafter, settings.decode, settings.batch_size);
+  if (!is_exspec(kind)) throw InputError("trees are verified by eqspec, exspec and exspec-aging only");
+  ExspecOptions exspec = settings.exspec;
+  exspec.batch_size = settings.batch_size;
+  return std::make_unique<ExspecDecoder>(target, drafter, settings.decode, exspec, settings.sequence_capacity);
 }
 
 ExspecStats exspec_stats_of(const Decoder& decoder) {

@@ -8,6 +8,7 @@
 #include "impl/decoding/decoder_kind.h"
 #include "impl/decoding/drafter.h"
 #include "impl/decoding/exspec.h"
+#include "impl/decoding/tree_drafter.h"
 #include "impl/model/transformer.h"
 
 namespace specgate {
@@ -23,6 +24,13 @@ struct DecoderSettings {
 // none), which must outlive it. Throws InputError for settings the decoder cannot run.
 std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& target, Drafter* drafter,
                                       const DecoderSettings& settings);
+
+// The decoder `kind` names verifying the token trees `drafter` proposes, which must outlive it:
+// on EQSPEC's layout (TreeDecoder) or EXSPEC's. settings.decode.draft_tokens and
+// settings.sequence_capacity count the drafter's largest tree as K drafts. Throws InputError for
+// another kind.
+std::unique_ptr<Decoder> make_tree_decoder(DecoderKind kind, const Transformer& target, TreeDrafter& drafter,
+                                           const DecoderSettings& settings);
 
 // EXSPEC's counters of `decoder`; none for the other decoders.
 ExspecStats exspec_stats_of(const Decoder& decoder);

@@ -11,6 +11,7 @@
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/round.h"
+#include "impl/decoding/tree_round.h"
 #include "impl/model/kv_cache.h"
 
 namespace specgate {
@@ -30,6 +31,12 @@ const ExspecOptions& validated(const DecodeOptions& options, const ExspecOptions
   return exspec;
 }
 
+// A tree round adds up to the drafter's largest tree to a row's slots, as K drafts do.
+DecodeOptions tree_options(DecodeOptions options, const TreeDrafter& trees) {
+  options.draft_tokens = std::max<int64_t>(trees.max_nodes(), 1);
+  return options;
+}
+
 KVPool make_pool(const Transformer& target, const Transformer* draft, int64_t window, int64_t sequence_capacity) {
   KVPool pool{target.make_cache(window, sequence_capacity), std::nullopt};
   if (draft != nullptr) pool.draft.emplace(draft->make_cache(window, sequence_capacity));
@@ -40,17 +47,19 @@ KVPool make_pool(const Transformer& target, const Transformer* draft, int64_t wi
 
 class ExspecDecoder::Impl {
  public:
-  Impl(const Transformer& target, Drafter& drafter, const DecodeOptions& options, const ExspecOptions& exspec,
-       int64_t sequence_capacity)
-      : drafter_(drafter),
-        options_(options),
-        exspec_(validated(options, exspec, sequence_capacity)),
+  // Chains drafted by `chain`, or token trees proposed by `trees` (one of them).
+  Impl(const Transformer& target, Drafter* chain, TreeDrafter* trees, const DecodeOptions& options,
+       const ExspecOptions& exspec, int64_t sequence_capacity)
+      : drafter_(chain != nullptr ? *chain : no_drafter_),
+        options_(trees != nullptr ? tree_options(options, *trees) : options),
+        exspec_(validated(options_, exspec, sequence_capacity)),
         sequence_capacity_(sequence_capacity),
         timer_(target.options().device(), options.time_phases),
-        round_(target, drafter, options_, stats_, timer_),
+        round_(target, drafter_, options_, stats_, timer_),
         checker_(target, options_),
-        pool_(make_pool(target, drafter.model(), exspec.window, sequence_capacity)),
-        layout_(target, drafter.model(), exspec.batch_size, sequence_capacity, options_) {
+        pool_(make_pool(target, drafter_.model(), exspec.window, sequence_capacity)),
+        layout_(target, drafter_.model(), exspec.batch_size, sequence_capacity, options_) {
+    if (trees != nullptr) tree_round_.emplace(target, *trees, options_, stats_, timer_);
     for (int64_t slot = exspec.window - 1; slot >= 0; --slot) free_slots_.push_back(slot);
   }
 
@@ -90,11 +99,15 @@ class ExspecDecoder::Impl {
     if (options_.check_invariants)
       checker_.check_layout(layout_.state(), layout_.target_cache(), drafter_.model(), layout_.draft_cache());
 
-    const std::vector<RoundRecord> records = round_.run(layout_);
+    if (tree_round_) {
+      tree_round_->run(layout_);
+    } else {
+      const std::vector<RoundRecord> records = round_.run(layout_);
+      if (options_.check_invariants) checker_.check_round(records);
+    }
     ++steps_;
     ++exspec_stats_.steps;
     (choice.grouped ? exspec_stats_.grouped_steps : exspec_stats_.fallback_steps) += 1;
-    if (options_.check_invariants) checker_.check_round(records);
     settle(batch, finished);
     return finished;
   }
@@ -267,6 +280,7 @@ class ExspecDecoder::Impl {
     timer_.charge(stats_.other_seconds);
   }
 
+  NoDrafter no_drafter_;  // with trees: the prompt pass and the layout have no draft model
   Drafter& drafter_;
   const DecodeOptions options_;
   const ExspecOptions exspec_;
@@ -275,6 +289,7 @@ class ExspecDecoder::Impl {
   ExspecStats exspec_stats_;
   PhaseTimer timer_;
   SpeculativeRound round_;
+  std::optional<TreeRound> tree_round_;
   InvariantChecker checker_;
   KVPool pool_;
   BatchLayout layout_;
@@ -299,7 +314,10 @@ void validate(const ExspecOptions& exspec) {
 
 ExspecDecoder::ExspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options,
                              const ExspecOptions& exspec, int64_t sequence_capacity)
-    : impl_(std::make_unique<Impl>(target, drafter, options, exspec, sequence_capacity)) {}
+    : impl_(std::make_unique<Impl>(target, &drafter, nullptr, options, exspec, sequence_capacity)) {}
+ExspecDecoder::ExspecDecoder(const Transformer& target, TreeDrafter& drafter, const DecodeOptions& options,
+                             const ExspecOptions& exspec, int64_t sequence_capacity)
+    : impl_(std::make_unique<Impl>(target, nullptr, &drafter, options, exspec, sequence_capacity)) {}
 ExspecDecoder::~ExspecDecoder() = default;
 int64_t ExspecDecoder::free_places() const { return impl_->free_places(); }
 bool ExspecDecoder::fits(const SequenceRequest& request) const { return impl_->fits(request); }

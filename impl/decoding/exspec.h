@@ -9,6 +9,7 @@
 #include "impl/decoding/decode_types.h"
 #include "impl/decoding/decoder.h"
 #include "impl/decoding/drafter.h"
+#include "impl/decoding/tree_drafter.h"
 #include "impl/model/transformer.h"
 
 namespace specgate {
@@ -55,6 +56,10 @@ class ExspecDecoder final : public Decoder {
   // Throws InputError for options that cannot run (see validate()).
   ExspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options, const ExspecOptions& exspec,
                 int64_t sequence_capacity);
+  // The same verifying token trees: each step one TreeRound on its B sequences, grouped and
+  // pooled as chains are; `sequence_capacity` counts a round's largest tree as K drafts.
+  ExspecDecoder(const Transformer& target, TreeDrafter& drafter, const DecodeOptions& options,
+                const ExspecOptions& exspec, int64_t sequence_capacity);
   ~ExspecDecoder() override;
   ExspecDecoder(const ExspecDecoder&) = delete;
   ExspecDecoder& operator=(const ExspecDecoder&) = delete;

@@ -62,7 +62,7 @@ void require_committable(const FaultSet& faults, std::string_view engine, bool e
       throw InputError(prefix + "a sampling fault, which greedy decoding cannot commit (give --temperature > 0)");
     if (is_tree_only(fault) && !trees)
       throw InputError(prefix + "a fault of token trees, which engine " + std::string(engine) + " cannot commit without --tree");
-    if (!is_tree_only(fault) && trees)
+    if (!is_tree_only(fault) && !is_exspec_only(fault) && trees)
       throw InputError(prefix + "a fault of chain rounds, which a tree decoder cannot commit");
   }
 }

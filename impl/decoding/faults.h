@@ -81,7 +81,8 @@ bool is_tree_only(Fault fault);
 Fault fault_from_name(std::string_view name);
 // Throws InputError when a fault cannot be committed by `engine` (its name, for the message):
 // an EXSPEC fault on an engine that is not EXSPEC, a sampling fault with greedy decoding, a tree
-// fault without trees or another fault with them.
+// fault without trees, or with them a fault of chain rounds (EXSPEC's pool and scheduling serve
+// trees too).
 void require_committable(const FaultSet& faults, std::string_view engine, bool exspec_engine, bool greedy, bool trees = false);
 
 }  // namespace specgate

@@ -144,4 +144,42 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
   }
 }
 
+void InvariantChecker::check_tree_pass(const BatchState& state, const std::vector<TreeShape>& shapes,
+                                       const at::Tensor& positions, const at::Tensor& valid) const {
+  const at::Tensor position = positions.cpu().contiguous(), sees = valid.cpu().contiguous();
+  const auto pos = position.accessor<int64_t, 2>();
+  const auto seen = sees.accessor<bool, 3>();
+  const int64_t root = state.cache_length();
+  const std::optional<int64_t> window = target_.config().sliding_window;
+  for (int64_t i = 0; i < state.batch_size(); ++i) {
+    const TreeShape& shape = shapes[i];
+    const int64_t padding = state.padding(static_cast<size_t>(i)), root_position = state.rows[i].content() - 1;
+    const int64_t sequence = state.rows[i].sequence_index;
+    const std::vector<int64_t> depths = shape.depth_offsets();
+    for (int64_t q = 0; q <= shape.size(); ++q) {
+      const std::string where = "row " + std::to_string(i) + ", tree offset " + std::to_string(q);
+      if (pos[i][q] != root_position + depths[q])
+        violated("I2 (trees): " + where + " has position id " + std::to_string(pos[i][q]) + ", not the root's " +
+                     std::to_string(root_position) + " plus its depth " + std::to_string(depths[q]), sequence);
+      for (int64_t s = 0; s < root; ++s) {
+        const bool in_window = !window || pos[i][q] - (s - padding) < *window;
+        if (seen[i][q][s] != (s >= padding && in_window))
+          violated("tree mask: " + where + (seen[i][q][s] ? " sees" : " does not see") + " content slot " +
+                       std::to_string(s) + " (padding " + std::to_string(padding) + ")", sequence);
+      }
+      std::vector<bool> ancestor(static_cast<size_t>(seen.size(2) - root), false);
+      ancestor[0] = true;
+      if (q > 0) {
+        for (const int64_t node : shape.path_to(q - 1)) ancestor[node + 1] = true;
+      }
+      for (int64_t k = 0; k < seen.size(2) - root; ++k) {
+        const bool visible = ancestor[k] && (!window || pos[i][q] - pos[i][k] < *window);
+        if (seen[i][q][root + k] != visible)
+          violated("tree mask: " + where + (visible ? " does not see" : " sees") + " tree offset " + std::to_string(k) +
+                       (visible ? ", an ancestor in its window" : ", not an ancestor in its window"), sequence);
+      }
+    }
+  }
+}
+
 }  // namespace specgate

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/Tensor.h>
+
 #include "impl/decoding/batch_state.h"
+#include "impl/decoding/token_tree.h"
 
 namespace specgate {
 
@@ -49,6 +52,12 @@ class InvariantChecker {
   void check_layout(const BatchState& state, const KVCache& target_cache, const Transformer* draft_model,
                     const KVCache* draft_cache) const;
   void check_round(const std::vector<RoundRecord>& records) const;
+  // A tree pass's inputs, before it runs: each node of row i (`shapes`[i]) at the root's position
+  // plus its depth (`positions` [B, width + 1]), and seeing (`valid` [B, width + 1, keys]) the
+  // row's content within the window, the root and its own ancestors, nothing else; no node
+  // sees another row's padding node.
+  void check_tree_pass(const BatchState& state, const std::vector<TreeShape>& shapes, const at::Tensor& positions,
+                       const at::Tensor& valid) const;
 
  private:
   void check_cache(const char* which, const Transformer& model, const KVCache& cache, const BatchState& state,

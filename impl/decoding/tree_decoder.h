@@ -13,20 +13,15 @@
 
 namespace specgate {
 
-// Tree verification, as EAGLE and Medusa engines speculate, behind the decoder interface.
-// It takes up to `batch_size` requests while idle; its next step is their prompt pass, and each
-// later step one round: every row drafts a tree of `shape`; one target pass verifies each row's
-// last token (the root) and its nodes, each seeing the row's content and its own path, at the
-// root's position plus its depth; each row keeps the longest path the target agrees with and the
-// target's token after it; the path's K/V is moved right after the root's and the other nodes'
-// slots are dropped; finished rows leave and the rest are re-padded as EQSPEC's are. With
-// options.check_invariants, I1-I3 after every round: each row's cache holds exactly its content,
-// the kept path included, as a pass over it alone computes. Greedy and sampled requests alike
-// (verify_tree).
+// Tree verification, as EAGLE and Medusa engines speculate, behind the decoder interface, on
+// EQSPEC's layout. It takes up to `batch_size` requests while idle; its next step is their
+// prompt pass, and each later step one TreeRound; finished rows leave and the rest are
+// re-padded as EQSPEC's are. Greedy and sampled requests alike. With options.check_invariants,
+// I1-I3 after every round too: each row's cache holds exactly its content, the kept path
+// included, as a pass over it alone computes.
 class TreeDecoder final : public BatchDecoder {
  public:
-  TreeDecoder(const Transformer& target, TreeDrafter& drafter, TreeShape shape, const DecodeOptions& options,
-              int64_t batch_size);
+  TreeDecoder(const Transformer& target, TreeDrafter& drafter, const DecodeOptions& options, int64_t batch_size);
 
   // Throws InputError for an empty prompt.
   void admit(SequenceRequest request) override;
@@ -38,13 +33,12 @@ class TreeDecoder final : public BatchDecoder {
 
   const Transformer& target_;
   TreeDrafter& drafter_;
-  const TreeShape shape_;
   DecodeOptions options_;
   DecodeStats stats_;
 };
 
 // One batch of `requests` through TreeDecoder; results in the order of `requests`.
-std::vector<SequenceResult> tree_generate(const Transformer& target, TreeDrafter& drafter, const TreeShape& shape,
+std::vector<SequenceResult> tree_generate(const Transformer& target, TreeDrafter& drafter,
                                           std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                           DecodeStats* stats = nullptr);
 

@@ -32,33 +32,42 @@ SampledWalk walk(const TreeShape& shape, std::span<const int64_t> tokens, std::s
     double left = 1.0;
     for (const int64_t child : shape.children(node)) {
       const double u = rng.uniform();
-      const bool seen = std::find(walk.rejected.begin(), walk.rejected.end(), tokens[child]) != walk.rejected.end();
-      const double p = seen ? 0.0 : probability[child], mass = sibling_mass_under_faults(left, faults);
+      const bool repeated = std::find(walk.rejected.begin(), walk.rejected.end(), tokens[child]) != walk.rejected.end();
+      const double p = repeated ? 0.0 : probability[child], mass = sibling_mass_under_faults(left, faults);
       if (p > 0.0 && (p >= mass || u * mass < p)) {
         walk.path.push_back(child);
         node = child;
         descended = true;
         break;
       }
-      if (!seen) walk.rejected.push_back(tokens[child]);
+      if (!repeated) walk.rejected.push_back(tokens[child]);
       left -= p;
     }
   }
   return walk;
 }
 
+// A row's tokens, as many as its tree has nodes.
+std::span<const int64_t> row_tokens(const DraftTrees& trees, int64_t row) {
+  return {trees.tokens[row].data_ptr<int64_t>(), static_cast<size_t>(trees.shapes[row].size())};
+}
+
 // The sampled rows' walks, and their bonuses drawn on the logits' device; greedy rows are left
 // empty.
-std::vector<TreeAcceptance> verify_sampled(const at::Tensor& logits, const at::Tensor& drafts, const TreeShape& shape,
-                                           BatchState& state, const FaultSet& faults) {
+std::vector<TreeAcceptance> verify_sampled(const at::Tensor& logits, const DraftTrees& trees, BatchState& state,
+                                           const FaultSet& faults) {
   const c10::Device device = logits.device();
-  const int64_t batch = state.batch_size(), nodes = shape.size();
-  const at::Tensor p = sampling_distribution(logits, state.sampling());  // [B, nodes + 1, V]
-  std::vector<int64_t> parent_offsets;
-  for (int64_t node = 0; node < nodes; ++node) parent_offsets.push_back(shape.parent(node) + 1);
-  const at::Tensor at_parent = p.index_select(1, upload(at::tensor(parent_offsets, kLong), device));
+  const int64_t batch = state.batch_size(), width = trees.tokens.size(1);
+  const at::Tensor p = sampling_distribution(logits, state.sampling());  // [B, width + 1, V]
+  at::Tensor parent_offsets = at::zeros({batch, width}, kLong);
+  for (int64_t i = 0; i < batch; ++i) {
+    const TreeShape& shape = trees.shapes[i];
+    for (int64_t node = 0; node < shape.size(); ++node) parent_offsets[i][node] = shape.parent(node) + 1;
+  }
+  const at::Tensor at_parent =
+      p.gather(1, upload(parent_offsets, device).unsqueeze(2).expand({batch, width, p.size(2)}));  // [B, width, V]
   const at::Tensor probability =
-      download(at_parent.gather(2, upload(drafts, device).unsqueeze(2)).squeeze(2)).contiguous();
+      download(at_parent.gather(2, upload(trees.tokens, device).unsqueeze(2)).squeeze(2)).contiguous();
 
   std::vector<TreeAcceptance> decided(batch);
   std::vector<int64_t> bonus_offsets(batch, 0), rejected_rows, rejected_tokens;
@@ -66,9 +75,9 @@ std::vector<TreeAcceptance> verify_sampled(const at::Tensor& logits, const at::T
   for (int64_t i = 0; i < batch; ++i) {
     Row& row = state.rows[i];
     if (row.sampling.greedy()) continue;
-    const std::span<const int64_t> tokens(drafts[i].data_ptr<int64_t>(), static_cast<size_t>(nodes));
-    const std::span<const double> row_probability(probability[i].data_ptr<double>(), static_cast<size_t>(nodes));
-    SampledWalk w = walk(shape, tokens, row_probability, row.rng, faults);
+    const std::span<const int64_t> tokens = row_tokens(trees, i);
+    const std::span<const double> row_probability(probability[i].data_ptr<double>(), tokens.size());
+    SampledWalk w = walk(trees.shapes[i], tokens, row_probability, row.rng, faults);
     uniforms[i] = row.rng.uniform();
     bonus_offsets[i] = w.path.empty() ? 0 : w.path.back() + 1;
     if (!rejected_siblings_kept_under_faults(faults)) {
@@ -94,17 +103,18 @@ std::vector<TreeAcceptance> verify_sampled(const at::Tensor& logits, const at::T
 
 }  // namespace
 
-std::vector<TreeAcceptance> verify_tree(const at::Tensor& logits, const at::Tensor& drafts, const TreeShape& shape,
-                                       BatchState& state, const FaultSet& faults) {
-  const int64_t batch = state.batch_size(), nodes = shape.size();
+std::vector<TreeAcceptance> verify_tree(const at::Tensor& logits, const DraftTrees& trees, BatchState& state,
+                                       const FaultSet& faults) {
+  const int64_t batch = state.batch_size();
   std::vector<TreeAcceptance> decided =
-      state.all_greedy() ? std::vector<TreeAcceptance>(batch) : verify_sampled(logits, drafts, shape, state, faults);
+      state.all_greedy() ? std::vector<TreeAcceptance>(batch) : verify_sampled(logits, trees, state, faults);
   if (!state.any_greedy()) return decided;
   const at::Tensor choices = download(logits.argmax(-1)).contiguous();
   for (int64_t i = 0; i < batch; ++i) {
     if (!state.rows[i].sampling.greedy()) continue;
-    decided[i] = greedy_acceptance(shape, std::span<const int64_t>(drafts[i].data_ptr<int64_t>(), static_cast<size_t>(nodes)),
-                                   std::span<const int64_t>(choices[i].data_ptr<int64_t>(), static_cast<size_t>(nodes + 1)));
+    const TreeShape& shape = trees.shapes[i];
+    decided[i] = greedy_acceptance(shape, row_tokens(trees, i),
+                                   std::span<const int64_t>(choices[i].data_ptr<int64_t>(), static_cast<size_t>(shape.size() + 1)));
   }
   return decided;
 }

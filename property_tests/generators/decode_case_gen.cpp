@@ -102,9 +102,15 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
         c.prompts.push_back(prompt(length, vocab));
       }
       if (shape.tree) {
-        const int64_t nodes = *rc::gen::inRange<int64_t>(1, 13);
-        for (int64_t node = 0; node < nodes; ++node) c.tree.push_back(*rc::gen::inRange<int64_t>(-1, node));
-        c.k = TreeShape(c.tree).max_depth();
+        // One shape for every row, or rows of two or three shapes and sizes.
+        const int64_t kinds = *rc::gen::weightedElement<int64_t>({{2, 1}, {2, 2}, {1, 3}});
+        c.k = 0;
+        for (int64_t t = 0; t < kinds; ++t) {
+          std::vector<int64_t>& parents = c.trees.emplace_back();
+          const int64_t nodes = *rc::gen::inRange<int64_t>(t == 0 ? 1 : 0, 13);
+          for (int64_t node = 0; node < nodes; ++node) parents.push_back(*rc::gen::inRange<int64_t>(-1, node));
+          c.k = std::max(c.k, TreeShape(parents).max_depth());
+        }
       } else {
         c.k = *rc::gen::inRange<int64_t>(1, 9);
       }
@@ -144,9 +150,7 @@ rc::Gen<DecodeCase> decode_case(CaseShape shape) {
         c.eos = props::EosSpec{*rc::gen::inRange<int64_t>(0, rows), *rc::gen::inRange<int64_t>(0, c.max_new_tokens)};
       }
 
-      c.decoder = shape.exspec_only ? DecoderKind::kExspec
-                  : shape.tree      ? DecoderKind::kEqspec
-                                    : *rc::gen::element(DecoderKind::kEqspec, DecoderKind::kExspec);
+      c.decoder = shape.exspec_only ? DecoderKind::kExspec : *rc::gen::element(DecoderKind::kEqspec, DecoderKind::kExspec);
       if (c.decoder == DecoderKind::kExspec) c.exspec = exspec_options(rows);
       if (sampling) {
         c.sampling.temperature = *rc::gen::element(1.0, 0.7, 1.5);

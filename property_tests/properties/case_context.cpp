@@ -7,7 +7,7 @@
 #include "impl/decoding/model_drafter.h"
 #include "impl/decoding/ngram_drafter.h"
 #include "impl/decoding/scripted_drafter.h"
-#include "impl/decoding/tree_decoder.h"
+#include "impl/decoding/tree_drafter.h"
 #include "oracle/oracle.h"
 #include "property_tests/properties/case_models.h"
 
@@ -84,14 +84,18 @@ std::unique_ptr<CaseContext::CaseDecoder> CaseContext::make_decoder(std::span<co
   } else {
     made->drafter = std::make_unique<ModelDrafter>(*draft_, case_.scripted() ? &script : nullptr);
   }
-  const DecodeOptions options = this->options(faults, check_invariants);
+  DecodeOptions options = this->options(faults, check_invariants);
+  std::vector<TreeShape> shapes;
+  for (const std::vector<int64_t>& parents : case_.trees) {
+    options.draft_tokens = std::max(options.draft_tokens, max_tree_nodes(shapes.emplace_back(parents)));
+  }
   // EQSPEC decodes the case's requests as one batch.
   const int64_t batch_size = is_exspec(case_.decoder) ? case_.exspec.batch_size : static_cast<int64_t>(requests.size());
   made->settings = {.decode = options, .batch_size = batch_size, .exspec = case_.exspec,
                     .sequence_capacity = cache_capacity(requests, options)};
-  if (!case_.tree.empty()) {
-    made->tree_drafter = std::make_unique<ScriptedTreeDrafter>(script);
-    made->decoder = std::make_unique<TreeDecoder>(target_, *made->tree_drafter, TreeShape(case_.tree), options, batch_size);
+  if (!shapes.empty()) {
+    made->tree_drafter = std::make_unique<ScriptedTreeDrafter>(script, std::move(shapes));
+    made->decoder = specgate::make_tree_decoder(case_.decoder, target_, *made->tree_drafter, made->settings);
   } else {
     made->decoder = specgate::make_decoder(case_.decoder, target_, made->drafter.get(), made->settings);
   }

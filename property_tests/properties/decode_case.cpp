@@ -214,7 +214,7 @@ json to_json(const DecodeCase& c) {
                      {"sort_by_prompt_length", c.exspec.sort_by_prompt_length},
                      {"max_wait_steps", c.exspec.max_wait_steps}};
   }
-  if (!c.tree.empty()) out["tree"] = c.tree;
+  if (!c.trees.empty()) out["trees"] = c.trees;
   return out;
 }
 
@@ -264,13 +264,16 @@ DecodeCase decode_case_from_json(const json& object, const std::string& source) 
   if (!(c.sampling.temperature >= 0.0)) s.fail("temperature", "must be >= 0");
   if (!(c.sampling.top_p > 0.0 && c.sampling.top_p <= 1.0)) s.fail("top_p", "must be in (0, 1]");
   if (!(c.sampling.min_p >= 0.0 && c.sampling.min_p <= 1.0)) s.fail("min_p", "must be in [0, 1]");
-  if (f.has("tree")) {
-    c.tree = f.row("tree", -1, 1 << 10);
-    try {
-      if (TreeShape(c.tree).max_depth() > c.k) f.fail("tree", "deeper than k");
-    } catch (const InputError& e) {
-      if (std::string(e.what()).starts_with(source)) throw;
-      f.fail("tree", e.what());
+  if (f.has("trees")) {
+    c.trees = f.rows("trees", -1, 1 << 10);
+    if (c.trees.empty()) f.fail("trees", "needs a tree");
+    for (const std::vector<int64_t>& parents : c.trees) {
+      try {
+        if (TreeShape(parents).max_depth() > c.k) f.fail("trees", "deeper than k");
+      } catch (const InputError& e) {
+        if (std::string(e.what()).starts_with(source)) throw;
+        f.fail("trees", e.what());
+      }
     }
   }
   c.watched_row = f.integer("watched_row", 0, c.batch_size() - 1);
@@ -299,7 +302,7 @@ json summary(const DecodeCase& c) {
   if (c.decoder == DecoderKind::kExspec)
     out["exspec"] = {{"batch_size", c.exspec.batch_size}, {"window", c.exspec.window}};
   if (c.eos) out["eos"] = {{"row", c.eos->row}, {"step", c.eos->step}};
-  if (!c.tree.empty()) out["tree"] = c.tree;
+  if (!c.trees.empty()) out["trees"] = c.trees;
   return out;
 }
 

@@ -70,9 +70,10 @@ struct DecodeCase {
 
   DecoderKind decoder = DecoderKind::kEqspec;
   ExspecOptions exspec;
-  // A tree decoder's draft tree, as parents (TreeShape); empty: chains. Its depth is at most K,
-  // and the script says how deep each round's right branch is right.
-  std::vector<int64_t> tree;
+  // A tree decoder's draft trees, as parents (TreeShape), sequence j drafting trees[j % size];
+  // none: chains. Their depth is at most K, and the script says how deep each round's right
+  // branch is right.
+  std::vector<std::vector<int64_t>> trees;
   SamplingParams sampling;  // greedy when temperature is 0
 
   // Row isolation: the watched row and, for every other row, the prompt that replaces it.

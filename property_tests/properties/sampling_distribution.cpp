@@ -29,8 +29,8 @@ at::Tensor next_token_distribution(const Transformer& model, const std::vector<i
 std::vector<SequenceResult> decode(const DistributionScenario& s, const Transformer& target, const Transformer* draft,
                                    std::span<const SequenceRequest> requests, const DecodeOptions& options) {
   if (!s.tree.empty()) {
-    ModelTreeDrafter drafter(*draft);
-    return tree_generate(target, drafter, TreeShape(s.tree), requests, options);
+    const std::unique_ptr<TreeDrafter> drafter = make_model_tree_drafter(*draft, TreeShape(s.tree));
+    return tree_generate(target, *drafter, requests, options);
   }
   std::unique_ptr<Drafter> drafter;
   if (s.draft == DraftKind::kNgram) {

@@ -1,0 +1,48 @@
+#include "conformance/commands/tree_flags.h"
+
+#include <string>
+
+#include "conformance/engines/tree_file.h"
+#include "impl/common/error.h"
+
+namespace specgate::cli {
+
+void add_tree_flags(CLI::App& command, TreeFlags& flags) {
+  command.add_option("--tree", flags.file,
+                     "eqspec: draft and verify token trees of this shape: EAGLE's and Medusa's tree choices, "
+                     "[[0], [1], [0, 0], ...], or {\"parents\": [-1, 0, ...]}");
+  command.add_option("--tree-topk", flags.topk.topk,
+                     "eqspec: draft EAGLE-2's dynamic trees instead, each level's K likeliest children (SGLang's "
+                     "--speculative-eagle-topk)")
+      ->check(CLI::Range(1, 64));
+  command.add_option("--tree-depth", flags.topk.depth, "--tree-topk: levels grown (SGLang's --speculative-num-steps)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32));
+  command.add_option("--tree-nodes", flags.topk.nodes,
+                     "--tree-topk: nodes kept, the likeliest paths (SGLang's --speculative-num-draft-tokens less the root)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 512));
+}
+
+std::optional<TreePolicy> tree_policy(const TreeFlags& flags, const CLI::App& command, Engine engine,
+                                      const Drafting& drafting, bool draft_given) {
+  const bool file = command.count("--tree") > 0, topk = command.count("--tree-topk") > 0;
+  if (!topk && command.count("--tree-depth") + command.count("--tree-nodes") > 0)
+    throw InputError("--tree-depth and --tree-nodes shape --tree-topk's trees; give --tree-topk");
+  if (!file && !topk) return std::nullopt;
+  const char* flag = file ? "--tree" : "--tree-topk";
+  if (file && topk) throw InputError("--tree-topk: give a tree's shape (--tree) or grow it (--tree-topk), not both");
+  const bool verifies_trees = engine == Engine::kEqspec || engine == Engine::kExspec || engine == Engine::kExspecAging;
+  if (!verifies_trees || drafting.ngram || !draft_given)
+    throw InputError(std::string(flag) +
+                     ": trees are drafted by a --draft model and verified under --engine eqspec, exspec or exspec-aging");
+  if (command.count("--draft-tokens") > 0) throw InputError("--draft-tokens: a tree's shape says what it drafts");
+  if (file) return read_tree_file(flags.file, "--tree");
+  const TopkTree& t = flags.topk;
+  if (t.nodes > t.topk * t.depth)
+    throw InputError("--tree-nodes: " + std::to_string(t.nodes) + " nodes, but --tree-topk " + std::to_string(t.topk) +
+                     " over --tree-depth " + std::to_string(t.depth) + " grows " + std::to_string(t.topk * t.depth));
+  return t;
+}
+
+}  // namespace specgate::cli

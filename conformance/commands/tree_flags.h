@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "conformance/engines/drafting.h"
+#include "conformance/engines/engine.h"
+#include "impl/decoding/tree_drafter.h"
+
+namespace specgate::cli {
+
+// --tree FILE, or --tree-topk K with --tree-depth and --tree-nodes: the token trees an eqspec or
+// exspec engine with a draft model drafts and verifies (generate, serve, bench).
+struct TreeFlags {
+  std::filesystem::path file;
+  TopkTree topk{.topk = 0, .depth = 4, .nodes = 8};
+};
+
+void add_tree_flags(CLI::App& command, TreeFlags& flags);
+
+// The trees the flags name, if any. InputError when they are given to an engine other than
+// eqspec, exspec and exspec-aging, without --draft or with --drafter ngram; when --tree-depth or --tree-nodes comes
+// without --tree-topk, or --tree with it; when --draft-tokens is given with a tree; when
+// --tree-nodes exceeds what topk x depth grows; or when FILE is not a tree (naming the file and
+// the field).
+std::optional<TreePolicy> tree_policy(const TreeFlags& flags, const CLI::App& command, Engine engine,
+                                      const Drafting& drafting, bool draft_given);
+
+}  // namespace specgate::cli
