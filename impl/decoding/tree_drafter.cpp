@@ -1,36 +1,80 @@
 #include "impl/decoding/tree_drafter.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <vector>
 
 #include <ATen/ATen.h>
 
+#include "impl/model/kv_cache.h"
 #include "impl/model/transformer.h"
 
 namespace specgate {
 namespace {
 
-// The draft's logits [content + nodes, V] over one row: its content causally, then its tree's
-// nodes at the root's position plus their depth, each seeing the content before the root (its
-// last token) and its own path. Offset o of the tree (0: the root) is row length - 1 + o.
-at::Tensor draft_logits(const Transformer& draft, const std::vector<int64_t>& content, const TreeShape& shape,
-                     const std::vector<int64_t>& node_tokens) {
-  const auto length = static_cast<int64_t>(content.size()), total = length + shape.size();
-  at::Tensor valid = at::ones({total, total}, at::kBool);
-  valid.slice(0, length - 1).slice(1, length - 1).copy_(shape.visibility());
-  std::vector<int64_t> positions(static_cast<size_t>(length));
-  std::iota(positions.begin(), positions.end(), 0);
-  const std::vector<int64_t> depths = shape.depth_offsets();
-  for (int64_t node = 0; node < shape.size(); ++node) positions.push_back(length - 1 + depths[node + 1]);
-  std::vector<int64_t> tokens = content;
-  tokens.insert(tokens.end(), node_tokens.begin(), node_tokens.end());
-  const at::Tensor position_ids = at::tensor(positions, at::kLong).unsqueeze(0);
-  valid = valid.logical_and(within_window(position_ids, position_ids, draft.config().sliding_window)[0]);
-  const at::TensorOptions on_device = at::TensorOptions().dtype(at::kLong).device(draft.options().device());
-  return draft.logits(draft.forward(at::tensor(tokens, on_device).unsqueeze(0), position_ids.to(on_device),
-                                    valid.to(on_device.dtype(at::kBool)).unsqueeze(0), nullptr))[0];
-}
+// A draft model's K/V of each sequence's content before its root (its last token), kept from
+// round to round: a round feeds only what the content gained since, then each tree pass over
+// the root and the nodes, whose slots it drops again.
+class ContentCaches {
+ public:
+  ContentCaches(const Transformer& draft, int64_t max_nodes) : draft_(draft), max_nodes_(max_nodes) {}
+
+  // Forgets the sequences that left the batch.
+  void keep_only(const BatchState& state) {
+    std::erase_if(caches_, [&](const auto& entry) {
+      return std::none_of(state.rows.begin(), state.rows.end(), [&](const Row& row) { return row.sequence_index == entry.first; });
+    });
+  }
+
+  // The draft's logits [shape.size() + 1, V] at the row's root and its nodes (`node_tokens`), each
+  // node at the root's position plus its depth, seeing the content and its own path.
+  at::Tensor tree_logits(const Row& row, const TreeShape& shape, const std::vector<int64_t>& node_tokens) {
+    Cached& cached = caches_.try_emplace(row.sequence_index, draft_, row.prompt_length + row.max_new_tokens + max_nodes_ + 2)
+                         .first->second;
+    const auto before_root = static_cast<int64_t>(row.tokens.size()) - 1;
+    feed_content(cached, row.tokens, before_root);
+    const at::TensorOptions on_device = at::TensorOptions().dtype(at::kLong).device(draft_.options().device());
+    std::vector<int64_t> tokens = {row.tokens.back()}, positions;
+    tokens.insert(tokens.end(), node_tokens.begin(), node_tokens.end());
+    for (const int64_t depth : shape.depth_offsets()) positions.push_back(before_root + depth);
+    const at::Tensor query_positions = at::tensor(positions, at::kLong).unsqueeze(0);
+    const at::Tensor key_positions = at::cat({at::arange(before_root, at::kLong).unsqueeze(0), query_positions}, 1);
+    const at::Tensor valid =
+        at::cat({at::ones({1, shape.size() + 1, before_root}, at::kBool), shape.visibility().unsqueeze(0)}, 2)
+            .logical_and(within_window(query_positions, key_positions, draft_.config().sliding_window));
+    const at::Tensor logits = draft_.logits(draft_.forward(at::tensor(tokens, on_device).unsqueeze(0),
+                                                           query_positions.to(on_device), valid.to(draft_.options().device()),
+                                                           &cached.cache))[0];
+    cached.cache.truncate(before_root);
+    return logits;
+  }
+
+ private:
+  struct Cached {
+    Cached(const Transformer& draft, int64_t capacity) : cache(draft.make_cache(1, capacity)) {}
+    KVCache cache;
+    std::vector<int64_t> tokens;  // whose K/V it holds
+  };
+
+  // Brings `cached` to the K/V of content[0, length): keeps what it holds of that, feeds the rest.
+  void feed_content(Cached& cached, const std::vector<int64_t>& content, int64_t length) const {
+    const auto common = static_cast<int64_t>(
+        std::mismatch(cached.tokens.begin(), cached.tokens.end(), content.begin(), content.begin() + length).first -
+        cached.tokens.begin());
+    cached.cache.truncate(common);
+    cached.tokens.assign(content.begin(), content.begin() + length);
+    if (common == length) return;
+    const at::TensorOptions on_device = at::TensorOptions().dtype(at::kLong).device(draft_.options().device());
+    const std::vector<int64_t> fed(content.begin() + common, content.begin() + length);
+    draft_.forward(at::tensor(fed, on_device).unsqueeze(0), at::arange(common, length, on_device).unsqueeze(0),
+                   at::ones({1, length}, on_device.dtype(at::kBool)), &cached.cache);
+  }
+
+  const Transformer& draft_;
+  const int64_t max_nodes_;
+  std::map<int64_t, Cached> caches_;  // by sequence
+};
 
 DraftTrees padded(std::vector<TreeShape> shapes, const std::vector<std::vector<int64_t>>& tokens) {
   int64_t width = 0;
@@ -44,18 +88,19 @@ DraftTrees padded(std::vector<TreeShape> shapes, const std::vector<std::vector<i
 
 class StaticTreeDrafter final : public TreeDrafter {
  public:
-  StaticTreeDrafter(const Transformer& draft, TreeShape shape) : draft_(draft), shape_(std::move(shape)) {}
+  StaticTreeDrafter(const Transformer& draft, TreeShape shape)
+      : shape_(std::move(shape)), caches_(draft, max_tree_nodes(shape_)) {}
 
   DraftTrees propose(const BatchState& state) override {
+    caches_.keep_only(state);
     std::vector<std::vector<int64_t>> tokens;
     for (const Row& row : state.rows) {
-      const int64_t slot0 = static_cast<int64_t>(row.tokens.size()) - 1;
       std::vector<int64_t>& drafted = tokens.emplace_back(static_cast<size_t>(shape_.size()), 0);
       for (int64_t depth = 1; depth <= shape_.max_depth(); ++depth) {
-        const at::Tensor logits = draft_logits(draft_, row.tokens, shape_, drafted);
+        const at::Tensor logits = caches_.tree_logits(row, shape_, drafted);
         for (int64_t node = 0; node < shape_.size(); ++node) {
           if (shape_.depth(node) != depth) continue;
-          const at::Tensor ranked = std::get<1>(logits[slot0 + shape_.parent(node) + 1].topk(shape_.rank(node) + 1));
+          const at::Tensor ranked = std::get<1>(logits[shape_.parent(node) + 1].topk(shape_.rank(node) + 1));
           drafted[node] = ranked[shape_.rank(node)].item<int64_t>();
         }
       }
@@ -65,19 +110,20 @@ class StaticTreeDrafter final : public TreeDrafter {
   int64_t max_nodes() const override { return max_tree_nodes(shape_); }
 
  private:
-  const Transformer& draft_;
   const TreeShape shape_;
+  ContentCaches caches_;
 };
 
 class DynamicTreeDrafter final : public TreeDrafter {
  public:
-  DynamicTreeDrafter(const Transformer& draft, TopkTree tree) : draft_(draft), tree_(tree) {}
+  DynamicTreeDrafter(const Transformer& draft, TopkTree tree) : tree_(tree), caches_(draft, tree.topk * tree.depth) {}
 
   DraftTrees propose(const BatchState& state) override {
+    caches_.keep_only(state);
     std::vector<TreeShape> shapes;
     std::vector<std::vector<int64_t>> tokens;
     for (const Row& row : state.rows) {
-      auto [shape, drafted] = kept(grow(row.tokens));
+      auto [shape, drafted] = kept(grow(row));
       shapes.push_back(std::move(shape));
       tokens.push_back(std::move(drafted));
     }
@@ -93,12 +139,11 @@ class DynamicTreeDrafter final : public TreeDrafter {
     std::vector<double> scores;
   };
 
-  Grown grow(const std::vector<int64_t>& content) const {
+  Grown grow(const Row& row) {
     Grown g;
-    const int64_t slot0 = static_cast<int64_t>(content.size()) - 1;
     std::vector<int64_t> level = {-1};
     for (int64_t depth = 1; depth <= tree_.depth; ++depth) {
-      const at::Tensor logits = draft_logits(draft_, content, TreeShape(g.parents, g.ranks), g.tokens);
+      const at::Tensor logits = caches_.tree_logits(row, TreeShape(g.parents, g.ranks), g.tokens);
       const int64_t topk = std::min(tree_.topk, logits.size(1));
       struct Candidate {
         double score;
@@ -106,7 +151,7 @@ class DynamicTreeDrafter final : public TreeDrafter {
       };
       std::vector<Candidate> candidates;
       for (const int64_t parent : level) {
-        const auto [log_p, ranked] = logits[slot0 + parent + 1].to(at::kDouble).log_softmax(-1).topk(topk);
+        const auto [log_p, ranked] = logits[parent + 1].to(at::kDouble).log_softmax(-1).topk(topk);
         const double above = parent < 0 ? 0.0 : g.scores[parent];
         for (int64_t r = 0; r < topk; ++r)
           candidates.push_back({above + log_p[r].item<double>(), parent, r, ranked[r].item<int64_t>()});
@@ -143,8 +188,8 @@ class DynamicTreeDrafter final : public TreeDrafter {
     return {TreeShape(std::move(parents), std::move(ranks)), std::move(tokens)};
   }
 
-  const Transformer& draft_;
   const TopkTree tree_;
+  ContentCaches caches_;  // a tree grows to topk x depth nodes before the likeliest are kept
 };
 
 }  // namespace

@@ -46,9 +46,10 @@ using TreePolicy = std::variant<TreeShape, TopkTree>;
 // The most nodes a row's tree has under `policy`: the slots a round adds, as K drafts do.
 int64_t max_tree_nodes(const TreePolicy& policy);
 
-// Drafts with a model, one pass per depth over each row's content and its tree so far, each node
-// seeing its ancestors. No cache: a reference, not a fast path. For a static shape node i's token
-// is the draft's rank(i)-th choice after node i's parent (the root: the row's last token).
+// Drafts with a model, one pass per depth over each row's tree so far, each node seeing the row's
+// content and its ancestors; the content's K/V are cached per sequence from round to round (a
+// round feeds only what the row gained). For a static shape node i's token is the draft's
+// rank(i)-th choice after node i's parent (the root: the row's last token).
 std::unique_ptr<TreeDrafter> make_model_tree_drafter(const Transformer& draft, const TreePolicy& policy);
 
 // Drafts a tree that follows an acceptance script: on one branch, a different sibling for each
