@@ -66,6 +66,10 @@ double realign_share(const Measurement& m) {
   return total > 0 ? s.realign_seconds / total : 0.0;
 }
 
+nlohmann::ordered_json phase_seconds(const DecodeStats& s) {
+  return {{"draft", s.draft_seconds}, {"verify", s.verify_seconds}, {"realign", s.realign_seconds}, {"other", s.other_seconds}};
+}
+
 nlohmann::ordered_json phase_fraction(const DecodeStats& s) {
   const double total = s.draft_seconds + s.verify_seconds + s.realign_seconds + s.other_seconds;
   const auto share = [total](double seconds) { return total > 0 ? seconds / total : 0.0; };
@@ -196,6 +200,7 @@ nlohmann::ordered_json results_json(const std::vector<Measurement>& measurements
     r["speedup_vs_nonspec_same_batch_spread"] = spread_json(ratio_spread(m, same_batch));
     r["speedup_vs_nonspec_batch1_spread"] = spread_json(ratio_spread(m, batch1));
     r["phase_fraction"] = phase_fraction(m.stats);
+    r["phase_seconds"] = phase_seconds(m.stats);
     r["acceptance_rate"] = m.stats.acceptance_rate();
     r["tokens_per_round"] = m.stats.tokens_per_round();
     r["draft_length"] = m.stats.draft_length();
