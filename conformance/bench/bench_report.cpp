@@ -348,8 +348,11 @@ std::string results_markdown(const std::vector<Measurement>& measurements, const
   for (const std::vector<std::string>& row : table_rows(measurements)) line(row);
   out += "\n`x same`: tokens/s over nonspec-batch's at the same batch size; `x B=1`: over nonspec-batch's at batch 1, "
          "both measured in the same run, the median of the repeats and [the least-the greatest]. Phases are shares of "
-         "decoding time; `accepted/drafted`: accepted of drafted tokens; `group`: EXSPEC's grouping rate.\n";
-  return out;
+         "decoding time; `accepted/drafted`: accepted of drafted tokens; `ops/rd`, `sync/rd`: ATen operators and host "
+         "syncs a round dispatches; `group`: EXSPEC's grouping rate.";
+  if (std::any_of(measurements.begin(), measurements.end(), [](const Measurement& m) { return m.engine == Engine::kTree; }))
+    out += " `tree`: EQSPEC drafting and verifying a token tree a row a round, its nodes the drafts.";
+  return out + "\n";
 }
 
 }  // namespace specgate::cli

@@ -24,7 +24,8 @@ EngineTally run_once(const BenchSetup& setup, Engine engine, int64_t batch_size,
                      bool DecodeOptions::*flag = nullptr) {
   EngineSpec spec{.engine = engine, .target = setup.target, .drafting = setup.drafting, .draft = setup.draft,
                   .script = setup.script ? &*setup.script : nullptr,
-                  .decoder = {.decode = setup.decode, .batch_size = batch_size, .exspec = exspec}};
+                  .decoder = {.decode = setup.decode, .batch_size = batch_size, .exspec = exspec},
+                  .tree = engine == Engine::kTree ? setup.tree : nullptr};
   if (flag != nullptr) spec.decoder.decode.*flag = true;
   EngineTally tally;
   decode_requests(spec, setup.requests, tally, [](SequenceResult) {});

@@ -12,13 +12,14 @@
 #include "impl/decoding/decode_types.h"
 #include "impl/decoding/exspec.h"
 #include "impl/decoding/scripted_drafter.h"
+#include "impl/decoding/tree_drafter.h"
 #include "impl/model/transformer.h"
 
 namespace specgate::cli {
 
 // The engines bench measures: every one but the oracle.
-inline constexpr Engine kBenchEngines[] = {Engine::kNonspecBatch, Engine::kEqspec,      Engine::kNaiveRealign,
-                                           Engine::kExspec,       Engine::kExspecAging, Engine::kRollback};
+inline constexpr Engine kBenchEngines[] = {Engine::kNonspecBatch, Engine::kEqspec,   Engine::kNaiveRealign, Engine::kExspec,
+                                           Engine::kExspecAging,  Engine::kRollback, Engine::kTree};
 
 // What every measurement of one run shares.
 struct BenchSetup {
@@ -28,6 +29,7 @@ struct BenchSetup {
   std::vector<SequenceRequest> requests;
   DecodeOptions decode;                  // greedy; K, max_new_tokens and EOS set
   std::optional<ScriptedDrafts> script;  // scripted acceptance
+  const TreePolicy* tree = nullptr;      // the tree engine's trees
   int64_t window_per_batch = 2;          // EXSPEC's window is this many batches
   int64_t max_wait = 1;                  // exspec-aging's bound, raised to the smallest feasible
 };

@@ -15,6 +15,7 @@
 #include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
 #include "conformance/commands/seed_check.h"
+#include "conformance/commands/tree_flags.h"
 #include "conformance/engines/model_pair.h"
 #include "conformance/files/output_file.h"
 #include "conformance/terminal/progress_bar.h"
@@ -32,6 +33,7 @@ struct BenchOptions {
   int64_t draft_tokens = 4;
   DraftingFlags drafting;
   std::filesystem::path target, draft, bench, json, svg, markdown;
+  TreeFlags tree;
   int64_t max_new_tokens = 64;
   std::string acceptance = "model";
   ModelFlags loading{.dtype = "float32"};
@@ -73,6 +75,32 @@ std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options
   return prompts;
 }
 
+// The trees of --tree or --tree-topk, with the engine tree that measures them added to `engines`
+// where they lack it; InputError where tree is named without them, or their trees would follow
+// a scripted acceptance, which scripts chains of --draft-tokens.
+std::optional<TreePolicy> tree_engine(const BenchOptions& options, const CLI::App& command, const Drafting& drafting,
+                                      const AcceptanceMode& acceptance, std::vector<Engine>& engines) {
+  const bool named = std::find(engines.begin(), engines.end(), Engine::kTree) != engines.end();
+  std::optional<TreePolicy> tree = tree_policy(options.tree, command, drafting, !options.draft.empty());
+  if (!tree) {
+    if (named) throw InputError("--engines: engine tree needs --tree FILE or --tree-topk K, the trees it drafts");
+    return std::nullopt;
+  }
+  if (acceptance.scripted_alpha)
+    throw InputError("--tree: trees are measured with --acceptance model; a scripted acceptance scripts chains");
+  if (!named) engines.push_back(Engine::kTree);
+  return tree;
+}
+
+// The settings' record of the trees measured.
+nlohmann::ordered_json tree_settings(const BenchOptions& options, const std::optional<TreePolicy>& tree) {
+  if (!tree) return nullptr;
+  if (const TreeShape* shape = std::get_if<TreeShape>(&*tree))
+    return {{"file", options.tree.file.string()}, {"nodes", shape->size()}, {"depth", shape->max_depth()}};
+  const TopkTree& t = std::get<TopkTree>(*tree);
+  return {{"topk", t.topk}, {"depth", t.depth}, {"nodes", t.nodes}};
+}
+
 // Every (engine, batch size) asked, nonspec-batch first at each batch size, and nonspec-batch
 // at batch size 1 whether asked or not: the speedups are against them.
 std::vector<BenchCase> plan(const std::vector<Engine>& engines, std::vector<int64_t> batch_sizes) {
@@ -107,15 +135,16 @@ void print_table(const std::vector<Measurement>& measurements) {
   for (const std::vector<std::string>& row : rows) print(row);
 }
 
-void run_bench(const BenchOptions& options) {
+void run_bench(const BenchOptions& options, const CLI::App& command) {
   std::vector<Engine> engines;
   for (const std::string& name : options.engines) engines.push_back(engine_from_name(name, kBenchEngines, "--engines"));
   const Drafting drafting = options.drafting.drafting();
+  const AcceptanceMode acceptance = acceptance_from_name(options.acceptance);
+  const std::optional<TreePolicy> tree = tree_engine(options, command, drafting, acceptance, engines);
   const bool with_draft_model = std::any_of(engines.begin(), engines.end(),
                                             [&](Engine engine) { return needs_draft_model(engine, drafting); });
   if (with_draft_model && options.draft.empty())
     throw InputError("--draft: the speculative engines need a draft checkpoint, or --drafter ngram");
-  const AcceptanceMode acceptance = acceptance_from_name(options.acceptance);
   if (acceptance.scripted_alpha && drafting.ngram)
     throw InputError("--acceptance: a scripted acceptance drives a draft model; --drafter ngram drafts from the context");
   const ChatTemplate chat_template = chat_template_from_name(options.chat_template, "--chat-template");
@@ -138,7 +167,8 @@ void run_bench(const BenchOptions& options) {
   if (format.tokenizer != nullptr) check_template_tokens(format, "--chat-template");
   const std::vector<std::vector<int64_t>> prompts = first_turn_prompts(options, questions, format, models.target);
   BenchSetup setup{.target = &models.target, .drafting = drafting, .draft = models.draft_or_null(),
-                   .window_per_batch = options.window_batches, .max_wait = options.max_wait};
+                   .tree = tree ? &*tree : nullptr, .window_per_batch = options.window_batches,
+                   .max_wait = options.max_wait};
   setup.requests = cycle_prompts(prompts, options.sequences > 0 ? options.sequences : static_cast<int64_t>(prompts.size()));
   if (options.sort_by_length) {
     std::stable_sort(setup.requests.begin(), setup.requests.end(),
@@ -190,6 +220,7 @@ void run_bench(const BenchOptions& options) {
                         {"sequences", setup.requests.size()},
                         {"sorted_by_prompt_length", options.sort_by_length},
                         {"draft_tokens", options.draft_tokens},
+                        {"tree", tree_settings(options, tree)},
                         {"drafter", drafting.name()},
                         {"ngram", drafting.ngram ? nlohmann::ordered_json{{"min", drafting.lookup.min_n}, {"max", drafting.lookup.max_n}}
                                                  : nlohmann::ordered_json(nullptr)},
@@ -206,7 +237,8 @@ void run_bench(const BenchOptions& options) {
   json.stream() << report.dump(2) << "\n";
   json.commit();
   std::printf("wrote %s", options.json.string().c_str());
-  const std::string title = "specgate bench, " + acceptance.name() + ", K=" + std::to_string(options.draft_tokens) +
+  const std::string trees = tree ? ", trees of " + std::to_string(max_tree_nodes(*tree)) + " nodes" : "";
+  const std::string title = "specgate bench, " + acceptance.name() + ", K=" + std::to_string(options.draft_tokens) + trees +
                             ", " + options.loading.dtype + " on " + device.str();
   if (svg) {
     svg->stream() << results_svg(measurements, title);
@@ -236,7 +268,8 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* c = app.add_subcommand("bench", "Measure throughput, phase times and latency of every engine and batch size");
   c->add_option("--engines", o->engines,
-                "nonspec-batch, eqspec, naive-realign, exspec, exspec-aging, rollback (nonspec-batch always runs)")
+                "nonspec-batch, eqspec, naive-realign, exspec, exspec-aging, rollback, tree (with --tree; "
+                "nonspec-batch always runs)")
       ->delimiter(',')
       ->capture_default_str();
   c->add_option("--batch-sizes", o->batch_sizes,
@@ -248,6 +281,7 @@ void add_bench_command(CLI::App& app) {
   add_drafting_flags(*c, o->drafting);
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder");
+  add_tree_flags(*c, o->tree);
   c->add_option("--bench", o->bench, "Spec-Bench question.jsonl (first turns are the prompts)")->required();
   c->add_option("--chat-template", o->chat_template,
                 "Prompt format where the bench line has no prompt_token_ids, as generate's: raw, vicuna, chatml, "
@@ -275,7 +309,7 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--json", o->json, "Results JSON to write")->required();
   c->add_option("--svg", o->svg, "Charts of throughput, speedup over nonspec-batch and realign share against batch size");
   c->add_option("--markdown", o->markdown, "The table, with the settings, as Markdown");
-  c->callback([o] { run_bench(*o); });
+  c->callback([o, c] { run_bench(*o, *c); });
 }
 
 }  // namespace specgate::cli

@@ -9,10 +9,10 @@ namespace specgate::cli {
 
 void add_tree_flags(CLI::App& command, TreeFlags& flags) {
   command.add_option("--tree", flags.file,
-                     "eqspec: draft and verify token trees of this shape: EAGLE's and Medusa's tree choices, "
+                     "Draft (with --draft) and verify token trees of this shape: EAGLE's and Medusa's tree choices, "
                      "[[0], [1], [0, 0], ...], or {\"parents\": [-1, 0, ...]}");
   command.add_option("--tree-topk", flags.topk.topk,
-                     "eqspec: draft EAGLE-2's dynamic trees instead, each level's K likeliest children (SGLang's "
+                     "Draft EAGLE-2's dynamic trees instead, each level's K likeliest children (SGLang's "
                      "--speculative-eagle-topk)")
       ->check(CLI::Range(1, 64));
   command.add_option("--tree-depth", flags.topk.depth, "--tree-topk: levels grown (SGLang's --speculative-num-steps)")
@@ -24,25 +24,34 @@ void add_tree_flags(CLI::App& command, TreeFlags& flags) {
       ->check(CLI::Range(1, 512));
 }
 
-std::optional<TreePolicy> tree_policy(const TreeFlags& flags, const CLI::App& command, Engine engine,
-                                      const Drafting& drafting, bool draft_given) {
+namespace {
+
+const char* given_flag(const CLI::App& command) { return command.count("--tree") > 0 ? "--tree" : "--tree-topk"; }
+
+}  // namespace
+
+std::optional<TreePolicy> tree_policy(const TreeFlags& flags, const CLI::App& command, const Drafting& drafting,
+                                      bool draft_given) {
   const bool file = command.count("--tree") > 0, topk = command.count("--tree-topk") > 0;
   if (!topk && command.count("--tree-depth") + command.count("--tree-nodes") > 0)
     throw InputError("--tree-depth and --tree-nodes shape --tree-topk's trees; give --tree-topk");
   if (!file && !topk) return std::nullopt;
-  const char* flag = file ? "--tree" : "--tree-topk";
+  const std::string flag = given_flag(command);
   if (file && topk) throw InputError("--tree-topk: give a tree's shape (--tree) or grow it (--tree-topk), not both");
-  const bool verifies_trees = engine == Engine::kEqspec || engine == Engine::kExspec || engine == Engine::kExspecAging;
-  if (!verifies_trees || drafting.ngram || !draft_given)
-    throw InputError(std::string(flag) +
-                     ": trees are drafted by a --draft model and verified under --engine eqspec, exspec or exspec-aging");
-  if (command.count("--draft-tokens") > 0) throw InputError("--draft-tokens: a tree's shape says what it drafts");
+  if (drafting.ngram) throw InputError(flag + ": trees are drafted by a --draft model, not by --drafter ngram");
+  if (!draft_given) throw InputError(flag + ": trees are drafted by a --draft model; give --draft DIR");
   if (file) return read_tree_file(flags.file, "--tree");
   const TopkTree& t = flags.topk;
   if (t.nodes > t.topk * t.depth)
     throw InputError("--tree-nodes: " + std::to_string(t.nodes) + " nodes, but --tree-topk " + std::to_string(t.topk) +
                      " over --tree-depth " + std::to_string(t.depth) + " grows " + std::to_string(t.topk * t.depth));
   return t;
+}
+
+void check_tree_engine(const CLI::App& command, Engine engine) {
+  if (engine != Engine::kEqspec && engine != Engine::kExspec && engine != Engine::kExspecAging)
+    throw InputError(std::string(given_flag(command)) + ": trees are verified under --engine eqspec, exspec or exspec-aging");
+  if (command.count("--draft-tokens") > 0) throw InputError("--draft-tokens: a tree's shape says what it drafts");
 }
 
 }  // namespace specgate::cli

@@ -21,12 +21,15 @@ struct TreeFlags {
 
 void add_tree_flags(CLI::App& command, TreeFlags& flags);
 
-// The trees the flags name, if any. InputError when they are given to an engine other than
-// eqspec, exspec and exspec-aging, without --draft or with --drafter ngram; when --tree-depth or --tree-nodes comes
-// without --tree-topk, or --tree with it; when --draft-tokens is given with a tree; when
-// --tree-nodes exceeds what topk x depth grows; or when FILE is not a tree (naming the file and
-// the field).
-std::optional<TreePolicy> tree_policy(const TreeFlags& flags, const CLI::App& command, Engine engine,
-                                      const Drafting& drafting, bool draft_given);
+// The trees the flags name, if any. InputError when --tree-depth or --tree-nodes comes without
+// --tree-topk, or --tree with it; when they are given without --draft or with --drafter ngram;
+// when --tree-nodes exceeds what topk x depth grows; or when FILE is not a tree (naming the file
+// and the field).
+std::optional<TreePolicy> tree_policy(const TreeFlags& flags, const CLI::App& command, const Drafting& drafting,
+                                      bool draft_given);
+
+// InputError when the trees are given to an engine other than eqspec, exspec and exspec-aging,
+// or with --draft-tokens, which a tree's shape says.
+void check_tree_engine(const CLI::App& command, Engine engine);
 
 }  // namespace specgate::cli

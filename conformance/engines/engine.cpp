@@ -12,7 +12,7 @@ namespace {
 constexpr std::pair<const char*, Engine> kNames[] = {
     {"oracle", Engine::kOracle},        {"nonspec-batch", Engine::kNonspecBatch}, {"eqspec", Engine::kEqspec},
     {"naive-realign", Engine::kNaiveRealign}, {"exspec", Engine::kExspec},        {"exspec-aging", Engine::kExspecAging},
-    {"rollback", Engine::kRollback}};
+    {"rollback", Engine::kRollback}, {"tree", Engine::kTree}};
 
 }  // namespace
 
@@ -37,7 +37,8 @@ bool is_exspec(Engine engine) { return engine == Engine::kExspec || engine == En
 DecoderKind decoder_kind(Engine engine) {
   switch (engine) {
     case Engine::kNonspecBatch: return DecoderKind::kNonspecBatch;
-    case Engine::kEqspec: return DecoderKind::kEqspec;
+    case Engine::kEqspec:
+    case Engine::kTree: return DecoderKind::kEqspec;
     case Engine::kNaiveRealign: return DecoderKind::kNaiveRealign;
     case Engine::kRollback: return DecoderKind::kRollback;
     case Engine::kExspec: return DecoderKind::kExspec;

@@ -10,8 +10,9 @@ namespace specgate::cli {
 
 // Every decoder a command can run. naive-realign is EQSPEC re-laid out as published decoders
 // do; exspec-aging is EXSPEC with a bound on how long a sequence waits; rollback is EQSPEC
-// truncating every row to the batch's fewest accepted drafts.
-enum class Engine { kOracle, kNonspecBatch, kEqspec, kNaiveRealign, kExspec, kExspecAging, kRollback };
+// truncating every row to the batch's fewest accepted drafts; tree is EQSPEC's layout with a
+// token tree drafted and verified a round (EngineSpec::tree), as bench names it.
+enum class Engine { kOracle, kNonspecBatch, kEqspec, kNaiveRealign, kExspec, kExspecAging, kRollback, kTree };
 
 // `name` among the engines a command offers; InputError naming `flag` and the choices otherwise.
 Engine engine_from_name(std::string_view name, std::span<const Engine> choices, std::string_view flag);

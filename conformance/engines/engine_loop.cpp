@@ -59,6 +59,7 @@ void decode_through_decoder(const EngineSpec& spec, std::span<const SequenceRequ
   const DecoderKind kind = decoder_kind(spec.engine);
   const std::unique_ptr<Drafter> drafter = make_drafter(spec.engine, spec.drafting, spec.draft, spec.script);
   DecoderSettings settings = spec.decoder;
+  if (spec.tree != nullptr) settings.decode.draft_tokens = max_tree_nodes(*spec.tree);
   settings.sequence_capacity = cache_capacity(requests, settings.decode);
   const std::vector<SequenceRequest> order = admits_shortest_first(kind, settings)
                                                  ? shortest_prompt_first(requests)

@@ -3,8 +3,8 @@
 # measured over every request, with operators and host syncs counted per round; runs are
 # interleaved round-robin; every speedup has its spread over the repeats; the thread
 # configuration and the math library are recorded; peak memory says where it was read; the
-# SVG charts every point with its figure and its spread, on axes of round ticks; bad input
-# exits 2.
+# SVG charts every point with its figure and its spread, on axes of round ticks; --tree adds
+# the engine tree, measured as eqspec is, whose trees are generate --tree's; bad input exits 2.
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
@@ -135,7 +135,65 @@ for p in problems: print("  " + p)
 sys.exit(1 if problems else 0)
 PY
 
+# --tree measures the engine tree next to the others, its phases timed as theirs are; its
+# acceptance and tokens are those of generate --tree, which drafts the same trees.
+printf '[[0], [1], [0, 0]]\n' >"$work/tree.json"
+"$conformance" bench "${pair[@]}" --bench "$bench" --limit 3 --batch-sizes 1,2 --repeat 1 --engines eqspec \
+  --tree "$work/tree.json" --json "$work/tree-bench.json" --markdown "$work/tree-bench.md" >"$work/tree-bench.out" ||
+  fail "bench --tree"
+"$conformance" generate --engine eqspec --target "$fixtures/target" --draft "$fixtures/draft" --max-new-tokens 16 \
+  --tree "$work/tree.json" --bench "$bench" --limit 3 --batch-size 2 --out "$work/tree.jsonl" >/dev/null ||
+  fail "generate --tree"
+for batch in 1 2; do
+  grep -q "^tree *$batch " "$work/tree-bench.out" || fail "bench --tree's table lacks tree $batch"
+  grep -q "^| tree | $batch |" "$work/tree-bench.md" || fail "bench --tree --markdown lacks tree $batch"
+done
+python3 - "$work/tree-bench.json" "$work/tree.jsonl" <<'PY' || fail "bench --tree results"
+import json, sys
+report = json.load(open(sys.argv[1]))
+choices = [json.loads(line)["choices"][0] for line in open(sys.argv[2])]
+generated = (sum(sum(c["accepted_drafts"]) for c in choices) / sum(sum(c["drafted_tokens"]) for c in choices),
+             sum(sum(c["new_tokens"]) for c in choices))
+cases = [(r["engine"], r["batch_size"]) for r in report["results"]]
+expected = [(e, b) for b in (1, 2) for e in ("nonspec-batch", "eqspec", "tree")]
+problems = [f"cases {cases}, expected {expected}"] if cases != expected else []
+if report["settings"]["tree"] != {"file": sys.argv[1].replace("tree-bench.json", "tree.json"), "nodes": 3, "depth": 2}:
+    problems.append(f'settings: tree {report["settings"]["tree"]}')
+for r in report["results"]:
+    where = f'{r["engine"]} B={r["batch_size"]}'
+    phases = r["phase_seconds"]
+    if sorted(phases) != ["draft", "other", "realign", "verify"] or min(phases.values()) < 0:
+        problems.append(f"{where}: phase seconds {phases}")
+    elif r["engine"] != "nonspec-batch" and not phases["draft"] > 0 < phases["verify"]:
+        problems.append(f"{where}: drafts or verifies in no time: {phases}")
+    elif abs(r["phase_fraction"]["draft"] - phases["draft"] / sum(phases.values())) > 1e-9:
+        problems.append(f'{where}: phase fractions {r["phase_fraction"]} are not shares of {phases}')
+    if r["engine"] != "tree": continue
+    if r["draft_length"] != 3: problems.append(f'{where}: {r["draft_length"]} drafts per round, expected the 3 nodes')
+    if not r["operators_per_round"] > 0 < r["host_syncs_per_round"]: problems.append(f"{where}: dispatches not counted")
+    if (r["acceptance_rate"], r["tokens"]) != generated:
+        problems.append(f'{where}: acceptance and tokens {r["acceptance_rate"], r["tokens"]}, generate --tree\'s {generated}')
+for p in problems: print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+"$conformance" bench "${pair[@]}" --bench "$bench" --limit 3 --batch-sizes 2 --repeat 1 --engines tree --tree-topk 2 \
+  --tree-depth 2 --tree-nodes 3 --json "$work/topk-bench.json" >"$work/topk-bench.out" || fail "bench --tree-topk"
+python3 - "$work/topk-bench.json" <<'PY' || fail "bench --tree-topk results"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["settings"]["tree"] == {"topk": 2, "depth": 2, "nodes": 3}, report["settings"]["tree"]
+tree = [r for r in report["results"] if r["engine"] == "tree"]
+assert len(tree) == 1 and tree[0]["draft_length"] == 3 and tree[0]["tokens"] > 0, tree
+PY
+
 out=(--json "$work/x.json")
+expect_usage_error "--engines: engine tree needs --tree FILE" bench "${pair[@]}" --bench "$bench" --engines tree "${out[@]}"
+expect_usage_error "--tree: trees are drafted by a --draft model; give --draft DIR" bench --target "$fixtures/target" \
+  --bench "$bench" --tree "$work/tree.json" "${out[@]}"
+expect_usage_error "--tree: trees are drafted by a --draft model, not by --drafter ngram" bench --target "$fixtures/target" \
+  --drafter ngram --bench "$bench" --tree "$work/tree.json" "${out[@]}"
+expect_usage_error "--tree: trees are measured with --acceptance model" bench "${pair[@]}" --bench "$bench" \
+  --tree "$work/tree.json" --acceptance scripted:0.7 "${out[@]}"
 expect_usage_error "--engines: unknown engine 'oracle'" bench --target "$fixtures/target" --draft "$fixtures/draft" \
   --bench "$bench" --engines oracle "${out[@]}"
 expect_usage_error "--draft: the speculative engines need a draft checkpoint" bench --target "$fixtures/target" \

@@ -243,7 +243,7 @@ expect_usage_error "--tree $work/orphan.json: tree: choice 1: its parent's path 
   --tree "$work/orphan.json" "${out[@]}"
 printf '{"parents": [-1, "x"]}\n' >"$work/typo.json"
 expect_usage_error "--tree $work/typo.json: field 'parents[1]': expected an integer" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
-expect_usage_error "--tree: trees are drafted by a --draft model and verified under --engine eqspec, exspec or exspec-aging" \
+expect_usage_error "--tree: trees are verified under --engine eqspec, exspec or exspec-aging" \
   generate --engine rollback --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench" --tree "$work/chain.json" \
   "${out[@]}"
 # Under EXSPEC's pool and grouping, a window of twice the batch: the oracle's tokens too.

@@ -39,6 +39,7 @@ class TreeDecoder::Batch final : public BatchRun {
   }
 
   std::vector<SequenceResult> round() override {
+    const RoundCounter counter(options_, stats_);
     tree_round_.run(layout_);
     ++steps_;
     return settled(leave_finished(layout_, steps_, stats_));
