@@ -3,12 +3,15 @@
 # what it costs. generate runs chains of K = 2, 4, 8 and trees of four shapes over QUESTIONS
 # (default 30) sample questions, NEW_TOKENS (default 64) tokens, batch 8, REPEAT (default 3)
 # times interleaved; forward_benchmark times a tree's target pass against a chain pass of as
-# many positions. Writes OUT (default reports/benchmarks/trees.md).
+# many positions; bench times each phase of a K=4 chain's round and of the 8-node tree's, at
+# batch 1 and 8 (16 questions, 32 tokens, REPEAT times interleaved). Writes OUT (default
+# reports/benchmarks/trees.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-reports/benchmarks/trees.md}"
 questions="${QUESTIONS:-30}" new_tokens="${NEW_TOKENS:-64}" repeat="${REPEAT:-3}"
+build_targets="conformance forward_benchmark fixture_pair"
 source "$root/ci/setup.sh"
 B=build/bin/conformance pair=build/fixture_pair work=build/tree-bench
 mkdir -p "$work"
@@ -31,9 +34,14 @@ for r in $(seq "$repeat"); do
 done
 build/bin/forward_benchmark --benchmark_filter='BM_(Tree|Target)Pass/batch:(1|8)/tokens:(5|9|13)/' --benchmark_min_time=0.2 \
   --benchmark_repetitions="$repeat" --benchmark_report_aggregates_only=true --benchmark_format=json >"$work/passes.json"
-build/venv/bin/python - "$work/runs.txt" "$work/passes.json" "$out" "$questions" "$new_tokens" "$repeat" <<'PY'
+anatomy=(bench --engines eqspec --tree "$work/eagle8.json" --draft-tokens 4 --batch-sizes 1,8 --limit 16 --max-new-tokens 32
+         --repeat "$repeat")
+"$B" "${anatomy[@]}" --target "$pair/target" --draft "$pair/draft" --bench fixtures/bench/sample.jsonl \
+  --json "$work/anatomy.json"
+build/venv/bin/python - "$work/runs.txt" "$work/passes.json" "$work/anatomy.json" "$out" "$questions" "$new_tokens" \
+  "$repeat" "${anatomy[*]/$work\//}" <<'PY'
 import json, re, statistics, sys
-runs, passes, out, questions, new_tokens, repeat = sys.argv[1:7]
+runs, passes, anatomy, out, questions, new_tokens, repeat, anatomy_command = sys.argv[1:9]
 rows = {}
 for line in open(runs):
     name, _, text = line.split(" ", 2)
@@ -68,6 +76,20 @@ for batch in (1, 8):
     for tokens in (5, 9, 13):
         chain, tree = medians[("Target", batch, tokens)], medians[("Tree", batch, tokens)]
         lines.append("| %d | %d | %.0f | %.0f | %.2f |" % (batch, tokens, chain, tree, tree / chain))
+lines += ["", "A round's anatomy: `conformance %s` on the same pair measures the K=4 chain (`eqspec`) and the 8-node "
+          "tree above (`tree`) in one run, interleaved. Each phase's time a round (a round of the batch, in the median run) "
+          "and its share of the round; tokens per round are a row's:" % anatomy_command, "",
+          "| engine | batch | draft | verify | realign | other | a round | tokens per round | tokens/s |",
+          "|---|---|---|---|---|---|---|---|---|"]
+for r in json.load(open(anatomy))["results"]:
+    if r["engine"] == "nonspec-batch":
+        continue
+    phases = r["phase_seconds"]
+    round_ms = 1000 * sum(phases.values()) / r["rounds"]
+    cells = ["%.2f ms (%.0f%%)" % (1000 * phases[p] / r["rounds"], 100 * r["phase_fraction"][p])
+             for p in ("draft", "verify", "realign", "other")]
+    lines.append("| %s | %d | %s | %.2f ms | %.2f | %.0f |" % (
+        r["engine"], r["batch_size"], " | ".join(cells), round_ms, r["tokens_per_round"], r["tokens_per_s"]))
 open(out, "w").write("\n".join(lines) + "\n")
 print("wrote", out)
 PY
