@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Token trees against chains on the fixture pair (float32, CPU): what each keeps per round and
-# what it costs. generate runs chains of K = 2, 4, 8 and trees of four shapes over QUESTIONS
+# what it costs. generate runs chains of K = 2, 4, 8, trees of four shapes and EAGLE-2's
+# dynamic trees of 8 nodes over QUESTIONS
 # (default 30) sample questions, NEW_TOKENS (default 64) tokens, batch 8, REPEAT (default 3)
 # times interleaved; forward_benchmark times a tree's target pass against a chain pass of as
 # many positions; bench times each phase of a K=4 chain's round and of the 8-node tree's, at
@@ -21,7 +22,8 @@ printf '[[0], [1], [0, 0], [0, 1], [1, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0, 0]]\n
 printf '{"parents": [-1, -1, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]}\n' >"$work/binary14.json"
 configs=("chain-k2:--draft-tokens 2" "chain-k4:--draft-tokens 4" "chain-k8:--draft-tokens 8"
          "tree-chain4:--tree $work/chain4.json" "tree-star4:--tree $work/star4.json"
-         "tree-eagle8:--tree $work/eagle8.json" "tree-binary14:--tree $work/binary14.json")
+         "tree-eagle8:--tree $work/eagle8.json" "tree-binary14:--tree $work/binary14.json"
+         "tree-topk3-8:--tree-topk 3 --tree-depth 4 --tree-nodes 8")
 : >"$work/runs.txt"
 for r in $(seq "$repeat"); do
   for config in "${configs[@]}"; do
@@ -52,13 +54,15 @@ lines = [
     "",
     "`./ci/tree-bench.sh` (QUESTIONS=%s NEW_TOKENS=%s REPEAT=%s): `generate --engine eqspec` on the fixture pair, float32, "
     "CPU (2 cores), %s sample questions, %s tokens each, batch 8, each configuration run %s times interleaved with the "
-    "others; the tree drafter runs the draft without a cache (one pass per depth), so its speed is a reference's, not a "
-    "fast path's." % (questions, new_tokens, repeat, questions, new_tokens, repeat),
+    "others; the tree drafter keeps each sequence's draft K/V of its content and runs one draft pass per depth over the "
+    "tree; `tree-topk3-8` grows EAGLE-2's dynamic trees (`--tree-topk 3 --tree-depth 4 --tree-nodes 8`)."
+    % (questions, new_tokens, repeat, questions, new_tokens, repeat),
     "",
     "| configuration | drafted per round | accepted/drafted | tokens per round | tokens/s (median) | spread (min-max) |",
     "|---|---|---|---|---|---|",
 ]
-drafted = {"chain-k2": 2, "chain-k4": 4, "chain-k8": 8, "tree-chain4": 4, "tree-star4": 4, "tree-eagle8": 8, "tree-binary14": 14}
+drafted = {"chain-k2": 2, "chain-k4": 4, "chain-k8": 8, "tree-chain4": 4, "tree-star4": 4, "tree-eagle8": 8, "tree-binary14": 14,
+           "tree-topk3-8": 8}
 for name, values in rows.items():
     speeds = [tokens / seconds for tokens, seconds, _, _ in values]
     lines.append("| %s | %d | %.1f%% | %.2f | %.0f | %.0f-%.0f |" % (

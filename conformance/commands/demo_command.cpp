@@ -38,12 +38,17 @@ struct DemoOptions {
   std::string fault = "kv-not-shifted";
 };
 
-// One line of the demo: an engine (possibly with a seeded fault) and whether it must match.
+// One line of the demo: an engine (possibly with a seeded fault, or verifying token trees) and
+// whether it must match.
 struct DemoEngine {
   Engine engine;
   std::string label;
-  std::string fault;  // empty: the engine as built
+  std::string fault;               // empty: the engine as built
+  const TreePolicy* tree = nullptr;  // EAGLE-2's dynamic trees instead of chains
 };
+
+// The demo's trees, drafted by its draft model.
+const TreePolicy kDemoTrees = TopkTree{.topk = 3, .depth = 4, .nodes = 8};
 
 struct DemoRow {
   std::string label;
@@ -154,11 +159,12 @@ void run_demo(const DemoOptions& options) {
   decode.draft_tokens = options.decoder.draft_tokens;
   decode.max_new_tokens = options.max_new_tokens;
   decode.eos_ids = models.target.config().eos_token_ids;
-  const std::vector<DemoEngine> engines = {{Engine::kOracle, "oracle", ""},
-                                           {Engine::kNonspecBatch, "nonspec-batch", ""},
-                                           {Engine::kEqspec, "eqspec", ""},
-                                           {Engine::kExspec, "exspec", ""},
-                                           {Engine::kEqspec, "eqspec + fault " + options.fault, options.fault}};
+  std::vector<DemoEngine> engines = {{Engine::kOracle, "oracle", ""},
+                                     {Engine::kNonspecBatch, "nonspec-batch", ""},
+                                     {Engine::kEqspec, "eqspec", ""},
+                                     {Engine::kExspec, "exspec", ""}};
+  if (!drafting.ngram) engines.push_back({Engine::kEqspec, "eqspec + trees", "", &kDemoTrees});
+  engines.push_back({Engine::kEqspec, "eqspec + fault " + options.fault, options.fault});
   std::printf("generating %lld tokens for each of %zu questions with %zu engines (batch %lld, K %lld, %s drafts, float32, cpu)\n",
               static_cast<long long>(options.max_new_tokens), questions.size(), engines.size(),
               static_cast<long long>(options.decoder.batch_size), static_cast<long long>(options.decoder.draft_tokens),
@@ -175,10 +181,13 @@ void run_demo(const DemoOptions& options) {
       run.spec = {.engine = demo.engine, .target = &models.target, .drafting = drafting,
                   .draft = needs_draft_model(demo.engine, drafting) ? models.draft_or_null() : nullptr,
                   .decoder = {.decode = decode, .batch_size = options.decoder.batch_size, .exspec = {.window = window}},
-                  .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0};
+                  .top_logprobs = demo.engine == Engine::kOracle ? 5 : 0,
+                  .tree = demo.tree};
       if (!demo.fault.empty()) run.spec.decoder.decode.faults.add(fault_from_name(demo.fault));
       DemoRow row{.label = demo.label, .expected_exact = demo.fault.empty(), .output = run_engine(run, questions)};
-      const std::string stem = demo.fault.empty() ? demo.label : engine_name(demo.engine) + "-" + demo.fault;
+      const std::string stem = !demo.fault.empty() ? engine_name(demo.engine) + "-" + demo.fault
+                               : demo.tree != nullptr ? engine_name(demo.engine) + "-trees"
+                                                      : demo.label;
       const std::filesystem::path answers = options.out / "answers" / (stem + ".jsonl");
       write_output_file("--out", answers, [&](std::ostream& out) {
         for (const Answer& answer : row.output.answers) write_answer_line(out, answer);
