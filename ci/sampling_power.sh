@@ -5,6 +5,9 @@
 # one-sample test and of the two-sample test against the same server with speculation off
 # (nonspec-batch), each with a PIT seed of its own. The false-alarm rates are ci/calibration.sh's.
 # Writes OUT/power.json and OUT/power.md (default reports/sampling); about 30 minutes on 2 cores.
+# With TREES (serve's tree flags, e.g. "--tree-topk 3 --tree-depth 3 --tree-nodes 6") the
+# speculative server verifies those token trees instead of K = 3 chains, and the faults seeded
+# are the two sampling faults of trees.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -26,7 +29,8 @@ serve() {
   local name=$1 engine=$2
   shift 2
   local options=()
-  [ "$engine" = nonspec-batch ] || options=(--draft "$fixtures/draft" --draft-tokens 3)
+  # shellcheck disable=SC2206
+  [ "$engine" = nonspec-batch ] || options=(--draft "$fixtures/draft" ${TREES:---draft-tokens 3})
   "$B" serve --target "$fixtures/target" --engine "$engine" --dtype float64 --port 0 --model fixture --batch-size 6 \
     "${options[@]}" "$@" >"$work/$name.serve" 2>&1 &
   pids+=($!)
@@ -68,6 +72,11 @@ print(json.dumps({"label": sys.argv[2], "test": r["test"], "verdict": r["verdict
 
 faults=(always-accept residual-not-normalised raw-draft-distribution bonus-from-draft greedy-verification
         draft-filter-skipped stale-draft-distribution)
+speculation="EQSPEC, K = 3"
+if [ -n "${TREES:-}" ]; then
+  faults=(tree-sibling-not-renormalised tree-rejected-sibling-kept)
+  speculation="EQSPEC verifying token trees, $TREES"
+fi
 settings=("0.8 12 0.9" "1.3 40 0.95")
 
 # Power: the recommended sample, 30 questions x 8 samples x 48 tokens, at each setting.
@@ -90,13 +99,13 @@ for setting in "${settings[@]}"; do
   done
 done
 
-"$python" - "$work/results.jsonl" "$out" <<'PY'
+"$python" - "$work/results.jsonl" "$out" "$speculation" <<'PY'
 import json, pathlib, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
-out = pathlib.Path(sys.argv[2])
+out, speculation = pathlib.Path(sys.argv[2]), sys.argv[3]
 power = [r for r in rows if r["label"].startswith("power|")]
 lines = ["# Power of `conformance sampling`", "",
-         "`./ci/sampling_power.sh`: `serve` on the fixture pair in float64 (EQSPEC, K = 3, batch 6), each sampling "
+         "`./ci/sampling_power.sh`: `serve` on the fixture pair in float64 (" + speculation + ", batch 6), each sampling "
          "fault seeded in turn; answers taken by `collect --api vllm --samples 8` (the 30 sample-bench questions with "
          "their first 23 bytes as prompts, 48 new tokens, every request its own seed); `conformance sampling "
          "--engine-dtype float64` at alpha 0.05, each verdict its own PIT seed. Two-sample: against the same server with "
