@@ -26,6 +26,38 @@ double tolerance(at::ScalarType dtype) {
   throw InvariantViolation(message, sequence);
 }
 
+// A round's tokens end at the first EOS and at max_new_tokens, exactly there: what a row that
+// had generated `generated_before` tokens gains of `proposed` is `appended`.
+void check_appended(const std::string& where, int64_t sequence, const std::vector<int64_t>& proposed,
+                    int64_t generated_before, int64_t max_new_tokens, const std::vector<int64_t>& appended,
+                    const std::vector<int64_t>& eos) {
+  std::vector<int64_t> expected;
+  for (int64_t token : proposed) {
+    if (generated_before + static_cast<int64_t>(expected.size()) == max_new_tokens) break;
+    expected.push_back(token);
+    if (std::find(eos.begin(), eos.end(), token) != eos.end()) break;
+  }
+  if (appended == expected) return;
+  std::ostringstream message;
+  message << where << "appended " << appended.size() << " tokens (";
+  for (size_t t = 0; t < appended.size(); ++t) message << (t ? " " : "") << appended[t];
+  message << ") where the round's accounting gives " << expected.size() << " (";
+  for (size_t t = 0; t < expected.size(); ++t) message << (t ? " " : "") << expected[t];
+  message << ")";
+  violated(message.str(), sequence);
+}
+
+// The most nodes of a path below `at` (-1: the root) whose every token is the target's choice
+// after its parent.
+int64_t longest_agreeing(const TreeShape& shape, int64_t at, const std::vector<int64_t>& tokens,
+                         const std::vector<int64_t>& choices) {
+  int64_t longest = 0;
+  for (const int64_t child : shape.children(at)) {
+    if (tokens[child] == choices[at + 1]) longest = std::max(longest, 1 + longest_agreeing(shape, child, tokens, choices));
+  }
+  return longest;
+}
+
 }  // namespace
 
 void InvariantChecker::check_layout(const BatchState& state, const KVCache& target_cache, const Transformer* draft_model,
@@ -125,22 +157,7 @@ void InvariantChecker::check_round(const std::vector<RoundRecord>& records) cons
     } else if (static_cast<int64_t>(r.appended.size()) > decision.accepted) {
       proposed.push_back(r.appended[decision.accepted]);
     }
-    // The round's tokens end at the first EOS and at max_new_tokens, exactly there.
-    std::vector<int64_t> expected;
-    for (int64_t token : proposed) {
-      if (r.generated_before + static_cast<int64_t>(expected.size()) == r.max_new_tokens) break;
-      expected.push_back(token);
-      if (std::find(eos.begin(), eos.end(), token) != eos.end()) break;
-    }
-    if (r.appended != expected) {
-      std::ostringstream message;
-      message << where << "appended " << r.appended.size() << " tokens (";
-      for (size_t t = 0; t < r.appended.size(); ++t) message << (t ? " " : "") << r.appended[t];
-      message << ") where the round's accounting gives " << expected.size() << " (";
-      for (size_t t = 0; t < expected.size(); ++t) message << (t ? " " : "") << expected[t];
-      message << ")";
-      violated(message.str(), r.sequence_index);
-    }
+    check_appended(where, r.sequence_index, proposed, r.generated_before, r.max_new_tokens, r.appended, eos);
   }
 }
 
@@ -179,6 +196,41 @@ void InvariantChecker::check_tree_pass(const BatchState& state, const std::vecto
                        (visible ? ", an ancestor in its window" : ", not an ancestor in its window"), sequence);
       }
     }
+  }
+}
+
+void InvariantChecker::check_tree_round(const std::vector<TreeRoundRecord>& records) const {
+  for (const TreeRoundRecord& r : records) {
+    const std::string where = "I4 (trees): sequence " + std::to_string(r.sequence_index) + ": ";
+    const TreeAcceptance& decision = r.decision;
+    const std::vector<int64_t>& choices = decision.target_choices;
+    std::vector<int64_t> proposed;
+    int64_t parent = -1;
+    for (const int64_t node : decision.path) {
+      if (node < 0 || node >= r.shape.size() || r.shape.parent(node) != parent)
+        violated(where + "kept node " + std::to_string(node) + ", not a child of " +
+                     (parent < 0 ? std::string("the root") : "node " + std::to_string(parent)),
+                 r.sequence_index);
+      if (!choices.empty() && r.tokens[node] != choices[parent + 1])
+        violated(where + "kept node " + std::to_string(node) + " (token " + std::to_string(r.tokens[node]) +
+                     ") where the target chose " + std::to_string(choices[parent + 1]),
+                 r.sequence_index);
+      proposed.push_back(r.tokens[node]);
+      parent = node;
+    }
+    if (!choices.empty()) {
+      const int64_t longest = longest_agreeing(r.shape, -1, r.tokens, choices);
+      if (longest != static_cast<int64_t>(decision.path.size()))
+        violated(where + "kept " + std::to_string(decision.path.size()) + " nodes, but the longest agreeing path has " +
+                     std::to_string(longest),
+                 r.sequence_index);
+      if (decision.bonus != choices[parent + 1])
+        violated(where + "took " + std::to_string(decision.bonus) + " after its path, where the target chose " +
+                     std::to_string(choices[parent + 1]),
+                 r.sequence_index);
+    }
+    proposed.push_back(decision.bonus);
+    check_appended(where, r.sequence_index, proposed, r.generated_before, r.max_new_tokens, r.appended, options_.eos_ids);
   }
 }
 

@@ -36,6 +36,17 @@ struct RoundRecord {
   std::vector<int64_t> appended;
 };
 
+// What one tree round did to one row, for the accounting check (I4 for trees).
+struct TreeRoundRecord {
+  int64_t sequence_index = 0;
+  int64_t generated_before = 0;
+  int64_t max_new_tokens = 0;
+  TreeShape shape;
+  std::vector<int64_t> tokens;  // the nodes'
+  TreeAcceptance decision;      // a greedy row's carries the target's choices
+  std::vector<int64_t> appended;
+};
+
 // Checks DESIGN.md's invariants on a batch after realignment:
 //  I1 rectangular alignment: every padding >= 0 and some row has none;
 //  I2 contiguous positions: the padding position ids are computed with is the real one;
@@ -58,6 +69,10 @@ class InvariantChecker {
   // sees another row's padding node.
   void check_tree_pass(const BatchState& state, const std::vector<TreeShape>& shapes, const at::Tensor& positions,
                        const at::Tensor& valid) const;
+  // I4 for trees: each row kept a path down from the root; a greedy row the longest whose every
+  // token is the target's choice after its parent, then the target's token after it; and it
+  // gained those tokens, ending at EOS or max_new_tokens exactly there.
+  void check_tree_round(const std::vector<TreeRoundRecord>& records) const;
 
  private:
   void check_cache(const char* which, const Transformer& model, const KVCache& cache, const BatchState& state,

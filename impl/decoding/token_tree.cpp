@@ -100,7 +100,8 @@ std::vector<int64_t> longest_accepted(const TreeShape& shape, int64_t at, std::s
 }  // namespace
 
 TreeAcceptance greedy_acceptance(const TreeShape& shape, std::span<const int64_t> tokens, std::span<const int64_t> choices) {
-  TreeAcceptance acceptance{.path = longest_accepted(shape, -1, tokens, choices)};
+  TreeAcceptance acceptance{.path = longest_accepted(shape, -1, tokens, choices),
+                            .target_choices = std::vector<int64_t>(choices.begin(), choices.end())};
   acceptance.bonus = choices[acceptance.path.empty() ? 0 : acceptance.path.back() + 1];
   return acceptance;
 }

@@ -53,6 +53,7 @@ at::Tensor within_window(const at::Tensor& query_positions, const at::Tensor& ke
 struct TreeAcceptance {
   std::vector<int64_t> path;  // node indices, root's child first
   int64_t bonus = 0;
+  std::vector<int64_t> target_choices;  // greedy: the target's token after each offset (0: the root)
 };
 
 // `tokens`[i] is node i's token; `choices`[q] the target's greedy token after offset q (0: the

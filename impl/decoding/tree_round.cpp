@@ -81,6 +81,7 @@ void TreeRound::run(BatchLayout& batch) {
 
   const int64_t rows = state.batch_size(), width = trees.tokens.size(1);
   std::vector<int64_t> kept_nodes;
+  std::vector<TreeRoundRecord> records;
   for (int64_t i = 0; i < rows; ++i) {
     Row& row = state.rows[i];
     const TreeAcceptance& accepted = decided[i];
@@ -88,10 +89,18 @@ void TreeRound::run(BatchLayout& batch) {
     compact_path(cache, i, root, accepted.path, shape, options_.faults);
     const auto kept = static_cast<int64_t>(accepted.path.size()), nodes = shape.size();
     batch.keep(static_cast<size_t>(i), kept, width);
+    const std::vector<int64_t> tokens(trees.tokens[i].data_ptr<int64_t>(), trees.tokens[i].data_ptr<int64_t>() + nodes);
     std::vector<int64_t> new_tokens;
-    for (const int64_t node : accepted.path) new_tokens.push_back(trees.tokens[i][node].item<int64_t>());
+    for (const int64_t node : accepted.path) new_tokens.push_back(tokens[node]);
     new_tokens.push_back(accepted.bonus);
-    const auto appended = static_cast<int64_t>(append_tokens(row, new_tokens, options_).size());
+    const int64_t generated_before = row.generated();
+    std::vector<int64_t> gained = append_tokens(row, new_tokens, options_);
+    const auto appended = static_cast<int64_t>(gained.size());
+    if (options_.check_invariants) {
+      records.push_back({.sequence_index = row.sequence_index, .generated_before = generated_before,
+                         .max_new_tokens = row.max_new_tokens, .shape = shape, .tokens = tokens, .decision = accepted,
+                         .appended = std::move(gained)});
+    }
     row.accept_lengths.push_back(appended);
     row.drafted += nodes;
     row.accepted += kept;
@@ -107,6 +116,7 @@ void TreeRound::run(BatchLayout& batch) {
   ++stats_.rounds;
   stats_.row_rounds += rows;
   timer_.charge(stats_.other_seconds);
+  if (options_.check_invariants) checker_.check_tree_round(records);
 }
 
 }  // namespace specgate

@@ -17,7 +17,8 @@ class Transformer;
 // path verify_tree() accepts and the target's token after it (ending at EOS or max_new_tokens,
 // exactly there); the path's K/V is moved right after the root's and the other nodes' slots
 // are dropped. With options.check_invariants, the pass's mask and position ids are checked
-// before it runs (InvariantChecker::check_tree_pass).
+// before it runs (InvariantChecker::check_tree_pass) and each row's accounting after it
+// (check_tree_round).
 class TreeRound {
  public:
   TreeRound(const Transformer& target, TreeDrafter& drafter, const DecodeOptions& options, DecodeStats& stats,

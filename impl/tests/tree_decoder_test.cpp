@@ -258,6 +258,25 @@ TEST(TreeDecoder, CheckInvariantsStopsAWrongMaskOrPositionBeforeThePass) {
   }
 }
 
+// --check-invariants checks each row's accounting after a tree round too: a row that keeps the
+// tokens a round drafted past max_new_tokens is stopped, naming I4.
+TEST(TreeDecoder, CheckInvariantsStopsARoundThatKeepsTokensPastTheEnd) {
+  const std::vector<SequenceRequest> requests = mixed_requests(3, 86);
+  DecodeOptions options = greedy_options(0, 5);
+  options.check_invariants = true;
+  const TreeShape chain({-1, 0, 1, 2, 3, 4});
+  OracleTreeDrafter drafter(oracle_continuations(requests, options, 8), {chain});
+  DecodeOptions faulty = options;
+  faulty.faults.add(Fault::kTokensAfterEosKept);
+  try {
+    tree_generate(models().target, drafter, requests, faulty);
+    ADD_FAILURE() << "no violation";
+  } catch (const InvariantViolation& violation) {
+    EXPECT_NE(std::string(violation.what()).find("I4 (trees): "), std::string::npos) << violation.what();
+  }
+  EXPECT_NO_THROW(tree_generate(models().target, drafter, requests, options));
+}
+
 // Sampled and greedy rows share the rounds: each sampled row draws what it draws alone, from its
 // own stream, and each greedy row is the oracle's, the invariants held every round.
 TEST(TreeDecoder, SampledRowsDecodeAsAloneBesideGreedyOnes) {
