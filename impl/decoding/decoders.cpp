@@ -4,7 +4,6 @@
 
 #include "impl/common/error.h"
 #include "impl/decoding/eqspec.h"
-#include "impl/decoding/tree_decoder.h"
 
 namespace specgate {
 
@@ -23,7 +22,7 @@ std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& targe
 
 std::unique_ptr<Decoder> make_tree_decoder(DecoderKind kind, const Transformer& target, TreeDrafter& drafter,
                                            const DecoderSettings& settings) {
-  if (kind == DecoderKind::kEqspec) return std::make_unique<TreeDecoder>(target, drafter, settings.decode, settings.batch_size);
+  if (kind == DecoderKind::kEqspec) return std::make_unique<EqspecDecoder>(target, drafter, settings.decode, settings.batch_size);
   if (!is_exspec(kind)) throw InputError("trees are verified by eqspec, exspec and exspec-aging only");
   ExspecOptions exspec = settings.exspec;
   exspec.batch_size = settings.batch_size;

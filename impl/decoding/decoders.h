@@ -26,7 +26,7 @@ std::unique_ptr<Decoder> make_decoder(DecoderKind kind, const Transformer& targe
                                       const DecoderSettings& settings);
 
 // The decoder `kind` names verifying the token trees `drafter` proposes, which must outlive it:
-// on EQSPEC's layout (TreeDecoder) or EXSPEC's. settings.decode.draft_tokens and
+// on EQSPEC's layout or EXSPEC's. settings.decode.draft_tokens and
 // settings.sequence_capacity count the drafter's largest tree as K drafts. Throws InputError for
 // another kind.
 std::unique_ptr<Decoder> make_tree_decoder(DecoderKind kind, const Transformer& target, TreeDrafter& drafter,

@@ -1,5 +1,6 @@
 #include "impl/decoding/eqspec.h"
 
+#include <optional>
 #include <string>
 
 #include <c10/util/Exception.h>
@@ -9,6 +10,7 @@
 #include "impl/decoding/invariant_checker.h"
 #include "impl/decoding/phase_timer.h"
 #include "impl/decoding/round.h"
+#include "impl/decoding/tree_round.h"
 
 namespace specgate {
 namespace {
@@ -24,7 +26,9 @@ std::vector<Row> rows_of(std::span<const SequenceRequest> requests, const Decode
 // One batch from its prompt pass to its last row's last round.
 class EqspecDecoder::Batch final : public BatchRun {
  public:
-  Batch(const Transformer& target, Drafter& drafter, std::span<const SequenceRequest> requests,
+  // Chains drafted by `drafter`, or, with `trees`, the token trees it proposes (`drafter`
+  // then drafts nothing).
+  Batch(const Transformer& target, Drafter& drafter, TreeDrafter* trees, std::span<const SequenceRequest> requests,
         const DecodeOptions& options, DecodeStats& stats)
       : drafter_(drafter),
         options_(options),
@@ -34,6 +38,7 @@ class EqspecDecoder::Batch final : public BatchRun {
         checker_(target, options),
         layout_(target, drafter.model(), static_cast<int64_t>(requests.size()), cache_capacity(requests, options),
                 options) {
+    if (trees != nullptr) tree_round_.emplace(target, *trees, options, stats, timer_);
     layout_.start(rows_of(requests, options));
   }
 
@@ -52,7 +57,11 @@ class EqspecDecoder::Batch final : public BatchRun {
     std::vector<SequenceResult> finished;
     {
       const RoundCounter counter(options_, stats_);
-      records = round_.run(layout_);
+      if (tree_round_) {
+        tree_round_->run(layout_);
+      } else {
+        records = round_.run(layout_);
+      }
       ++steps_;
       finished = leave_finished(layout_, steps_, stats_);
     }
@@ -93,6 +102,7 @@ class EqspecDecoder::Batch final : public BatchRun {
   DecodeStats& stats_;
   PhaseTimer timer_;
   SpeculativeRound round_;
+  std::optional<TreeRound> tree_round_;
   InvariantChecker checker_;
   BatchLayout layout_;
   int64_t steps_ = 0;
@@ -104,6 +114,13 @@ EqspecDecoder::EqspecDecoder(const Transformer& target, Drafter& drafter, const 
   TORCH_CHECK(options.max_new_tokens >= 1 && batch_size >= 1, "eqspec: max_new_tokens and the batch size must be >= 1");
 }
 
+EqspecDecoder::EqspecDecoder(const Transformer& target, TreeDrafter& drafter, const DecodeOptions& options,
+                             int64_t batch_size)
+    : BatchDecoder(batch_size), target_(target), drafter_(no_drafter_), tree_drafter_(&drafter), options_(options) {
+  TORCH_CHECK(options.max_new_tokens >= 1 && batch_size >= 1, "eqspec: max_new_tokens and the batch size must be >= 1");
+  options_.draft_tokens = drafter.max_nodes();  // the slots a round adds: cache_capacity() counts them
+}
+
 void EqspecDecoder::admit(SequenceRequest request) {
   if (request.prompt.empty())
     throw InputError("eqspec: sequence " + std::to_string(request.sequence_index) + " has an empty prompt");
@@ -111,7 +128,7 @@ void EqspecDecoder::admit(SequenceRequest request) {
 }
 
 std::unique_ptr<BatchRun> EqspecDecoder::run(std::span<const SequenceRequest> requests) {
-  return std::make_unique<Batch>(target_, drafter_, requests, options_, stats_);
+  return std::make_unique<Batch>(target_, drafter_, tree_drafter_, requests, options_, stats_);
 }
 
 std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, const DecodeOptions& options,
@@ -137,6 +154,14 @@ std::vector<SequenceResult> eqspec_generate(const Transformer& target, Drafter& 
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                             DecodeStats* stats) {
   TORCH_CHECK(options.draft_tokens >= 1 && options.max_new_tokens >= 1, "eqspec: K and max_new_tokens must be >= 1");
+  if (requests.empty()) return {};
+  EqspecDecoder decoder(target, drafter, options, static_cast<int64_t>(requests.size()));
+  return decode_one_batch(decoder, requests, stats);
+}
+
+std::vector<SequenceResult> tree_generate(const Transformer& target, TreeDrafter& drafter,
+                                          std::span<const SequenceRequest> requests, const DecodeOptions& options,
+                                          DecodeStats* stats) {
   if (requests.empty()) return {};
   EqspecDecoder decoder(target, drafter, options, static_cast<int64_t>(requests.size()));
   return decode_one_batch(decoder, requests, stats);

@@ -8,6 +8,7 @@
 #include "impl/decoding/batch_decoder.h"
 #include "impl/decoding/decode_types.h"
 #include "impl/decoding/drafter.h"
+#include "impl/decoding/tree_drafter.h"
 #include "impl/model/transformer.h"
 
 namespace specgate {
@@ -25,6 +26,9 @@ namespace specgate {
 class EqspecDecoder final : public BatchDecoder {
  public:
   EqspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options, int64_t batch_size);
+  // The same verifying token trees, as EAGLE and Medusa engines speculate: each round one
+  // TreeRound, whose I4 check replaces the chains'; the layout, its realignment and I1-I3 stay.
+  EqspecDecoder(const Transformer& target, TreeDrafter& drafter, const DecodeOptions& options, int64_t batch_size);
 
   void admit(SequenceRequest request) override;
   const DecodeStats& stats() const override { return stats_; }
@@ -34,7 +38,9 @@ class EqspecDecoder final : public BatchDecoder {
   std::unique_ptr<BatchRun> run(std::span<const SequenceRequest> requests) override;
 
   const Transformer& target_;
+  NoDrafter no_drafter_;  // with trees: the prompt pass and the layout have no draft model
   Drafter& drafter_;
+  TreeDrafter* tree_drafter_ = nullptr;
   DecodeOptions options_;
   DecodeStats stats_;
 };
@@ -49,6 +55,11 @@ std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, c
 std::vector<SequenceResult> eqspec_generate(const Transformer& target, Drafter& drafter,
                                             std::span<const SequenceRequest> requests, const DecodeOptions& options,
                                             DecodeStats* stats = nullptr);
+
+// One batch of `requests` through EqspecDecoder verifying the trees `drafter` proposes.
+std::vector<SequenceResult> tree_generate(const Transformer& target, TreeDrafter& drafter,
+                                          std::span<const SequenceRequest> requests, const DecodeOptions& options,
+                                          DecodeStats* stats = nullptr);
 
 // One batch of `requests` through the nonspec-batch decoder.
 std::vector<SequenceResult> nonspec_batch_generate(const Transformer& target, std::span<const SequenceRequest> requests,

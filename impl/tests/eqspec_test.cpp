@@ -135,7 +135,7 @@ TEST(Eqspec, NaiveRealignmentGivesTheSameOutputsAndLayouts) {
 
 // Every greedy fault is caught: either an invariant check throws or the output differs
 // from the oracle in at least one of a few small scenarios. A cancellation fault shows only
-// when a sequence is cancelled: the cancellation property's; the tree faults are TreeDecoder's.
+// when a sequence is cancelled: the cancellation property's; the tree faults are the Trees tests'.
 TEST(EqspecFaults, EveryGreedyFaultIsCaught) {
   for (Fault fault : all_faults()) {
     if (is_exspec_only(fault) || is_sampling_only(fault) || is_tree_only(fault) || fault == Fault::kCancelShiftsRows) continue;

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "impl/decoding/tree_decoder.h"
+#include "impl/decoding/eqspec.h"
 #include "impl/tests/decoding_test_support.h"
 
 namespace specgate {

@@ -38,7 +38,7 @@ struct DecodeProperty {
 //                       hold after every round, and no other sequence changes;
 //  mixed-sampling       rows of one batch sampled five ways (greedy, temperature, top-k, top-p,
 //                       min-p) each give what a batch of their own setting gives them;
-//  tree-equivalence     greedy token trees (TreeDecoder, a generated tree, the script's branch
+//  tree-equivalence     greedy token trees (EQSPEC or EXSPEC verifying generated trees, the script's branch
 //                       moving between siblings): every row's output equals the oracle's.
 const std::vector<DecodeProperty>& decode_properties();
 // Throws InputError listing the known names.

@@ -10,7 +10,7 @@
 #include "impl/decoding/decoders.h"
 #include "impl/decoding/model_drafter.h"
 #include "impl/decoding/ngram_drafter.h"
-#include "impl/decoding/tree_decoder.h"
+#include "impl/decoding/eqspec.h"
 #include "property_tests/properties/case_models.h"
 
 namespace specgate::props {

@@ -1,4 +1,4 @@
-#include "impl/decoding/tree_decoder.h"
+#include "impl/decoding/eqspec.h"
 
 #include <map>
 #include <memory>
@@ -76,7 +76,7 @@ const std::vector<std::vector<int64_t>> kShapes = {
 
 // Greedy tree decoding gives every request the oracle's tokens, whatever the shape and the
 // drafter, in mixed batches with ragged acceptance, each round's cache checked (I1-I3).
-TEST(TreeDecoder, GreedyEqualsTheOracleOnEveryShape) {
+TEST(Trees, GreedyEqualsTheOracleOnEveryShape) {
   const std::vector<SequenceRequest> requests = mixed_requests(5, 77);
   const DecodeOptions options = greedy_options(0, 15);
   const auto expected = oracle_continuations(requests, options);
@@ -101,7 +101,7 @@ TEST(TreeDecoder, GreedyEqualsTheOracleOnEveryShape) {
 // Rows of one batch draft trees of different shapes and sizes (every shape above, the empty one
 // included): each row's tree is padded to the widest, its padding never seen nor kept, and
 // every row is the oracle's, the mask, positions and cache checked every round.
-TEST(TreeDecoder, RowsOfDifferentShapesShareARound) {
+TEST(Trees, RowsOfDifferentShapesShareARound) {
   const std::vector<SequenceRequest> requests = mixed_requests(7, 80);
   DecodeOptions options = greedy_options(0, 16);
   options.check_invariants = true;
@@ -117,7 +117,7 @@ TEST(TreeDecoder, RowsOfDifferentShapesShareARound) {
 // EAGLE-2's dynamic trees: every row grows its own tree from the draft's likeliest paths, of
 // --tree-nodes nodes, the draft's first choice after the root first; greedy decoding stays the
 // oracle's.
-TEST(TreeDecoder, DynamicTreesDifferAcrossRowsAndStayTheOracles) {
+TEST(Trees, DynamicTreesDifferAcrossRowsAndStayTheOracles) {
   const std::vector<SequenceRequest> requests = mixed_requests(4, 81);
   DecodeOptions options = greedy_options(0, 12);
   options.check_invariants = true;
@@ -153,7 +153,7 @@ TEST(TreeDecoder, DynamicTreesDifferAcrossRowsAndStayTheOracles) {
 // The oracle's branch is the second sibling as often as the first: the kept path is not the
 // first nodes of the tree, so its K/V must move right after the root's, and a row that took one
 // branch must not see the other's.
-TEST(TreeDecoder, KeepsTheBranchTheTargetTookWhereverItLies) {
+TEST(Trees, KeepsTheBranchTheTargetTookWhereverItLies) {
   const std::vector<SequenceRequest> requests = mixed_requests(4, 78);
   const DecodeOptions options = greedy_options(0, 20);
   const TreeShape shape({-1, -1, 0, 0, 1, 1, 2, 3, 4, 5});
@@ -166,11 +166,11 @@ TEST(TreeDecoder, KeepsTheBranchTheTargetTookWhereverItLies) {
 }
 
 // A row cancelled mid-decode leaves; the others, re-padded, end as the oracle's.
-TEST(TreeDecoder, ACancelledRowLeavesAndTheOthersGoOnAsAlone) {
+TEST(Trees, ACancelledRowLeavesAndTheOthersGoOnAsAlone) {
   const std::vector<SequenceRequest> requests = mixed_requests(3, 79);
   const DecodeOptions options = greedy_options(0, 18);
   OracleTreeDrafter drafter(oracle_continuations(requests, options, 8), {TreeShape({-1, -1, 0, 1})});
-  TreeDecoder decoder(models().target, drafter, options, 3);
+  EqspecDecoder decoder(models().target, drafter, options, 3);
   for (const SequenceRequest& request : requests) decoder.admit(request);
   std::map<int64_t, std::vector<int64_t>> outputs;
   for (int64_t step = 0; decoder.has_work(); ++step) {
@@ -185,7 +185,7 @@ TEST(TreeDecoder, ACancelledRowLeavesAndTheOthersGoOnAsAlone) {
 // Each greedy fault of trees makes the tokens differ from the oracle's or an invariant fail, on
 // the tree whose right branch moves between siblings. (The sampling ones are the distribution
 // test's.)
-TEST(TreeDecoder, EveryGreedyTreeFaultIsCaught) {
+TEST(Trees, EveryGreedyTreeFaultIsCaught) {
   const std::vector<SequenceRequest> requests = mixed_requests(4, 78);
   const DecodeOptions options = greedy_options(0, 20);
   const TreeShape shape({-1, -1, 0, 0, 1, 1, 2, 3, 4, 5});
@@ -210,7 +210,7 @@ TEST(TreeDecoder, EveryGreedyTreeFaultIsCaught) {
 // EXSPEC verifies trees on its pool, grouping sequences of one length and re-padding otherwise:
 // greedy rows are the oracle's and sampled ones draw what they draw under EQSPEC's layout, the
 // mask, positions and cache checked every step.
-TEST(TreeDecoder, ExspecVerifiesTreesAsEqspecDoes) {
+TEST(Trees, ExspecVerifiesTreesAsEqspecDoes) {
   std::vector<SequenceRequest> requests = mixed_requests(9, 83);
   for (size_t i = 1; i < requests.size(); i += 3) requests[i].sampling = SamplingParams{.temperature = 0.8, .seed = 23};
   DecodeOptions options = greedy_options(0, 14);
@@ -238,7 +238,7 @@ TEST(TreeDecoder, ExspecVerifiesTreesAsEqspecDoes) {
 
 // --check-invariants checks a tree pass's mask and position ids before it runs: a sibling made
 // visible, or a position by offset, stops the first round that has one, naming it.
-TEST(TreeDecoder, CheckInvariantsStopsAWrongMaskOrPositionBeforeThePass) {
+TEST(Trees, CheckInvariantsStopsAWrongMaskOrPositionBeforeThePass) {
   const std::vector<SequenceRequest> requests = mixed_requests(3, 82);
   DecodeOptions options = greedy_options(0, 8);
   options.check_invariants = true;
@@ -260,7 +260,7 @@ TEST(TreeDecoder, CheckInvariantsStopsAWrongMaskOrPositionBeforeThePass) {
 
 // --check-invariants checks each row's accounting after a tree round too: a row that keeps the
 // tokens a round drafted past max_new_tokens is stopped, naming I4.
-TEST(TreeDecoder, CheckInvariantsStopsARoundThatKeepsTokensPastTheEnd) {
+TEST(Trees, CheckInvariantsStopsARoundThatKeepsTokensPastTheEnd) {
   const std::vector<SequenceRequest> requests = mixed_requests(3, 86);
   DecodeOptions options = greedy_options(0, 5);
   options.check_invariants = true;
@@ -279,7 +279,7 @@ TEST(TreeDecoder, CheckInvariantsStopsARoundThatKeepsTokensPastTheEnd) {
 
 // Sampled and greedy rows share the rounds: each sampled row draws what it draws alone, from its
 // own stream, and each greedy row is the oracle's, the invariants held every round.
-TEST(TreeDecoder, SampledRowsDecodeAsAloneBesideGreedyOnes) {
+TEST(Trees, SampledRowsDecodeAsAloneBesideGreedyOnes) {
   std::vector<SequenceRequest> requests = mixed_requests(5, 91);
   for (size_t i = 0; i < requests.size(); i += 2) requests[i].sampling = SamplingParams{.temperature = 0.9, .top_k = 5, .seed = 17};
   DecodeOptions options = greedy_options(0, 14);
