@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include "impl/decoding/decode_types.h"
 #include "impl/model/kv_cache.h"
 #include "impl/model/transformer.h"
 
@@ -30,8 +31,9 @@ class ContentCaches {
   // The draft's logits [shape.size() + 1, V] at the row's root and its nodes (`node_tokens`), each
   // node at the root's position plus its depth, seeing the content and its own path.
   at::Tensor tree_logits(const Row& row, const TreeShape& shape, const std::vector<int64_t>& node_tokens) {
-    Cached& cached = caches_.try_emplace(row.sequence_index, draft_, row.prompt_length + row.max_new_tokens + max_nodes_ + 2)
-                         .first->second;
+    Cached& cached =
+        caches_.try_emplace(row.sequence_index, draft_, cache_capacity(row.prompt_length + row.max_new_tokens, max_nodes_))
+            .first->second;
     const auto before_root = static_cast<int64_t>(row.tokens.size()) - 1;
     feed_content(cached, row.tokens, before_root);
     const at::TensorOptions on_device = at::TensorOptions().dtype(at::kLong).device(draft_.options().device());
@@ -76,12 +78,14 @@ class ContentCaches {
   std::map<int64_t, Cached> caches_;  // by sequence
 };
 
+// Each row's tree: its shape and its nodes' tokens, padded with zeros to the widest tree.
 DraftTrees padded(std::vector<TreeShape> shapes, const std::vector<std::vector<int64_t>>& tokens) {
   int64_t width = 0;
   for (const TreeShape& shape : shapes) width = std::max(width, shape.size());
   at::Tensor out = at::zeros({static_cast<int64_t>(shapes.size()), width}, at::kLong);
   for (size_t row = 0; row < tokens.size(); ++row) {
-    if (!tokens[row].empty()) out[static_cast<int64_t>(row)].narrow(0, 0, static_cast<int64_t>(tokens[row].size())).copy_(at::tensor(tokens[row], at::kLong));
+    const auto nodes = static_cast<int64_t>(tokens[row].size());
+    if (nodes > 0) out[static_cast<int64_t>(row)].narrow(0, 0, nodes).copy_(at::tensor(tokens[row], at::kLong));
   }
   return {std::move(shapes), out};
 }
