@@ -84,6 +84,7 @@ class ChatDialect : public Dialect {
             completion.chosen_logprobs.push_back(number_or_null(member((*content)[i], "logprob", at(path, i)), at(path, i) + ".logprob"));
         }
       }
+      read_vllm_speculation(body, completion.drafted_tokens, completion.accepted_drafts, completion.steps);
     }
     return completion;
   }
@@ -99,6 +100,7 @@ class ChatDialect : public Dialect {
     if (const json* prompt = optional_member(body, "prompt_token_ids"); prompt != nullptr && server_ == ChatServer::kVllm)
       chunk.prompt_token_ids = token_ids(*prompt, "prompt_token_ids");
     const json* choice_of_chunk = stream_choice(body, chunk);
+    if (server_ == ChatServer::kVllm) read_vllm_speculation(body, chunk.drafted_tokens, chunk.accepted_drafts, chunk.steps);
     if (choice_of_chunk == nullptr) return chunk;
     const json& choice = *choice_of_chunk;
     if (const json* content = optional_member(member(choice, "delta", "choices[0]"), "content"))

@@ -79,7 +79,7 @@ class Collector {
     out_ = &out;
     const CompletionRequest& asked = job_.defaults;
     run_ = RunInfo{.engine = std::string(job_.dialect->name()), .server = job_.server, .batch_size = job_.concurrency,
-                   .started_at = unix_seconds(), .max_new_tokens = asked.max_new_tokens,
+                   .started_at = unix_seconds(), .max_new_tokens = asked.max_new_tokens, .dtype = job_.dtype,
                    .sampling = {.temperature = asked.temperature, .top_k = asked.top_k, .top_p = asked.top_p, .min_p = asked.min_p,
                                 .seed = asked.seed}};
 
@@ -242,6 +242,16 @@ class Collector {
     return conversation;
   }
 
+  // A server's verify steps as rounds, each appending its accepted drafts and one token of the
+  // target's, as the server counts them: EOS or max_tokens may have cut the last one short, and
+  // steps without drafts are not among them (acceptance puts both right).
+  static void put_rounds(const SpeculationSteps& steps, AnswerTurn& turn) {
+    for (size_t i = 0; i < steps.drafted.size(); ++i) {
+      turn.accept_lengths.push_back(steps.accepted[i] + 1);
+      turn.round_drafts.push_back(steps.drafted[i]);
+    }
+  }
+
   static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {
     Completion& completion = reply.first;
     AnswerTurn turn{.text = std::move(completion.text), .token_ids = completion.token_ids.value_or(std::vector<int64_t>{}),
@@ -250,6 +260,7 @@ class Collector {
                     .drafted_tokens = completion.drafted_tokens, .accepted_drafts = completion.accepted_drafts,
                     .top_logprobs = std::move(completion.top_logprobs), .stream = std::move(completion.stream)};
     if (turn.prompt_token_ids.empty() && request.prompt_ids) turn.prompt_token_ids = *request.prompt_ids;
+    if (completion.steps) put_rounds(*completion.steps, turn);
     return turn;
   }
 
@@ -345,6 +356,9 @@ class Collector {
     const std::lock_guard lock(mutex_);
     out_->write(answer);
     ++result_.written;
+    result_.answers_report_drafts = result_.answers_report_drafts ||
+                                    std::any_of(answer.turns.begin(), answer.turns.end(),
+                                                [](const AnswerTurn& turn) { return turn.drafted_tokens.has_value(); });
     result_.crowding[answer.question_id] = crowding;
     progress_->update(result_.written, "question " + std::to_string(answer.question_id));
   }

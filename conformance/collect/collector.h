@@ -28,6 +28,7 @@ struct CollectJob {
   std::optional<int64_t> vocabulary;  // the model's, when known: no answer holds an id past it
   int64_t concurrency = 1;
   std::optional<std::string> server;  // what the server says it is, recorded in every answer's run
+  std::optional<std::string> dtype;   // the server's floating-point type, where the user gives it; likewise
   HttpLimits http;                 // per request
   int64_t retries = 5;             // after the first attempt, on connection errors, 429 and 5xx
   double backoff_seconds = 1.0;    // doubled after every retry
@@ -63,6 +64,7 @@ struct Crowding {
 
 struct CollectResult {
   int64_t written = 0, skipped = 0;
+  bool answers_report_drafts = false;  // some answer written carries the server's drafted_tokens
   bool interrupted = false;           // SIGINT or SIGTERM: no new question was started
   std::optional<std::string> error;   // the first question that failed, and why (not with keep_going)
   std::map<int64_t, std::string> failures;  // with keep_going: each question that failed, and why

@@ -36,6 +36,14 @@ struct CompletionRequest {
   bool stream = false;          // the answer comes as server-sent events, usage in a last chunk
 };
 
+// A speculative server's own account of one answer's verify steps, where it gives one (vLLM's
+// metrics.speculative_decoding with --per-request-spec-decode-metrics detailed): for each target
+// pass that verified drafts, how many were drafted and how many of them accepted. Passes without
+// drafts are not listed.
+struct SpeculationSteps {
+  std::vector<int64_t> drafted, accepted;
+};
+
 // One chunk of a streamed answer, its text and token ids its own, not the answer's so far.
 struct StreamChunk {
   bool has_choice = false;  // false: a chunk of usage alone (choices: [])
@@ -46,6 +54,7 @@ struct StreamChunk {
   std::optional<int64_t> completion_tokens;       // usage
   std::vector<int64_t> prompt_token_ids;          // where the chunk carries them
   std::optional<int64_t> drafted_tokens, accepted_drafts;  // the server's speculation counts, where it gives them
+  std::optional<SpeculationSteps> steps;
   bool so_far = false;  // text and token_ids are the answer's so far (SGLang's), not the chunk's own
 };
 
@@ -65,6 +74,7 @@ struct Completion {
   std::vector<int64_t> prompt_token_ids;                // empty when not given
   std::optional<int64_t> new_tokens;                    // the server's count, where it gives no ids
   std::optional<int64_t> target_passes, drafted_tokens, accepted_drafts;
+  std::optional<SpeculationSteps> steps;
   // Why it ended, in OpenAI's words where the server's map onto them: "stop" (an EOS or a stop
   // string) or "length"; another word as given. Absent when not given.
   std::optional<std::string> finish_reason;

@@ -5,7 +5,9 @@
 // finish_reason, logprobs{tokens, token_logprobs, top_logprobs: one {token: logprob} per
 // token}, token_ids,
 // prompt_token_ids, prompt_logprobs (vllm/logprobs.py's PromptLogprobs, asked by
-// CompletionRequest.prompt_logprobs); usage.completion_tokens). With return_tokens_as_token_ids the keys of
+// CompletionRequest.prompt_logprobs); usage.completion_tokens; metrics.speculative_decoding,
+// entrypoints/generate/base/protocol.py's SpeculativeDecodingMetrics, in the response or the
+// stream's usage chunk). With return_tokens_as_token_ids the keys of
 // top_logprobs read "token_id:<id>" (vllm/entrypoints/openai/serving_engine.py).
 #include <algorithm>
 #include <charconv>
@@ -82,6 +84,7 @@ class OpenaiDialect : public Dialect {
       }
     }
     if (const json* prompt = optional_member(choice, "prompt_logprobs")) completion.prompt_logprobs = prompt_alternatives(*prompt);
+    read_vllm_speculation(body, completion.drafted_tokens, completion.accepted_drafts, completion.steps);
     return completion;
   }
 
@@ -92,6 +95,7 @@ class OpenaiDialect : public Dialect {
     const json body = parse_body(data);
     StreamChunk chunk;
     const json* choice_of_chunk = stream_choice(body, chunk);
+    if (vllm_) read_vllm_speculation(body, chunk.drafted_tokens, chunk.accepted_drafts, chunk.steps);
     if (choice_of_chunk == nullptr) return chunk;
     const json& choice = *choice_of_chunk;
     chunk.text = text(member(choice, "text", "choices[0]"), "choices[0].text");

@@ -110,6 +110,44 @@ std::optional<std::string> finish_reason(const json* value, const std::string& p
   return word;
 }
 
+void read_vllm_speculation(const json& body, std::optional<int64_t>& drafted_tokens, std::optional<int64_t>& accepted_drafts,
+                           std::optional<SpeculationSteps>& steps) {
+  const json* metrics = optional_member(body, "metrics");
+  const json* speculation = metrics == nullptr ? nullptr : optional_member(*metrics, "speculative_decoding");
+  if (speculation == nullptr) return;
+  const std::string path = "metrics.speculative_decoding";
+  drafted_tokens = count(member(*speculation, "num_draft_tokens", path), path + ".num_draft_tokens");
+  accepted_drafts = count(member(*speculation, "num_accepted_draft_tokens", path), path + ".num_accepted_draft_tokens");
+  if (*accepted_drafts > *drafted_tokens)
+    throw MalformedResponse(path + ".num_accepted_draft_tokens", "more than num_draft_tokens");
+  const json* drafted = optional_member(*speculation, "per_step_drafted");
+  const json* accepted = optional_member(*speculation, "per_step_accepted");
+  if (drafted == nullptr && accepted == nullptr) return;
+  if (drafted == nullptr || accepted == nullptr)
+    throw MalformedResponse(path, "per_step_drafted and per_step_accepted come together");
+  SpeculationSteps read;
+  int64_t drafted_sum = 0, accepted_sum = 0;
+  for (size_t i = 0; i < list(*drafted, path + ".per_step_drafted").size(); ++i) {
+    read.drafted.push_back(count((*drafted)[i], at(path + ".per_step_drafted", i)));
+    drafted_sum += read.drafted.back();
+  }
+  for (size_t i = 0; i < list(*accepted, path + ".per_step_accepted").size(); ++i) {
+    const std::string field = at(path + ".per_step_accepted", i);
+    read.accepted.push_back(count((*accepted)[i], field));
+    if (i < read.drafted.size() && read.accepted[i] > read.drafted[i])
+      throw MalformedResponse(field, std::to_string(read.accepted[i]) + " accepted of " + std::to_string(read.drafted[i]) + " drafted");
+    accepted_sum += read.accepted.back();
+  }
+  if (read.accepted.size() != read.drafted.size())
+    throw MalformedResponse(path + ".per_step_accepted", "has " + std::to_string(read.accepted.size()) + " steps, per_step_drafted " +
+                                                             std::to_string(read.drafted.size()));
+  if (drafted_sum != *drafted_tokens || accepted_sum != *accepted_drafts)
+    throw MalformedResponse(path, "the steps add up to " + std::to_string(accepted_sum) + " of " + std::to_string(drafted_sum) +
+                                      " drafts accepted, the totals say " + std::to_string(*accepted_drafts) + " of " +
+                                      std::to_string(*drafted_tokens));
+  steps = std::move(read);
+}
+
 const json* stream_choice(const json& body, StreamChunk& chunk) {
   if (const json* usage = optional_member(body, "usage"); usage != nullptr) {
     if (const json* tokens = optional_member(*usage, "completion_tokens"))

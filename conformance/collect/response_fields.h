@@ -39,6 +39,12 @@ std::optional<std::string> finish_reason(const json* value, const std::string& p
                                          std::initializer_list<std::string_view> stop_words = {"stop"},
                                          std::initializer_list<std::string_view> length_words = {"length"});
 
+// vLLM's metrics.speculative_decoding of a response or a stream's usage chunk, where present:
+// drafted_tokens and accepted_drafts from its num_draft_tokens and num_accepted_draft_tokens,
+// steps from per_step_drafted and per_step_accepted (--per-request-spec-decode-metrics detailed).
+void read_vllm_speculation(const json& body, std::optional<int64_t>& drafted_tokens, std::optional<int64_t>& accepted_drafts,
+                           std::optional<SpeculationSteps>& steps);
+
 // The id in a vLLM "token_id:<id>" token (return_tokens_as_token_ids).
 int64_t token_id_key(const std::string& key, const std::string& path);
 

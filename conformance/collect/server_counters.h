@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "conformance/collect/http_client.h"
 
@@ -12,10 +13,13 @@ namespace specgate::cli {
 // A server's own speculation counters, from its Prometheus GET /metrics: vLLM's
 // vllm:spec_decode_num_drafts, _num_draft_tokens and _num_accepted_tokens (serve exposes the
 // same), and serve's specgate:ragged_rounds and specgate:realignments (per sequence, summed).
-// Each sums the series of every label set.
+// Each sums the series of every label set. vLLM's
+// vllm:spec_decode_num_accepted_tokens_per_pos counts, for each draft position (0-based), the
+// drafts accepted there.
 struct SpeculationCounters {
   int64_t drafts = 0, draft_tokens = 0, accepted_tokens = 0;
   std::optional<int64_t> ragged_rounds, realignments;
+  std::vector<int64_t> accepted_per_position;  // empty where the server has no such counter
 };
 
 // What a run added between two readings of one server; none when a counter went back (the
@@ -30,7 +34,10 @@ std::optional<SpeculationCounters> parse_speculation_counters(std::string_view t
 std::optional<SpeculationCounters> read_speculation_counters(const Endpoint& endpoint);
 
 // "server counters (GET /metrics): 120 drafts, 96 of 480 draft tokens accepted (accepted/drafted
-// 20.0%), 14 ragged rounds, 31 realignments".
+// 20.0%), 14 ragged rounds, 31 realignments", and with vLLM's counts per draft position, "accepted
+// at draft positions 1-4: 60, 24, 9, 3 (of 120 drafts: 50%, 20%, 7.5%, 2.5%)": a verifier's
+// acceptance can only fall from one position to the next, each draft being reached only where
+// the one before it was accepted.
 std::string counters_line(const SpeculationCounters& counters);
 
 }  // namespace specgate::cli

@@ -44,6 +44,7 @@ void StreamAssembly::take(const StreamChunk& given, double seconds) {
   if (chunk.completion_tokens) completion_.new_tokens = chunk.completion_tokens;
   if (chunk.drafted_tokens) completion_.drafted_tokens = chunk.drafted_tokens;
   if (chunk.accepted_drafts) completion_.accepted_drafts = chunk.accepted_drafts;
+  if (chunk.steps) completion_.steps = chunk.steps;
   if (completion_.prompt_token_ids.empty()) completion_.prompt_token_ids = chunk.prompt_token_ids;
   if (!chunk.has_choice) return;
   if (chunk.index != 0)

@@ -27,6 +27,7 @@ struct CollectOptions {
   bool resume = false;
   int64_t samples = 1;
   bool stream = false;
+  std::string engine_dtype;
 };
 
 void run_collect(const CollectOptions& o, const CLI::App& command) {
@@ -55,6 +56,7 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
     throw InputError("--samples: give --seed; each sample is sent, and records, a seed of its own");
   if (o.samples > 1 && o.sampling.temperature == 0.0) throw InputError("--samples: greedy decoding (--temperature 0) has one answer");
   job.samples = o.samples;
+  if (command.count("--engine-dtype") > 0) job.dtype = o.engine_dtype;
   check_output_path("--out", job.out, job.inputs);
   job.server = check_server(job.endpoint, *dialect, job.defaults.model, job.http).server;
 
@@ -63,8 +65,12 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   std::printf("collect: %lld answers written, %lld already in %s\n", static_cast<long long>(result.written),
               static_cast<long long>(result.skipped), o.out.string().c_str());
   const std::optional<SpeculationCounters> after = before ? read_speculation_counters(job.endpoint) : std::nullopt;
-  if (const auto run = after ? counted_between(*before, *after) : std::nullopt)
+  if (const auto run = after ? counted_between(*before, *after) : std::nullopt) {
     std::printf("%s (the run's, and any other client's)\n", counters_line(*run).c_str());
+    if (run->drafts > 0 && !result.answers_report_drafts && (api == "vllm" || api == "vllm-chat"))
+      std::printf("the answers carry no drafts of their own: started with --per-request-spec-decode-metrics detailed, "
+                  "vLLM reports each answer's rounds, which acceptance and score's accepted/drafted read\n");
+  }
   std::fflush(stdout);
   const int64_t asked = static_cast<int64_t>(job.questions.size()) * job.samples;
   const std::string left = counted(asked - result.written - result.skipped, "answer") + " left; --resume continues";
@@ -89,6 +95,10 @@ void add_collect_command(CLI::App& app) {
                 "Ask every question N times, sample j of the q-th question with seed --seed + q * N + j")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--engine-dtype", o->engine_dtype,
+                "The server's floating-point type, recorded in every answer's run.dtype, from which score, sampling and "
+                "acceptance size their near-tie thresholds and support margins")
+      ->check(CLI::IsMember({"float64", "float32", "bfloat16", "float16"}));
   c->add_flag("--stream", o->stream,
               "Ask for server-sent events and put each answer together from its chunks; each turn records when "
               "each chunk came and how many tokens it carried (chunk_seconds, chunk_tokens)");

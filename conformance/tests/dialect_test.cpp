@@ -562,7 +562,10 @@ TEST(SpeculationCounters, ReadVllmsAndServesCountersFromThePrometheusPage) {
       "vllm:spec_decode_num_drafts_total{engine=\"1\",model_name=\"m{1}\"} 12.0\n"
       "vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m{1}\"} 168.0\r\n"
       "vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m{1}\"} 50 1700000000000\n"
-      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 40.0\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"0\"} 30.0\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"1\",model_name=\"m\",position=\"0\"} 10.0\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"position=\\\"7\\\"\",position=\"1\"} 10.0\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_created{engine=\"0\",model_name=\"m\",position=\"1\"} 1.7e+09\n"
       "vllm:generation_tokens_total 999\n";
   const std::optional<SpeculationCounters> vllm = parse_speculation_counters(page);
   ASSERT_TRUE(vllm.has_value());
@@ -570,14 +573,18 @@ TEST(SpeculationCounters, ReadVllmsAndServesCountersFromThePrometheusPage) {
   EXPECT_EQ(vllm->draft_tokens, 168);
   EXPECT_EQ(vllm->accepted_tokens, 50);
   EXPECT_FALSE(vllm->realignments.has_value()) << "vLLM does not count them";
+  EXPECT_EQ(vllm->accepted_per_position, (std::vector<int64_t>{40, 10})) << "summed over engines, by the position label";
   EXPECT_EQ(counters_line(*vllm),
-            "server counters (GET /metrics): 42 drafts, 50 of 168 draft tokens accepted (accepted/drafted 29.8%)");
+            "server counters (GET /metrics): 42 drafts, 50 of 168 draft tokens accepted (accepted/drafted 29.8%); "
+            "accepted at draft positions 1-2: 40, 10 (of 42 drafts: 95.2%, 23.8%)");
 
   const std::string serve = page + "specgate:ragged_rounds_total{model_name=\"m\"} 7\nspecgate:realignments_total{model_name=\"m\"} 9\n";
   const SpeculationCounters before = *parse_speculation_counters(serve);
   const std::string later = "vllm:spec_decode_num_drafts_total 50\nvllm:spec_decode_num_draft_tokens_total 200\n"
                             "vllm:spec_decode_num_accepted_tokens_total 60\nspecgate:ragged_rounds_total 10\n"
-                            "specgate:realignments_total 19\n";
+                            "specgate:realignments_total 19\n"
+                            "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 47\n"
+                            "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"1\"} 13\n";
   const std::optional<SpeculationCounters> run = counted_between(before, *parse_speculation_counters(later));
   ASSERT_TRUE(run.has_value());
   EXPECT_EQ(run->drafts, 8);
@@ -585,6 +592,7 @@ TEST(SpeculationCounters, ReadVllmsAndServesCountersFromThePrometheusPage) {
   EXPECT_EQ(run->accepted_tokens, 10);
   EXPECT_EQ(run->realignments, 10);
   EXPECT_EQ(run->ragged_rounds, 3);
+  EXPECT_EQ(run->accepted_per_position, (std::vector<int64_t>{7, 3}));
   EXPECT_FALSE(counted_between(*parse_speculation_counters(later), before).has_value()) << "a restarted server's counters";
   EXPECT_FALSE(parse_speculation_counters("vllm:generation_tokens_total 3\n").has_value()) << "no speculation counters";
   EXPECT_FALSE(parse_speculation_counters("vllm:spec_decode_num_draft_tokens_total{a=\"}\n").has_value())

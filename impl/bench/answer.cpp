@@ -74,6 +74,9 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
   put_per_turn(choice, "decoding_steps", answer.turns, [](const AnswerTurn& t) { return t.decoding_steps; });
   put_per_turn(choice, "drafted_tokens", answer.turns, [](const AnswerTurn& t) { return t.drafted_tokens; });
   put_per_turn(choice, "accepted_drafts", answer.turns, [](const AnswerTurn& t) { return t.accepted_drafts; });
+  put_per_turn(choice, "round_drafts", answer.turns, [](const AnswerTurn& t) {
+    return t.round_drafts.empty() ? std::nullopt : std::optional(t.round_drafts);
+  });
   const auto coverage = [](auto field) {
     return [field](const AnswerTurn& t) { return t.coverage ? std::optional((*t.coverage).*field) : std::nullopt; };
   };

@@ -314,6 +314,33 @@ void parse_accept_lengths(const json& choice, size_t turns, size_t kept, const L
   }
 }
 
+// round_drafts: one list per turn, as long as that turn's accept_lengths, each entry within
+// what the step appended less one (its accepted drafts) and up.
+void parse_round_drafts(const json& choice, size_t kept, const LineContext& context, AnswerSpeed& speed) {
+  speed.round_drafts = per_turn<std::vector<int64_t>>(choice, "round_drafts", kept, [&](const json& value, const std::string& field,
+                                                                                        const LineContext&) {
+    if (!value.is_array()) context.fail_type(field, "a list with one count per entry of accept_lengths", value);
+    std::vector<int64_t> counts;
+    for (size_t i = 0; i < value.size(); ++i) counts.push_back(parse_count(value[i], indexed(field, i), context));
+    return counts;
+  }, context);
+  if (!speed.round_drafts) return;
+  if (!speed.accept_lengths) context.fail_field("choices[0].round_drafts", "needs accept_lengths, one list per turn");
+  for (size_t turn = 0; turn < speed.round_drafts->size(); ++turn) {
+    const std::vector<int64_t>& drafts = (*speed.round_drafts)[turn];
+    const std::vector<int64_t>& lengths = (*speed.accept_lengths)[turn];
+    const std::string field = indexed("choices[0].round_drafts", turn);
+    if (drafts.size() != lengths.size())
+      context.fail_field(field, "has " + std::to_string(drafts.size()) + " entries for " + std::to_string(lengths.size()) +
+                                    " of accept_lengths");
+    for (size_t i = 0; i < drafts.size(); ++i) {
+      if (lengths[i] - 1 > drafts[i])
+        context.fail_field(indexed(field, i), std::to_string(drafts[i]) + " drafts, yet the step appended " +
+                                                  std::to_string(lengths[i]) + " tokens");
+    }
+  }
+}
+
 // chunk_seconds and chunk_tokens: one list per turn, one entry per chunk, the seconds in the
 // order the chunks came.
 std::optional<std::vector<StreamRecord>> parse_streams(const json& choice, size_t kept, const LineContext& context) {
@@ -357,6 +384,7 @@ AnswerSpeed parse_speed(const json& choice, size_t turns, size_t kept, const Lin
   speed.realignments = sum_of(per_turn<int64_t>(choice, "realignments", kept, parse_count, context));
   speed.finished_early = sum_of(per_turn<int64_t>(choice, "finished_early", kept, parse_flag, context));
   parse_accept_lengths(choice, turns, kept, context, speed);
+  parse_round_drafts(choice, kept, context, speed);
   speed.streams = parse_streams(choice, kept, context);
   if (speed.drafted_tokens && speed.accepted_drafts && *speed.accepted_drafts > *speed.drafted_tokens)
     context.fail_field("choices[0].accepted_drafts", "more accepted drafts (" + std::to_string(*speed.accepted_drafts) +

@@ -33,6 +33,9 @@ struct AnswerSpeed {
   // The same per scored turn: with accept_lengths, what the last round accepted before EOS or
   // max_new_tokens cut it short (specgate's decoders count every accepted draft).
   std::optional<std::vector<int64_t>> turn_accepted_drafts;
+  // Per scored turn, the drafts each entry of its accept_lengths verified, where the engine
+  // reports them (round_drafts: a server listing only its passes with drafts).
+  std::optional<std::vector<std::vector<int64_t>>> round_drafts;
   // Coverage (AnswerTurn::Coverage), summed over the scored turns: rounds in which rows of the
   // batch kept different numbers of drafts, moves of the answer's K/V within the batch caches,
   // and turns that finished while others of their batch went on.
@@ -67,7 +70,8 @@ struct AnswerRecord {
 // entry per generated token), and the speed and coverage fields (wall_time, new_tokens,
 // decoding_steps, drafted_tokens, accepted_drafts, ragged_rounds, realignments: one number per
 // turn; finished_early: true or false per turn; accept_lengths: flat as Spec-Bench writes it,
-// or one list per turn); with TurnScope::kFirst only the first turn is kept (a flat
+// or one list per turn; round_drafts: one list per turn, an entry per entry of that turn's
+// accept_lengths); with TurnScope::kFirst only the first turn is kept (a flat
 // accept_lengths of a multi-turn answer cannot be split and is then left out). Throws
 // InputError "<source>:<line>: field '<path>': <problem>".
 AnswerRecord parse_answer_line(std::string_view line, const std::string& source, int64_t line_number, TurnScope scope);

@@ -76,6 +76,21 @@ TEST(AnswerLine, ReadsAcceptLengthsPerTurnAndDraftCounts) {
   EXPECT_FALSE(parse(R"({"question_id": 1, "text": "a"})").speed.wall_time.has_value());
 }
 
+// round_drafts: what each round verified, where a server reports it (vLLM's per_step_drafted).
+TEST(AnswerLine, ReadsEachRoundsDraftsBesideItsAcceptLength) {
+  const std::string line =
+      R"({"question_id": 4, "choices": [{"turns": ["ab"], "token_ids": [[1, 2, 3, 4, 5]],)"
+      R"( "accept_lengths": [3, 1], "round_drafts": [[4, 2]]}]})";
+  EXPECT_EQ(parse(line).speed.round_drafts, (std::vector<std::vector<int64_t>>{{4, 2}}));
+  EXPECT_FALSE(parse(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [1]}]})").speed.round_drafts);
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [1, 2], "round_drafts": [[4]]}]})"),
+            "a.jsonl:7: field 'choices[0].round_drafts[0]': has 1 entries for 2 of accept_lengths");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [4], "round_drafts": [[2]]}]})"),
+            "a.jsonl:7: field 'choices[0].round_drafts[0][0]': 2 drafts, yet the step appended 4 tokens");
+  EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "round_drafts": [[2]]}]})"),
+            "a.jsonl:7: field 'choices[0].round_drafts': needs accept_lengths, one list per turn");
+}
+
 TEST(AnswerLine, RefusesMalformedSpeedFields) {
   EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a", "b"], "accept_lengths": [[1], 2]}]})"),
             "a.jsonl:7: field 'choices[0].accept_lengths[1]': expected a list (the list's first entry is one), got number 2");
