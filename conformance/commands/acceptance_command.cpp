@@ -29,6 +29,7 @@ struct AcceptanceOptions {
   std::filesystem::path json, junit, markdown, html;
   double alpha = 0.05;
   int64_t draft_tokens = 0;
+  std::string draft_sampling = "sampled";
   DraftingFlags drafting;
   double near_tie_threshold = 0.1;
   SupportMarginFlags margin;
@@ -43,6 +44,8 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   const Drafting drafting = o.drafting.drafting();
   if (drafting.ngram && !o.draft.empty()) throw InputError("--draft: --drafter ngram uses no draft model");
   if (!drafting.ngram && o.draft.empty()) throw InputError("--draft: needed, the engine's draft checkpoint, or --drafter ngram");
+  if (drafting.ngram && command.count("--draft-sampling") > 0)
+    throw InputError("--draft-sampling: --drafter ngram proposes looked-up tokens, not a draft model's");
   const Rescorer target(o.target, dtype, device, ChatTemplate::kRaw);
   const std::optional<Rescorer> draft =
       drafting.ngram ? std::nullopt : std::make_optional<Rescorer>(o.draft, dtype, device, ChatTemplate::kRaw);
@@ -51,6 +54,7 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .target = &target,
        .draft = draft ? &*draft : nullptr,
        .ngram = drafting.ngram ? std::optional(drafting.lookup) : std::nullopt,
+       .greedy_drafts = o.draft_sampling == "greedy",
        .sampling = given_warpers(o.warpers, command),
        .draft_tokens = command.count("--draft-tokens") > 0 ? std::optional<int64_t>(o.draft_tokens) : std::nullopt,
        .alpha = o.alpha,
@@ -83,6 +87,11 @@ void add_acceptance_command(CLI::App& app) {
   c->add_option("--target", o->target, "Target checkpoint folder")->required();
   c->add_option("--draft", o->draft, "Draft checkpoint folder, the engine's drafter (--drafter model)");
   add_drafting_flags(*c, o->drafting);
+  c->add_option("--draft-sampling", o->draft_sampling,
+                "How the draft model proposes: sampled from its shaped distribution (specgate's engines), or greedy, its "
+                "most likely token (vLLM's default draft_sample_method), accepted with the target's probability of it")
+      ->check(CLI::IsMember({"sampled", "greedy"}))
+      ->capture_default_str();
   add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens");
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();

@@ -12,7 +12,7 @@ int64_t DecoderFlags::exspec_window() const {
 }
 
 Drafting DraftingFlags::drafting() const {
-  const Drafting drafting{.ngram = drafter == "ngram", .lookup = {.min_n = ngram_min, .max_n = ngram_max}};
+  const Drafting drafting{.ngram = drafter == "ngram", .lookup = {.min_n = ngram_min, .max_n = ngram_max, .through_eos = ngram_through_eos}};
   validate(drafting.lookup);
   return drafting;
 }
@@ -23,6 +23,8 @@ void add_drafting_flags(CLI::App& command, DraftingFlags& flags) {
       ->check(CLI::IsMember({"model", "ngram"}));
   command.add_option("--ngram-min", flags.ngram_min, "ngram: the shortest n-gram matched")->capture_default_str();
   command.add_option("--ngram-max", flags.ngram_max, "ngram: the longest n-gram matched, tried first")->capture_default_str();
+  command.add_flag("--ngram-through-eos", flags.ngram_through_eos,
+                   "ngram: proposals run on past EOS ids, as vLLM's NgramProposer's do (transformers' stop before the first)");
 }
 
 void add_decoder_flags(CLI::App& command, DecoderFlags& flags) {

@@ -14,6 +14,7 @@ struct DraftingFlags {
   std::string drafter = "model";
   int64_t ngram_min = 1;
   int64_t ngram_max = 3;
+  bool ngram_through_eos = false;
 
   // InputError for n-gram sizes out of order.
   Drafting drafting() const;

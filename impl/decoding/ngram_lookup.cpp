@@ -22,7 +22,7 @@ std::vector<int64_t> ngram_proposal(std::span<const int64_t> context, int64_t k,
       if (!std::equal(suffix.begin(), suffix.end(), context.begin() + at)) continue;
       const auto first = context.begin() + at + n;
       const auto last = first + std::min(k, length - at - n);
-      return std::vector<int64_t>(first, std::find_first_of(first, last, eos_ids.begin(), eos_ids.end()));
+      return std::vector<int64_t>(first, options.through_eos ? last : std::find_first_of(first, last, eos_ids.begin(), eos_ids.end()));
     }
   }
   return {};

@@ -81,6 +81,64 @@ class AcceptanceReader {
         throw InputError(field + ": entry " + std::to_string(r) + " appends " + std::to_string(lengths[r]) +
                          " tokens; a round of " + std::to_string(k) + " drafts appends 1 to " + std::to_string(k + 1));
     }
+    if (record.speed.round_drafts) {
+      std::vector<int64_t> rounds, drafts_of_rounds;
+      walk_listed_rounds(record, turn, lengths, (*record.speed.round_drafts)[turn], k, field, rounds, drafts_of_rounds);
+      return add_rounds(file, record, turn, warpers, k, at, rounds, &drafts_of_rounds);
+    }
+    add_rounds(file, record, turn, warpers, k, at, lengths, nullptr);
+  }
+
+  // The rounds of a server that lists its passes with drafts as it counts them (round_drafts): each
+  // cut at the turn's end, where EOS or max_new_tokens stopped it, and, for an n-gram engine, a
+  // pass of one token without drafts put back wherever the lookup proposes nothing (such a server
+  // drafts K whatever max_new_tokens leaves, as vLLM's scheduler does).
+  void walk_listed_rounds(const AnswerRecord& record, size_t turn, const std::vector<int64_t>& lengths,
+                          const std::vector<int64_t>& listed_drafts, int64_t k, const std::string& field,
+                          std::vector<int64_t>& all_lengths, std::vector<int64_t>& all_drafts) const {
+    const std::vector<int64_t>& generated = (*record.token_ids)[turn];
+    const int64_t n = static_cast<int64_t>(generated.size());
+    if (n == 0) return;
+    std::vector<int64_t> context = (*record.prompt_token_ids)[turn];
+    context.push_back(generated.front());
+    size_t next = 0;
+    const std::string must_match = "; --ngram-min and --ngram-max must be the engine's";
+    for (int64_t start = 1; start < n;) {
+      const int64_t proposed =
+          request_.ngram
+              ? static_cast<int64_t>(ngram_proposal(context, k, *request_.ngram, request_.target->eos_token_ids()).size())
+              : k;
+      int64_t length = 1, drafted = 0;
+      if (proposed > 0) {
+        if (next == lengths.size())
+          throw InputError(field + ": the rounds listed end at token " + std::to_string(start) + " of " + std::to_string(n) +
+                           (request_.ngram ? ", where the n-gram lookup proposes " + std::to_string(proposed) + " drafts" +
+                                                 must_match
+                                           : ""));
+        if (request_.ngram && listed_drafts[next] != proposed)
+          throw InputError(field + ": round " + std::to_string(next) + " verified " + std::to_string(listed_drafts[next]) +
+                           " drafts at token " + std::to_string(start) + " where the n-gram lookup proposes " +
+                           std::to_string(proposed) + must_match);
+        drafted = listed_drafts[next];
+        length = lengths[next++];
+      }
+      length = std::min(length, n - start);
+      all_lengths.push_back(length);
+      all_drafts.push_back(drafted);
+      context.insert(context.end(), generated.begin() + start, generated.begin() + start + length);
+      start += length;
+    }
+    if (next != lengths.size())
+      throw InputError(field + ": " + std::to_string(lengths.size() - next) + " rounds listed after the turn's last token" +
+                       (request_.ngram ? must_match : ""));
+  }
+
+  void add_rounds(const std::filesystem::path& file, const AnswerRecord& record, size_t turn, const SamplingParams& warpers,
+                  int64_t k, const std::string& at, const std::vector<int64_t>& lengths, const std::vector<int64_t>* listed_drafts) {
+    const std::vector<int64_t>& generated = (*record.token_ids)[turn];
+    const int64_t n = static_cast<int64_t>(generated.size());
+    const std::string field = at + ": field 'choices[0].accept_lengths" +
+                              (record.token_ids->size() > 1 ? "[" + std::to_string(turn) + "]" : "") + "'";
     const int64_t appended = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
     const int64_t first = n - appended;  // tokens before the first round
     if (first < 0 || first > 1)
@@ -96,11 +154,20 @@ class AcceptanceReader {
     const std::vector<int64_t>& prompt = (*record.prompt_token_ids)[turn];
     int64_t start = first;
     for (size_t r = 0; r < first_round; ++r) start += lengths[r];
-    // Drafts each round proposed: K from a model; an n-gram engine's, looked up (`proposed` by position).
-    std::vector<int64_t> drafted(lengths.size(), k);
+    // Drafts each round proposed: K from a model, or what the answer records; an n-gram engine's,
+    // looked up (`proposed` by position), or a greedy draft model's most likely tokens.
+    std::vector<int64_t> drafted = listed_drafts != nullptr ? *listed_drafts : std::vector<int64_t>(lengths.size(), k);
     std::vector<int64_t> proposed;
-    if (request_.ngram) proposed = lookups(record, prompt, generated, lengths, first_round, start, k, drafted);
     std::string why_not;
+    if (request_.ngram) {
+      proposed = lookups(record, prompt, generated, lengths, first_round, start, k, listed_drafts == nullptr, drafted);
+    } else if (request_.greedy_drafts && !warpers.greedy()) {
+      if (const std::optional<GreedyChoices> choices = request_.draft->greedy_choices(prompt, generated, why_not))
+        proposed = choices->most_likely;
+      else
+        throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
+    }
+    const bool point_mass_drafts = !proposed.empty() || request_.ngram;
     std::vector<PositionOdds> odds;
     if (request_.ngram && warpers.greedy()) {
       for (int64_t i = 0; i < n; ++i) odds.push_back({proposed[i] == generated[i] ? 1.0 : 0.0, false});
@@ -117,7 +184,7 @@ class AcceptanceReader {
         return std::find(eos.begin(), eos.end(), token) != eos.end();
       });
       const std::optional<AcceptanceOdds> accept =
-          request_.ngram ? request_.target->lookup_acceptance_probabilities(prompt, generated, proposed, warpers,
+          point_mass_drafts ? request_.target->lookup_acceptance_probabilities(prompt, generated, proposed, warpers,
                                                                             report_.margin->logits, stops_at_eos, why_not)
                          : request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers,
                                                                      report_.margin->logits, stops_at_eos, why_not);
@@ -175,17 +242,18 @@ class AcceptanceReader {
 
   // An n-gram engine's proposals: what each round from `first_round` on (the first starting at
   // generated[start]) looks up in the prompt and the tokens before it, by the position each
-  // proposed token would take (-1 where none); their counts into `drafted`.
+  // proposed token would take (-1 where none), at most what the turn could keep before
+  // run.max_new_tokens when `clamped`; their counts into `drafted`.
   std::vector<int64_t> lookups(const AnswerRecord& record, const std::vector<int64_t>& prompt,
                                const std::vector<int64_t>& generated, const std::vector<int64_t>& lengths,
-                               size_t first_round, int64_t start, int64_t k, std::vector<int64_t>& drafted) const {
+                               size_t first_round, int64_t start, int64_t k, bool clamped, std::vector<int64_t>& drafted) const {
     const int64_t n = static_cast<int64_t>(generated.size());
     const int64_t max_new = record.speed.run && record.speed.run->max_new_tokens > 0 ? record.speed.run->max_new_tokens
                                                                                      : n + k + 1;
     std::vector<int64_t> proposed(n, -1), context = prompt;
     context.insert(context.end(), generated.begin(), generated.begin() + start);
     for (size_t r = first_round; r < lengths.size(); start += lengths[r], ++r) {
-      const int64_t keepable = std::clamp<int64_t>(max_new - start - 1, 0, k);
+      const int64_t keepable = clamped ? std::clamp<int64_t>(max_new - start - 1, 0, k) : k;
       const std::vector<int64_t> drafts =
           ngram_proposal(context, keepable, *request_.ngram, request_.target->eos_token_ids());
       drafted[r] = static_cast<int64_t>(drafts.size());
@@ -262,7 +330,8 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
   report.sampling_source = reader.warpers().source();
   report.draft_tokens = reader.draft_tokens();
   report.drafter = request.ngram ? "ngram " + std::to_string(request.ngram->min_n) + "-" + std::to_string(request.ngram->max_n)
-                                 : "model";
+                  : request.greedy_drafts ? "model (greedy drafts)"
+                                          : "model";
   report.test = bernoulli_sum_test(reader.trials(), request.alpha);
 
   if (!report.mismatches.empty()) {

@@ -33,6 +33,9 @@ struct AcceptanceCheckRequest {
   const Rescorer* target = nullptr;
   const Rescorer* draft = nullptr;    // the engine's draft checkpoint; null with `ngram`
   std::optional<NgramOptions> ngram;  // an n-gram engine: its drafts are looked up in the answer itself
+  // The draft model proposes its most likely tokens rather than sampling them (vLLM's default
+  // draft_sample_method, greedy): a sampled round accepts a draft x with probability p(x).
+  bool greedy_drafts = false;
   std::optional<SamplingParams> sampling;  // nullopt: every answer's run.sampling
   std::optional<int64_t> draft_tokens;     // K; nullopt: every answer's run.draft_tokens
   double alpha = 0.05;
@@ -51,7 +54,7 @@ struct AcceptanceCheckReport {
   SamplingParams sampling;      // seed unused
   std::string sampling_source;  // "answers" or "flags"
   int64_t draft_tokens = 0;
-  std::string drafter;  // "model", or "ngram" with its sizes
+  std::string drafter;  // "model", "model (greedy drafts)", or "ngram" with its sizes
   double alpha = 0.05;
   std::vector<InputFile> files;
   int64_t answers = 0;
@@ -97,7 +100,11 @@ struct AcceptanceCheckReport {
 // the answer's own lookups (ngram_proposal on the prompt and the tokens before each round, up
 // to what the turn could keep before run.max_new_tokens): greedy, each round accepts exactly its
 // proposal's prefix that the answer continues with; sampled, a proposed token x is accepted with
-// probability p(x). Throws InputError naming the file, line and field for answers without token_ids,
+// probability p(x). A model engine with greedy_drafts is judged as an n-gram one, its proposals
+// the draft's most likely tokens on the answer's prefixes. Where the answer records each round's
+// drafts (round_drafts) a round is held to those, not to K; a server that lists only its passes
+// with drafts (vLLM) leaves the n-gram engine's passes without any unlisted, and they are put
+// back where the lookup finds nothing. Throws InputError naming the file, line and field for answers without token_ids,
 // prompt_token_ids or per-turn accept_lengths, accept_lengths that do not add up to the
 // answer, a round accepting more than K, or missing or disagreeing settings.
 AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request);

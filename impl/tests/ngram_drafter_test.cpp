@@ -61,6 +61,15 @@ TEST(NgramProposal, EveryProposalMatchesVllmsRecordedOnes) {
   EXPECT_GT(proposed, 100);
 }
 
+// vLLM's proposer does not stop at EOS; transformers' (and specgate's by default) stops before it.
+TEST(NgramProposal, ThroughEosAsVllmsOrCutBeforeIt) {
+  const std::vector<int64_t> context = {5, 6, 2, 7, 8, 5, 6};
+  const std::vector<int64_t> eos = {2};
+  EXPECT_EQ(ngram_proposal(context, 4, NgramOptions{.min_n = 2, .max_n = 2}, eos), (std::vector<int64_t>{}));
+  EXPECT_EQ(ngram_proposal(context, 4, NgramOptions{.min_n = 2, .max_n = 2, .through_eos = true}, eos),
+            (std::vector<int64_t>{2, 7, 8, 5}));
+}
+
 TEST(NgramOptions, SizesOutsideOneToSixtyFourAreInputErrors) {
   EXPECT_THROW(validate(NgramOptions{.min_n = 0, .max_n = 2}), InputError);
   EXPECT_THROW(validate(NgramOptions{.min_n = 3, .max_n = 2}), InputError);
