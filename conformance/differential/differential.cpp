@@ -12,6 +12,7 @@
 #include "impl/common/error.h"
 #include "impl/common/sha256.h"
 #include "impl/common/utc_now.h"
+#include "impl/scoring/coverage.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/scoring/scorer.h"
 
@@ -149,6 +150,7 @@ GateResult differential_gate(const DifferentialReport& report) {
 }  // namespace
 
 std::optional<std::string> coverage_warning_of(const DifferentialReport& report) {
+  if (pages_its_cache(report.server)) return std::nullopt;
   const std::optional<int64_t> realignments = report.counters ? report.counters->realignments : std::nullopt;
   return realignment_warning(realignments, report.counters ? "the server's GET /metrics counts no realignments"
                                                            : "the server's GET /metrics has no speculation counters");
@@ -173,7 +175,7 @@ std::vector<Question> filler_questions(const std::vector<Question>& questions, i
 DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd) {
   DifferentialReport report{.generated_at = utc_now(), .endpoint = endpoint_url(job.collect.endpoint),
                             .api = std::string(job.collect.dialect->name()), .model = job.collect.defaults.model,
-                            .max_new_tokens = job.collect.defaults.max_new_tokens, .crowd = crowd,
+                            .server = job.collect.server, .max_new_tokens = job.collect.defaults.max_new_tokens, .crowd = crowd,
                             .near_tie_threshold = job.score.near_tie_threshold,
                             .top_logprobs = job.collect.defaults.top_logprobs,
                             .prompt_logprobs = job.collect.defaults.prompt_logprobs, .logprob_tolerance = job.logprob_tolerance,

@@ -69,6 +69,7 @@ struct FeatureTally {
 struct DifferentialReport {
   std::string generated_at;
   std::string endpoint, api, model;
+  std::optional<std::string> server;  // what the server calls itself (/v1/models' owned_by)
   std::optional<std::string> spec_off_endpoint;
   InputFile bench;
   int64_t max_new_tokens = 0;
@@ -95,7 +96,7 @@ struct DifferentialReport {
 DifferentialReport run_differential(const DifferentialJob& job, const CrowdSettings& crowd);
 
 // Why the run could not have caught a layout fault, from the server's counters: too few
-// realignments, or none counted; none when it could.
+// realignments, or none counted; none when it could, or when the server pages its cache.
 std::optional<std::string> coverage_warning_of(const DifferentialReport& report);
 
 // The long prompts sent as fillers: the questions' first turns, cycled from a different one for

@@ -6,8 +6,9 @@
 
 namespace specgate::cli {
 
-// A one-line progress bar on stderr, redrawn in place, when stderr is a terminal; silent
-// otherwise, so logs and pipes stay clean. The line is cleared when the bar goes away.
+// A one-line progress bar on stderr, redrawn in place, when stderr is a terminal; the line is
+// cleared when the bar goes away. Off a terminal (a CI log, a pipe), a plain line of the same
+// figures every kLogSeconds instead, so that a long run still says it is alive.
 class ProgressBar {
  public:
   ProgressBar(std::string label, int64_t total);
@@ -19,10 +20,13 @@ class ProgressBar {
   void update(int64_t done, const std::string& detail = "");
 
  private:
-  bool enabled_;
+  static constexpr double kLogSeconds = 30.0;
+
+  bool terminal_;
   std::string label_;
   int64_t total_;
   std::chrono::steady_clock::time_point start_;
+  double logged_at_ = 0.0;  // seconds after start_ of the last plain line
 };
 
 }  // namespace specgate::cli

@@ -7,9 +7,12 @@
 
 namespace specgate {
 
+bool pages_its_cache(const std::optional<std::string>& server) { return server == "vllm" || server == "sglang"; }
+
 void Coverage::add(const AnswerSpeed& answer) {
   const bool first = answers == 0;
   ++answers;
+  if (answer.run && pages_its_cache(answer.run->server)) ++paged;
   rounds += answer.accept_steps;
   if (answer.run && answer.run->batch_size > 1) ++batched;
   if (answer.drafted_tokens && answer.accepted_drafts && (first || drafted)) {
@@ -40,6 +43,9 @@ std::string coverage_line(const Coverage& c) {
     parts.push_back(counted(c.ragged_rounds, "ragged round"));
     parts.push_back(counted(c.realignments, "realignment"));
     parts.push_back(counted(c.finished_early, "answer") + " finished while others went on");
+  } else if (c.paged == c.answers) {
+    parts.push_back("every answer served from a paged KV cache, which never pads or realigns rows: the layout faults do "
+                    "not apply (differential's crowds test its batching)");
   } else {
     parts.push_back(std::to_string(c.answers - c.reporting) + " of " + counted(c.answers, "answer") +
                     " do not say how their batch was laid out (ragged_rounds, realignments)");
@@ -63,6 +69,7 @@ std::optional<std::string> realignment_warning(std::optional<int64_t> realignmen
 std::optional<std::string> coverage_warning(const Coverage& c) {
   if (c.answers == 0) return std::nullopt;
   if (!c.known() && c.batched == 0 && c.drafted.value_or(0) == 0) return std::nullopt;
+  if (!c.known() && c.paged == c.answers) return std::nullopt;
   return realignment_warning(c.known() ? std::optional(c.realignments) : std::nullopt,
                              "the answers do not count their realignments (collect prints a server's own count where its "
                              "GET /metrics has one)");
