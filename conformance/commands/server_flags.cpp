@@ -17,8 +17,8 @@ void add_server_flags(CLI::App& c, ServerFlags& o) {
   c.add_option("--model", o.model, "The model name the server serves")->required();
   c.add_option("--bench", o.bench, "Spec-Bench question.jsonl")->required();
   c.add_option("--target", o.target,
-               "Checkpoint folder whose tokenizer builds the prompts as token ids where the bench line has no "
-               "prompt_token_ids (text prompts without it)");
+               "Checkpoint folder whose tokenizer builds the prompts as token ids where the API takes ids and the bench "
+               "line has no prompt_token_ids (text prompts without it), and whose vocabulary every answer's ids must lie in");
   c.add_option("--chat-template", o.chat_template, "raw, vicuna, chatml, smollm2, llama3 or llama2, as generate's")
       ->capture_default_str();
   c.add_option("--turns", o.turns, "first, or all turns of multi-turn questions")
@@ -72,12 +72,15 @@ CollectJob server_job(const ServerFlags& o, const CLI::App& command, std::unique
     throw InputError("--chat-template: the " + o.api + " API renders the conversation with the server's own template");
   if (o.top_logprobs > 0 && !dialect->gives_top_logprobs())
     throw InputError("--top-logprobs: the " + o.api + " API names alternatives by text, not token id");
+  // Every API's answers are held to --target's vocabulary; its tokenizer builds the prompts only
+  // where the API takes ids.
   if (!o.target.empty()) {
-    if (!dialect->takes_token_ids()) throw InputError("--target: the " + o.api + " API takes text prompts only");
-    tokenizer = load_tokenizer(o.target);
-    job.prompt_format.tokenizer = tokenizer.get();
     job.vocabulary = model_vocabulary(o.target);
-    check_template_tokens(job.prompt_format, "--chat-template");
+    if (dialect->takes_token_ids()) {
+      tokenizer = load_tokenizer(o.target);
+      job.prompt_format.tokenizer = tokenizer.get();
+      check_template_tokens(job.prompt_format, "--chat-template");
+    }
   }
   job.http = o.http;
   job.retries = o.retries;

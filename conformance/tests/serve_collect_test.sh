@@ -130,9 +130,11 @@ PY
     fail "collect --turns all from $engine"
   exact "$work/$engine.turns.jsonl" "$work/$engine.vllm_turns.jsonl"
   # The chat endpoint renders the same prompts from messages (serve's template, raw here).
+  # --target, which builds prompt ids for the completion APIs, is taken here too: it bounds the ids.
   for api in vllm-chat sglang-chat openai-chat; do
     "$conformance" collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$work/four.jsonl" --max-new-tokens 24 \
-      --api $api --turns all --concurrency 2 --out "$work/$engine.$api.jsonl" >/dev/null || fail "collect --api $api from $engine"
+      --api $api --target "$fixtures/target" --turns all --concurrency 2 --out "$work/$engine.$api.jsonl" >/dev/null ||
+      fail "collect --api $api from $engine"
     exact "$work/$engine.turns.jsonl" "$work/$engine.$api.jsonl"
     [ "$(grep -c '"chat_template":"server"' "$work/$engine.$api.jsonl")" = 4 ] || fail "$api answers do not say the server rendered them"
   done
@@ -277,8 +279,6 @@ expect_input_error "$work/x.jsonl" "--endpoint http://127.0.0.1:$port: no server
 [ $((SECONDS - started)) -le 10 ] || fail "collect took $((SECONDS - started)) s to find no server"
 expect_usage_error "--question-ids: question 999 is not in $bench" "${asks[@]}" --endpoint "http://127.0.0.1:$port" \
   --api vllm --question-ids 3,999
-expect_usage_error "the tgi API takes text prompts only" "${asks[@]}" --endpoint "http://127.0.0.1:$port" --api tgi \
-  --target "$fixtures/target"
 expect_usage_error "the vllm-chat API renders the conversation with the server's own template" "${asks[@]}" \
   --endpoint "http://127.0.0.1:$port" --api vllm-chat --chat-template vicuna
 expect_usage_error "--top-logprobs: the openai API names alternatives by text, not token id" "${asks[@]}" \

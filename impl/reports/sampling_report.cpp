@@ -229,6 +229,8 @@ void write_sampling_summary(const SamplingCheckReport& report, std::ostream& out
   if (report.baseline)
     out << " (baseline: " << report.baseline->outside_support.size() << " and " << report.baseline->boundary.size() << " of "
         << report.baseline->tokens << ")";
+  // One sample: a token outside the support rejects on its own, whatever the PIT of the rest says.
+  if (!report.baseline && !report.answers.outside_support.empty()) out << "  REJECTED";
   out << "\n";
   for (const SupportRateGroup& g : report.support_rates) out << "  " << rates_line(g) << (g.rejected ? "  REJECTED" : "") << "\n";
   out << "verdict " << verdict_word(report) << (report.rejected ? ":" : "") << "\n";
