@@ -8,8 +8,10 @@ set(SPECGATE_READER_SOURCES
   common/json_scan.cpp
   common/json_value.cpp
   common/line_reader.cpp
+  common/regular_file.cpp
   common/sha256.cpp
   common/utf8.cpp
+  decoding/tree_file.cpp
   model/config.cpp
   scoring/answer_reader.cpp
 )

@@ -128,7 +128,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const bool exspec_option = command.count("--window") + command.count("--max-wait") + command.count("--sort-by-length") > 0;
   if (engine != Engine::kExspec && exspec_option)
     throw InputError("--window, --max-wait and --sort-by-length apply to --engine exspec only");
-  const std::optional<TreePolicy> tree = tree_policy(options.tree, command, drafting, !options.draft.empty());
+  const std::optional<TreePolicy> tree = tree_policy(options.tree, command, drafting, options.draft);
   if (tree) check_tree_engine(command, engine);
   const int64_t window = options.decoder.exspec_window();
   validate(ExspecOptions{.batch_size = options.decoder.batch_size, .window = window, .max_wait_steps = options.max_wait});

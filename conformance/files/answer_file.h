@@ -16,8 +16,9 @@ namespace specgate::cli {
 
 // The bytes of `path` up to and including its last newline: what --resume keeps, a last line
 // without its newline having been cut short by a killed run; 0 when the path does not exist.
-// Reads at most one line's worth from the end. InputError naming `flag` when the path is a
-// folder, or when more follows the last newline than any answer line holds (kMaxLineBytes).
+// Reads at most one line's worth from the end. InputError naming `flag` when the path is not a
+// regular file (a folder, a FIFO: never waited on), or when more follows the last newline than
+// any answer line holds (kMaxLineBytes).
 uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& path);
 
 // An answer already written: its question and, where it records one, its seed.

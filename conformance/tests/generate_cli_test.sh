@@ -239,10 +239,10 @@ for shape in choices chain star; do
 done
 tree=(generate --engine eqspec --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench")
 printf '[[0], [1, 1]]\n' >"$work/orphan.json"
-expect_usage_error "--tree $work/orphan.json: tree: choice 1: its parent's path is not an earlier choice" "${tree[@]}" \
+expect_usage_error "--tree $work/orphan.json:1: field '[1]': its parent's path is not an earlier choice" "${tree[@]}" \
   --tree "$work/orphan.json" "${out[@]}"
 printf '{"parents": [-1, "x"]}\n' >"$work/typo.json"
-expect_usage_error "--tree $work/typo.json: field 'parents[1]': expected an integer" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
+expect_usage_error "--tree $work/typo.json:1: field 'parents[1]': expected -1 (the root) or an earlier node, got string" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
 expect_usage_error "--tree: trees are verified under --engine eqspec, exspec or exspec-aging" \
   generate --engine rollback --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench" --tree "$work/chain.json" \
   "${out[@]}"

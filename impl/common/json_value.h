@@ -25,8 +25,12 @@ struct JsonError {
   std::string at(bool one_line = false) const;
 };
 
-// Parses JSON text from a user's file without throwing: on malformed text or a number beyond
-// double's range (1e400) returns nullopt and fills `error`.
+// The deepest nesting of lists and objects read from a user's JSON: deeper values are refused
+// before they are parsed, since nlohmann's dump, copies and comparisons recurse once per level.
+inline constexpr int kMaxJsonNesting = 512;
+
+// Parses JSON text from a user's file without throwing: on malformed text, nesting deeper than
+// kMaxJsonNesting or a number beyond double's range (1e400) returns nullopt and fills `error`.
 std::optional<nlohmann::json> parse_json(std::string_view text, JsonError& error);
 std::optional<nlohmann::json> parse_json(std::istream& in, JsonError& error);
 
@@ -40,9 +44,11 @@ struct JsonFile {
   std::string text;
   nlohmann::json value;
 };
-// Throws InputError "<file>: cannot open", "<file>: not a regular file", one for a file larger than
-// kMaxJsonFileBytes, or "<file>: not valid JSON at line L, column C: ...".
+// Read through a RegularFile: throws InputError as it does (a missing file, a folder, a FIFO, a file
+// larger than kMaxJsonFileBytes), or "<file>: not valid JSON at line L, column C: ...".
 JsonFile read_json_file(const std::filesystem::path& file);
+// The same, naming the file `name` in messages ("--tree tree.json").
+JsonFile read_json_file(const std::filesystem::path& file, const std::string& name);
 
 // The message "<file>:<line>: field '<name>': <what>" for the value at `path` (keys and indices)
 // of a JSON file, whose `text` gives the line (of the object that lacks it, when missing); with
