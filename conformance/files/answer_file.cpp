@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "conformance/files/same_run.h"
 #include "impl/common/error.h"
+#include "impl/common/json_line_context.h"
 #include "impl/common/line_reader.h"
 #include "impl/common/regular_file.h"
 
@@ -83,7 +85,8 @@ std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
 
 }  // namespace
 
-std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed) {
+std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed,
+                               const nlohmann::json* same_run) {
   std::set<Answered> ids;
   const uint64_t complete = resumable_bytes(flag, path);
   if (complete == 0) return ids;
@@ -92,10 +95,12 @@ std::set<Answered> answered_in(const std::string& flag, const std::filesystem::p
   while (lines.next(line) && lines.line_offset() < complete) {
     const int64_t number = lines.line_number();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const LineContext context(path.string(), number);
+    const nlohmann::json object = context.parse(line);
     const auto id = object.is_object() ? object.find("question_id") : object.end();
     if (!object.is_object() || id == object.end() || !id->is_number_integer())
-      throw InputError(path.string() + ":" + std::to_string(number) + ": field 'question_id': --resume needs an answer line with one");
+      context.fail_field("question_id", "--resume needs an answer line with one");
+    if (same_run != nullptr) check_same_run(object, *same_run, context);
     ids.insert({id->get<int64_t>(), by_seed ? recorded_seed(object) : std::nullopt});
   }
   return ids;

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "conformance/files/output_file.h"
 #include "impl/bench/answer.h"
 
@@ -26,8 +28,10 @@ using Answered = std::pair<int64_t, std::optional<uint64_t>>;
 
 // The answers `path` already holds, with their seeds when `by_seed`, read a line at a time; a
 // last line without its newline was cut short by a killed run and does not count. InputError
-// naming the line for one without a question_id, and as resumable_bytes() does.
-std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed);
+// naming the line for one that is not JSON or has no question_id, for one whose settings differ
+// from `same_run`'s (check_same_run()), and as resumable_bytes() does.
+std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed,
+                               const nlohmann::json* same_run = nullptr);
 
 // An answer JSONL written one whole line at a time through an OutputFile: commit() puts the
 // complete lines written so far in place of the path; without it the path is left as it was.
