@@ -47,9 +47,9 @@ std::optional<size_t> find_number(std::string_view text, std::string_view litera
   return found;
 }
 
-// The offset of the bracket that opens a list or an object nested deeper than kMaxJsonNesting,
+// The offset of the bracket that opens a list or an object nested deeper than `max_nesting`,
 // outside strings; what follows it is not looked at.
-std::optional<size_t> too_deep_at(std::string_view text) {
+std::optional<size_t> too_deep_at(std::string_view text, int max_nesting) {
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -60,7 +60,7 @@ std::optional<size_t> too_deep_at(std::string_view text) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonNesting) return i;
+      if (++depth > max_nesting) return i;
     } else if (c == ']' || c == '}') {
       --depth;
     }
@@ -90,9 +90,9 @@ std::string JsonError::at(bool one_line) const {
   return where + ": " + detail;
 }
 
-std::optional<json> parse_json(std::string_view text, JsonError& error) {
-  if (const std::optional<size_t> deep = too_deep_at(text)) {
-    error.detail = "lists and objects nested deeper than " + std::to_string(kMaxJsonNesting) + " levels";
+std::optional<json> parse_json(std::string_view text, JsonError& error, std::optional<int> max_nesting) {
+  if (const std::optional<size_t> deep = max_nesting ? too_deep_at(text, *max_nesting) : std::nullopt) {
+    error.detail = "lists and objects nested deeper than " + std::to_string(*max_nesting) + " levels";
     locate(text, *deep, error);
     return std::nullopt;
   }
@@ -121,11 +121,11 @@ JsonFile read_json_file(const std::filesystem::path& file) {
   return read_json_file(file, file.string());
 }
 
-JsonFile read_json_file(const std::filesystem::path& file, const std::string& name) {
+JsonFile read_json_file(const std::filesystem::path& file, const std::string& name, std::optional<int> max_nesting) {
   JsonFile out{name, "", nullptr};
   out.text = RegularFile(file, name, kMaxJsonFileBytes, "a JSON file").read_rest();
   JsonError error;
-  std::optional<json> parsed = parse_json(out.text, error);
+  std::optional<json> parsed = parse_json(out.text, error, max_nesting);
   if (!parsed) throw InputError(out.name + ": not valid JSON" + error.at());
   out.value = std::move(*parsed);
   return out;
