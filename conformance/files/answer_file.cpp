@@ -33,7 +33,8 @@ uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& p
   std::vector<char> block(kBlock);
   for (uint64_t end = size; end > 0;) {
     const uint64_t start = end > kBlock ? end - kBlock : 0;
-    if (in.read_at(start, {block.data(), end - start}) != end - start) throw InputError(flag + ": " + path.string() + ": cannot be read");
+    if (in.read_at(start, {block.data(), end - start}) != end - start)
+      throw InputError(flag + ": " + path.string() + ": cannot be read");
     uint64_t newline_end = 0;
     for (uint64_t i = end; i > start && newline_end == 0; --i) {
       if (block[i - 1 - start] == '\n') newline_end = i;

@@ -22,7 +22,10 @@ class TreeErrors {
   // `path`: the keys and indices down to the value, as field_message() takes them.
   [[noreturn]] void fail(const std::vector<std::string>& path, const std::string& what) const {
     std::string name;
-    for (const std::string& step : path) name += !step.empty() && step.front() >= '0' && step.front() <= '9' ? "[" + step + "]" : step;
+    for (const std::string& step : path) {
+      const bool index = !step.empty() && step.front() >= '0' && step.front() <= '9';
+      name += index ? "[" + step + "]" : step;
+    }
     throw InputError(field_message(file_.name, file_.text, path, name, what));
   }
   [[noreturn]] void fail(const std::string& what) const { throw InputError(file_.name + ": " + what); }
@@ -103,13 +106,15 @@ TreeNodes from_parents(const json& file, int64_t vocabulary, const TreeErrors& e
   if (file.contains("ranks")) {
     tree.ranks = integers(file["ranks"], {"ranks"}, 0, vocabulary - 1, vocabulary_range(vocabulary), errors);
     if (tree.ranks.size() != tree.parents.size())
-      errors.fail(std::vector<std::string>{"ranks"}, std::to_string(tree.ranks.size()) + " ranks for " + std::to_string(tree.parents.size()) + " nodes");
+      errors.fail(std::vector<std::string>{"ranks"},
+                  std::to_string(tree.ranks.size()) + " ranks for " + std::to_string(tree.parents.size()) + " nodes");
   } else {
     std::vector<int64_t> children(tree.parents.size() + 1, 0);
     for (const int64_t parent : tree.parents) {
       const int64_t rank = children[parent + 1]++;
       if (rank >= vocabulary)
-        errors.fail(std::vector<std::string>{"parents"}, "a node of rank " + std::to_string(rank) + ", not " + vocabulary_range(vocabulary));
+        errors.fail(std::vector<std::string>{"parents"},
+                    "a node of rank " + std::to_string(rank) + ", not " + vocabulary_range(vocabulary));
       tree.ranks.push_back(rank);
     }
   }
