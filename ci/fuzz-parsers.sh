@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the readers of users' files (answers, questions, config.json, safetensors,
-# tokenizer.json with tokenizer_config.json) and of what serve does with a request before decoding
+# tokenizer.json with tokenizer_config.json, --tree files, the answers --resume reads back) and of what serve does with a request before decoding
 # it (the HTTP framing and the completion and chat bodies) with libFuzzer; TARGET names some of them. Builds fuzz/ with clang-15 and -fsanitize=fuzzer,address,undefined
 # into build-fuzz/ (installing clang-15 and libfuzzer-15-dev when missing), then runs the targets
 # one after another until each has spent MINUTES of CPU time (default 10; a loaded machine gives
@@ -15,7 +15,7 @@ minutes="${1:-10}"
 [[ "$minutes" =~ ^[0-9]+$ && "$minutes" -gt 0 ]] || { echo "usage: ci/fuzz-parsers.sh [MINUTES] [TARGET...]" >&2; exit 2; }
 targets=("${@:2}")
 [ ${#targets[@]} -gt 0 ] || targets=(tokenizer_json_fuzzer answer_reader_fuzzer question_reader_fuzzer model_config_fuzzer
-                                    safetensors_header_fuzzer serve_request_fuzzer)
+                                    safetensors_header_fuzzer serve_request_fuzzer tree_file_fuzzer resume_reader_fuzzer)
 build="$root/build-fuzz"
 
 if ! command -v clang++-15 >/dev/null || ! dpkg-query -W -f='${Status}' libfuzzer-15-dev 2>/dev/null | grep -q "install ok installed"; then

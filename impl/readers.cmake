@@ -1,4 +1,4 @@
-# The readers and writers of users' files (answers, questions, config.json, safetensors headers) and what they need, relative to
+# The readers and writers of users' files (answers, questions, config.json, safetensors headers, tree files) and what they need, relative to
 # impl/: shared by impl/CMakeLists.txt and fuzz/CMakeLists.txt. The tokenizer.json loader needs them, PCRE2 and utf8proc.
 set(SPECGATE_READER_SOURCES
   bench/answer.cpp
@@ -8,8 +8,10 @@ set(SPECGATE_READER_SOURCES
   common/json_scan.cpp
   common/json_value.cpp
   common/line_reader.cpp
+  common/regular_file.cpp
   common/sha256.cpp
   common/utf8.cpp
+  decoding/tree_file.cpp
   model/config.cpp
   scoring/answer_reader.cpp
 )

@@ -81,7 +81,7 @@ std::vector<std::vector<int64_t>> first_turn_prompts(const BenchOptions& options
 std::optional<TreePolicy> tree_engine(const BenchOptions& options, const CLI::App& command, const Drafting& drafting,
                                       const AcceptanceMode& acceptance, std::vector<Engine>& engines) {
   const bool named = std::find(engines.begin(), engines.end(), Engine::kTree) != engines.end();
-  std::optional<TreePolicy> tree = tree_policy(options.tree, command, drafting, !options.draft.empty());
+  std::optional<TreePolicy> tree = tree_policy(options.tree, command, drafting, options.draft);
   if (!tree) {
     if (named) throw InputError("--engines: engine tree needs --tree FILE or --tree-topk K, the trees it drafts");
     return std::nullopt;

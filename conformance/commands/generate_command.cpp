@@ -98,6 +98,11 @@ std::vector<Question> drop_or_refuse_long_prompts(std::vector<Question> question
   return kept;
 }
 
+// A checkpoint's name in the answers: its folder's, "T" for T/ too.
+std::string folder_name(const std::filesystem::path& folder) {
+  return (folder.has_filename() ? folder.filename() : folder.parent_path().filename()).string();
+}
+
 constexpr Engine kEngines[] = {Engine::kOracle, Engine::kNonspecBatch, Engine::kEqspec, Engine::kExspec, Engine::kRollback};
 
 // The verdict on a violated invariant, as one line.
@@ -128,7 +133,7 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const bool exspec_option = command.count("--window") + command.count("--max-wait") + command.count("--sort-by-length") > 0;
   if (engine != Engine::kExspec && exspec_option)
     throw InputError("--window, --max-wait and --sort-by-length apply to --engine exspec only");
-  const std::optional<TreePolicy> tree = tree_policy(options.tree, command, drafting, !options.draft.empty());
+  const std::optional<TreePolicy> tree = tree_policy(options.tree, command, drafting, options.draft);
   if (tree) check_tree_engine(command, engine);
   const int64_t window = options.decoder.exspec_window();
   validate(ExspecOptions{.batch_size = options.decoder.batch_size, .window = window, .max_wait_steps = options.max_wait});
@@ -144,13 +149,24 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
 
   const at::ScalarType dtype = options.loading.scalar_type();
   const c10::Device device = options.loading.torch_device();
+  EngineSpec spec{.engine = engine, .drafting = drafting,
+                  .decoder = {.decode = decode,
+                              .batch_size = options.decoder.batch_size,
+                              .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
+                                         .max_wait_steps = options.max_wait}},
+                  .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0,
+                  .tree = tree ? &*tree : nullptr};
+  const std::string model_id = folder_name(options.target), draft_id = folder_name(options.draft);
   std::vector<Question> questions =
       select_questions(read_questions(options.bench), options.question_ids, options.limit, options.bench.string());
   // A resumed run answers what --out lacks, each question sampled from the stream it has in the
-  // whole run, so that its answers are those an uninterrupted run gives.
+  // whole run, so that its answers are those an uninterrupted run gives; the answers it continues
+  // must be this run's, made with the same settings.
   std::vector<uint64_t> streams;
   if (options.resume) {
-    const std::set<Answered> done = answered_in("--out", options.out, /*by_seed=*/false);
+    const nlohmann::json same_run = answer_json({.model_id = model_id, .chat_template = std::string(chat_template_name(chat_template)),
+                                                 .run = run_settings(spec, dtype, draft_id)});
+    const std::set<Answered> done = answered_in("--out", options.out, /*by_seed=*/false, &same_run);
     std::vector<Question> left;
     for (size_t q = 0; q < questions.size(); ++q) {
       if (done.contains({questions[q].question_id, std::nullopt})) continue;
@@ -165,21 +181,16 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   const bool every_prompt_given = questions_with_prompt_ids(questions) == static_cast<int64_t>(questions.size());
   const ModelPair models = load_model_pair(options.target, options.draft, dtype, device, !every_prompt_given);
   const Transformer& target = models.target;
-  decode.eos_ids = target.config().eos_token_ids;
+  spec.target = &target;
+  spec.draft = models.draft_or_null();
+  spec.decoder.decode.eos_ids = target.config().eos_token_ids;
   const PromptFormat format{models.tokenizer.get(), chat_template};
   if (format.tokenizer != nullptr) check_template_tokens(format, "--chat-template");
   questions = drop_or_refuse_long_prompts(std::move(questions), format, target, options);
 
-  EngineRun run{.tokenizer = models.tokenizer.get(), .chat_template = chat_template, .all_turns = options.turns == "all",
-                .model_id = options.target.filename().string(),
-                .stopping = [] { return StopSignals::stop_requested().load(); }, .streams = std::move(streams)};
-  run.spec = {.engine = engine, .target = &target, .drafting = drafting, .draft = models.draft_or_null(),
-              .decoder = {.decode = decode,
-                          .batch_size = options.decoder.batch_size,
-                          .exspec = {.window = window, .sort_by_prompt_length = options.sort_by_length,
-                                     .max_wait_steps = options.max_wait}},
-              .top_logprobs = engine == Engine::kOracle ? options.top_logprobs : 0,
-              .tree = tree ? &*tree : nullptr};
+  const EngineRun run{.spec = spec, .tokenizer = models.tokenizer.get(), .chat_template = chat_template,
+                      .all_turns = options.turns == "all", .model_id = model_id, .draft_id = draft_id,
+                      .stopping = [] { return StopSignals::stop_requested().load(); }, .streams = std::move(streams)};
 
   // Each answer is written, whole, as soon as it is complete: a run stopped by a verdict leaves
   // the answers before it, each on its own complete line; a run that fails leaves --out as it was.

@@ -70,7 +70,7 @@ void run_serve(const ServeOptions& o, const CLI::App& command) {
   const Drafting drafting = o.decoder.drafting.drafting();
   check_draft_flag(engine, drafting, !o.draft.empty());
   const int64_t window = o.decoder.exspec_window();
-  const std::optional<TreePolicy> tree = tree_policy(o.tree, command, drafting, !o.draft.empty());
+  const std::optional<TreePolicy> tree = tree_policy(o.tree, command, drafting, o.draft);
   if (tree) check_tree_engine(command, engine);
   const auto [faults, response_faults] = serve_faults(o, engine, tree.has_value());
 

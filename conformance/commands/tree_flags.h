@@ -23,10 +23,11 @@ void add_tree_flags(CLI::App& command, TreeFlags& flags);
 
 // The trees the flags name, if any. InputError when --tree-depth or --tree-nodes comes without
 // --tree-topk, or --tree with it; when they are given without --draft or with --drafter ngram;
-// when --tree-nodes exceeds what topk x depth grows; or when FILE is not a tree (naming the file
-// and the field).
+// when --tree-nodes exceeds what topk x depth grows; or when FILE is not a tree within the limits
+// of the flags (impl/decoding/tree_file.h) whose ranks are tokens of the `draft` model's
+// vocabulary (naming the file and the field).
 std::optional<TreePolicy> tree_policy(const TreeFlags& flags, const CLI::App& command, const Drafting& drafting,
-                                      bool draft_given);
+                                      const std::filesystem::path& draft);
 
 // InputError when the trees are given to an engine other than eqspec, exspec and exspec-aging,
 // or with --draft-tokens, which a tree's shape says.

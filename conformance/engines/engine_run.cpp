@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <variant>
 
 #include "impl/bench/conversation.h"
 #include "impl/common/dtype.h"
@@ -14,27 +15,46 @@ std::optional<int64_t> draft_count(const EngineSpec& spec, int64_t count, bool a
   return speculates(spec.engine) && applies ? std::optional<int64_t>(count) : std::nullopt;
 }
 
+// A tree run's record of its trees.
+TreeSettings tree_settings(const TreePolicy& tree) {
+  if (const TopkTree* topk = std::get_if<TopkTree>(&tree)) return {.topk = topk->topk, .depth = topk->depth, .nodes = topk->nodes};
+  const TreeShape& shape = std::get<TreeShape>(tree);
+  TreeSettings settings;
+  for (int64_t node = 0; node < shape.size(); ++node) {
+    settings.parents.push_back(shape.parent(node));
+    settings.ranks.push_back(shape.rank(node));
+  }
+  return settings;
+}
+
 }  // namespace
+
+RunInfo run_settings(const EngineSpec& spec, at::ScalarType dtype, const std::string& draft_id) {
+  const DecoderSettings& decoder = spec.decoder;
+  const SamplingParams& sampling = decoder.decode.sampling;
+  RunInfo settings{
+      .engine = engine_name(spec.engine),
+      .batch_size = spec.engine == Engine::kOracle ? 1 : decoder.batch_size,
+      .max_new_tokens = decoder.decode.max_new_tokens,
+      .draft_tokens = draft_count(spec, decoder.decode.draft_tokens),
+      .drafter = speculates(spec.engine) ? std::optional(spec.drafting.name()) : std::nullopt,
+      .ngram_min = draft_count(spec, spec.drafting.lookup.min_n, spec.drafting.ngram),
+      .ngram_max = draft_count(spec, spec.drafting.lookup.max_n, spec.drafting.ngram),
+      .window = is_exspec(spec.engine) ? std::optional(decoder.exspec.window) : std::nullopt,
+      .dtype = dtype_name(dtype),
+      .draft = speculates(spec.engine) && !draft_id.empty() ? std::optional(draft_id) : std::nullopt,
+      .sampling = {.temperature = sampling.temperature, .top_k = sampling.top_k, .top_p = sampling.top_p,
+                   .min_p = sampling.min_p > 0.0 ? std::optional(sampling.min_p) : std::nullopt, .seed = sampling.seed}};
+  if (spec.tree != nullptr) settings.tree = tree_settings(*spec.tree);
+  return settings;
+}
 
 EngineOutput run_engine(const EngineRun& run, const std::vector<Question>& questions,
                         const std::function<void(const Answer&)>& answered) {
   EngineOutput output;
   const PromptFormat format{run.tokenizer, run.chat_template};
-  const DecoderSettings& decoder = run.spec.decoder;
-  const SamplingParams& sampling = decoder.decode.sampling;
-  const RunInfo run_info{
-      .engine = engine_name(run.spec.engine),
-      .batch_size = run.spec.engine == Engine::kOracle ? 1 : decoder.batch_size,
-      .started_at = unix_seconds(),
-      .max_new_tokens = decoder.decode.max_new_tokens,
-      .draft_tokens = draft_count(run.spec, decoder.decode.draft_tokens),
-      .drafter = speculates(run.spec.engine) ? std::optional(run.spec.drafting.name()) : std::nullopt,
-      .ngram_min = draft_count(run.spec, run.spec.drafting.lookup.min_n, run.spec.drafting.ngram),
-      .ngram_max = draft_count(run.spec, run.spec.drafting.lookup.max_n, run.spec.drafting.ngram),
-      .window = is_exspec(run.spec.engine) ? std::optional(decoder.exspec.window) : std::nullopt,
-      .dtype = dtype_name(run.spec.target->options().dtype().toScalarType()),
-      .sampling = {.temperature = sampling.temperature, .top_k = sampling.top_k, .top_p = sampling.top_p,
-                   .min_p = sampling.min_p > 0.0 ? std::optional(sampling.min_p) : std::nullopt, .seed = sampling.seed}};
+  RunInfo run_info = run_settings(run.spec, run.spec.target->options().dtype().toScalarType(), run.draft_id);
+  run_info.started_at = unix_seconds();
   size_t turn_count = 1;
   for (const Question& question : questions) {
     output.answers.push_back({.question_id = question.question_id, .category = question.category,

@@ -19,6 +19,7 @@ struct EngineRun {
   ChatTemplate chat_template = ChatTemplate::kRaw;
   bool all_turns = false;  // every turn of multi-turn questions, not just the first
   std::string model_id;
+  std::string draft_id;  // the draft model's folder name; empty without one
   std::function<bool()> stopping;  // asked before each step: true ends the run there
   // The random stream each question samples from (a resumed run's are those of the run it
   // resumes); empty: its position among the questions.
@@ -29,6 +30,11 @@ struct EngineOutput {
   std::vector<Answer> answers;  // in question order
   EngineTally tally;
 };
+
+// The settings every answer of an engine of `spec` records, its targets and draft loaded in
+// `dtype` (the draft's folder named `draft_id`, empty without one), all but started_at and each
+// answer's stream: what --resume requires of the answers it continues.
+RunInfo run_settings(const EngineSpec& spec, at::ScalarType dtype, const std::string& draft_id);
 
 // Generates the first turn (or every turn) of every question, turn by turn, through
 // decode_requests(); prompts are turn_prompt()'s (an answer's text is empty without a

@@ -1,7 +1,6 @@
 #include "conformance/files/answer_file.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -9,27 +8,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include "conformance/files/same_run.h"
 #include "impl/common/error.h"
+#include "impl/common/json_line_context.h"
 #include "impl/common/line_reader.h"
+#include "impl/common/regular_file.h"
 
 namespace specgate::cli {
+namespace {
+
+// The path as a file to read back: InputError naming `flag` when it is not a regular file.
+RegularFile read_back(const std::string& flag, const std::filesystem::path& path) {
+  return RegularFile(path, flag + ": " + path.string());
+}
+
+}  // namespace
 
 uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& path) {
   std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
-  if (status.type() == std::filesystem::file_type::not_found) return 0;
-  if (error) throw InputError(flag + ": " + path.string() + ": " + error.message());
-  if (status.type() == std::filesystem::file_type::directory) throw InputError(flag + ": " + path.string() + " is a folder");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw InputError(flag + ": " + path.string() + ": cannot be read");
-  const auto size = static_cast<uint64_t>(in.tellg());
+  if (std::filesystem::status(path, error).type() == std::filesystem::file_type::not_found) return 0;
+  const RegularFile in = read_back(flag, path);
+  const uint64_t size = in.size();
   constexpr uint64_t kBlock = 64 * 1024;
   std::vector<char> block(kBlock);
   for (uint64_t end = size; end > 0;) {
     const uint64_t start = end > kBlock ? end - kBlock : 0;
-    in.seekg(static_cast<std::streamoff>(start));
-    in.read(block.data(), static_cast<std::streamsize>(end - start));
-    if (!in) throw InputError(flag + ": " + path.string() + ": cannot be read");
+    if (in.read_at(start, {block.data(), end - start}) != end - start)
+      throw InputError(flag + ": " + path.string() + ": cannot be read");
     uint64_t newline_end = 0;
     for (uint64_t i = end; i > start && newline_end == 0; --i) {
       if (block[i - 1 - start] == '\n') newline_end = i;
@@ -48,13 +53,14 @@ AnswerFile::AnswerFile(const std::string& flag, const std::filesystem::path& pat
     : out_(flag, path, inputs) {
   if (!resume) return;
   uint64_t left = resumable_bytes(flag, path);
-  std::ifstream in(path, std::ios::binary);
+  if (left == 0) return;
+  RegularFile in = read_back(flag, path);
   std::vector<char> block(1 << 20);
   while (left > 0) {
-    const auto chunk = static_cast<std::streamsize>(std::min<uint64_t>(left, block.size()));
-    if (!in.read(block.data(), chunk)) throw InputError(flag + ": " + path.string() + ": cannot be read");
-    out_.stream().write(block.data(), chunk);
-    left -= static_cast<uint64_t>(chunk);
+    const size_t got = in.read({block.data(), static_cast<size_t>(std::min<uint64_t>(left, block.size()))});
+    if (got == 0) throw InputError(flag + ": " + path.string() + ": cannot be read");
+    out_.stream().write(block.data(), static_cast<std::streamsize>(got));
+    left -= got;
   }
   out_.flush();
 }
@@ -80,7 +86,8 @@ std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
 
 }  // namespace
 
-std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed) {
+std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed,
+                               const nlohmann::json* same_run) {
   std::set<Answered> ids;
   const uint64_t complete = resumable_bytes(flag, path);
   if (complete == 0) return ids;
@@ -89,10 +96,12 @@ std::set<Answered> answered_in(const std::string& flag, const std::filesystem::p
   while (lines.next(line) && lines.line_offset() < complete) {
     const int64_t number = lines.line_number();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const LineContext context(path.string(), number);
+    const nlohmann::json object = context.parse(line);
     const auto id = object.is_object() ? object.find("question_id") : object.end();
     if (!object.is_object() || id == object.end() || !id->is_number_integer())
-      throw InputError(path.string() + ":" + std::to_string(number) + ": field 'question_id': --resume needs an answer line with one");
+      context.fail_field("question_id", "--resume needs an answer line with one");
+    if (same_run != nullptr) check_same_run(object, *same_run, context);
     ids.insert({id->get<int64_t>(), by_seed ? recorded_seed(object) : std::nullopt});
   }
   return ids;

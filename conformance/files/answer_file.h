@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "conformance/files/output_file.h"
 #include "impl/bench/answer.h"
 
@@ -16,8 +18,9 @@ namespace specgate::cli {
 
 // The bytes of `path` up to and including its last newline: what --resume keeps, a last line
 // without its newline having been cut short by a killed run; 0 when the path does not exist.
-// Reads at most one line's worth from the end. InputError naming `flag` when the path is a
-// folder, or when more follows the last newline than any answer line holds (kMaxLineBytes).
+// Reads at most one line's worth from the end. InputError naming `flag` when the path is not a
+// regular file (a folder, a FIFO: never waited on), or when more follows the last newline than
+// any answer line holds (kMaxLineBytes).
 uint64_t resumable_bytes(const std::string& flag, const std::filesystem::path& path);
 
 // An answer already written: its question and, where it records one, its seed.
@@ -25,8 +28,10 @@ using Answered = std::pair<int64_t, std::optional<uint64_t>>;
 
 // The answers `path` already holds, with their seeds when `by_seed`, read a line at a time; a
 // last line without its newline was cut short by a killed run and does not count. InputError
-// naming the line for one without a question_id, and as resumable_bytes() does.
-std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed);
+// naming the line for one that is not JSON or has no question_id, for one whose settings differ
+// from `same_run`'s (check_same_run()), and as resumable_bytes() does.
+std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed,
+                               const nlohmann::json* same_run = nullptr);
 
 // An answer JSONL written one whole line at a time through an OutputFile: commit() puts the
 // complete lines written so far in place of the path; without it the path is left as it was.

@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
@@ -25,6 +26,7 @@
 
 #include "conformance/serve/completion_stream.h"
 #include "conformance/serve/decoded_counters.h"
+#include "conformance/serve/read_progress.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -182,8 +184,8 @@ class Routes {
     try {
       if (auto* failure = std::get_if<std::exception_ptr>(&outcome)) std::rethrow_exception(*failure);
       SequenceResult& sequence = std::get<SequenceResult>(outcome);
-      counters_.count(answer->request, sequence);
       --answer->unfinished;
+      counters_.count(answer->request, sequence, answer->unfinished == 0);
       if (answer->stream) {
         const Generated generated = reporter_.report(answer->request, std::move(sequence));
         answer->responder.events(joined(answer->stream->finish(index, generated)), answer->unfinished == 0);
@@ -359,8 +361,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // Queues the events of a streamed answer to request number `request` on this connection, the
-  // headers first; `last` ends the answer. A client that leaves them unread past the request
-  // timeout, or lets more than kMaxUnsentEventBytes pile up, has gone: its request is dropped.
+  // headers first; `last` ends the answer. A client that reads none of them for the request
+  // timeout (watch_reading()), whose writes stall that long, or that lets more than
+  // kMaxUnsentEventBytes pile up, has gone: its request is dropped.
   void send_events(std::string events, bool last, int64_t request) {
     if (!answering_ || requests_ != request) return;
     unsent_bytes_ += events.size();
@@ -373,9 +376,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void pump_events() {
     if (pumping_) return;
     const bool chunked = version_ >= 11;  // HTTP/1.0: the body runs to the connection's close
-    const auto then = [self = shared_from_this()](beast::error_code error, size_t) {
+    const auto then = [self = shared_from_this()](beast::error_code error, size_t bytes) {
       self->pumping_ = false;
       if (error) return self->abandon();
+      self->read_progress_.handed(bytes);
       self->pump_events();
     };
     if (!stream_head_) {
@@ -386,6 +390,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       stream_head_->keep_alive(!close_after_write_);
       stream_head_->chunked(chunked);
       stream_serializer_.emplace(*stream_head_);
+      read_progress_ = {};
+      last_read_ = std::chrono::steady_clock::now();
+      watch_reading(requests_);
       pumping_ = true;
       stream_.expires_after(timeout());
       return http::async_write_header(stream_, *stream_serializer_, then);
@@ -410,6 +417,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.expires_after(timeout());
     if (chunked) return asio::async_write(stream_, http::make_chunk_last(), ended);
     ended({}, 0);
+  }
+
+  // While its stream is written, a client that acknowledges none of it for the request timeout
+  // has stopped reading, whatever the socket's buffers still take: its request is dropped. Looked
+  // at four times a timeout.
+  void watch_reading(int64_t request) {
+    reading_watch_.expires_after(timeout() / 4);
+    reading_watch_.async_wait([self = shared_from_this(), request](beast::error_code error) {
+      if (error || !self->answering_ || self->requests_ != request || !self->stream_head_) return;
+      const auto now = std::chrono::steady_clock::now();
+      if (self->read_progress_.advanced(self->stream_.socket().native_handle())) self->last_read_ = now;
+      if (now - self->last_read_ >= self->timeout()) return self->abandon();
+      self->watch_reading(request);
+    });
   }
 
   // While its request decodes, a client that closes the connection cancels it: the socket turns
@@ -494,6 +515,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   beast::tcp_stream stream_;
+  asio::steady_timer reading_watch_{stream_.get_executor()};
   Routes& routes_;
   const ConnectionLimits& limits_;
   Tally& tally_;
@@ -516,6 +538,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string writing_;
   bool pumping_ = false;      // a write of the stream is under way
   bool stream_ends_ = false;  // its last events are queued
+  ReadProgress read_progress_;  // of the stream under way
+  std::chrono::steady_clock::time_point last_read_;  // when its client last acknowledged any of it
 };
 
 // The connections open, to shed the one that has waited longest for a request when a new one

@@ -12,13 +12,14 @@
 namespace specgate::cli {
 
 // What the server decoded, as vLLM's Prometheus counters name it (vllm/v1/metrics/loggers.py):
-// requests answered, prompt and generated tokens, and of speculation the drafts (a row's
+// requests answered (a request of n choices once, when its last choice is decoded), prompt and generated tokens, and of speculation the drafts (a row's
 // proposal in one round), the draft tokens and those accepted; and what the batch layout went
 // through, summed over sequences (SequenceResult's coverage), under specgate's own names.
 class DecodedCounters {
  public:
-  void count(const ServeRequest& request, const SequenceResult& sequence) {
-    requests_ += 1;
+  // One choice of `request` decoded; `last`: the request's last one.
+  void count(const ServeRequest& request, const SequenceResult& sequence, bool last) {
+    requests_ += last ? 1 : 0;
     prompt_tokens_ += static_cast<int64_t>(request.prompt.size());
     generation_tokens_ += static_cast<int64_t>(sequence.tokens.size());
     ragged_rounds_ += sequence.ragged_rounds;

@@ -204,7 +204,7 @@ TEST_F(CollectorTest, ResumeDropsALineCutShortAndRefusesWhatNoCutCanLeave) {
   EXPECT_EQ(resume_error(three).substr(0, no_cut.size()), no_cut);
   std::filesystem::remove(three.out);
   std::filesystem::create_directory(three.out);
-  EXPECT_EQ(resume_error(three), "--out: " + three.out.string() + " is a folder");
+  EXPECT_EQ(resume_error(three), "--out: " + three.out.string() + ": not a regular file (a folder)");
 }
 
 TEST_F(CollectorTest, FillersAreSentAmongTheQuestionsButNotWrittenAndEachQuestionsCrowdIsRecorded) {

@@ -65,8 +65,9 @@ for position, run in enumerate(exspec):
 assert all(run == exspec[0] for run in exspec), exspec
 run = dict(exspec[0]); del run["started_at"]
 assert run == {"engine": "exspec", "batch_size": 5, "max_new_tokens": 24, "draft_tokens": 3, "drafter": "model",
-               "window": 7, "dtype": "float32", "sampling": {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "seed": 0}}, run
-assert not {"draft_tokens", "drafter", "window"} & set(nonspec[0]), nonspec[0]
+               "window": 7, "dtype": "float32", "draft": "draft",
+               "sampling": {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "seed": 0}}, run
+assert not {"draft_tokens", "drafter", "window", "draft", "tree"} & set(nonspec[0]), nonspec[0]
 PY
 # score's run throughput is the tokens/s generate printed for the same run (the run's wall time
 # from its start to its last answer's tstamp), whatever the batch size; per request is another figure.
@@ -239,10 +240,10 @@ for shape in choices chain star; do
 done
 tree=(generate --engine eqspec --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench")
 printf '[[0], [1, 1]]\n' >"$work/orphan.json"
-expect_usage_error "--tree $work/orphan.json: tree: choice 1: its parent's path is not an earlier choice" "${tree[@]}" \
+expect_usage_error "--tree $work/orphan.json:1: field '[1]': its parent's path is not an earlier choice" "${tree[@]}" \
   --tree "$work/orphan.json" "${out[@]}"
 printf '{"parents": [-1, "x"]}\n' >"$work/typo.json"
-expect_usage_error "--tree $work/typo.json: field 'parents[1]': expected an integer" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
+expect_usage_error "--tree $work/typo.json:1: field 'parents[1]': expected -1 (the root) or an earlier node, got string" "${tree[@]}" --tree "$work/typo.json" "${out[@]}"
 expect_usage_error "--tree: trees are verified under --engine eqspec, exspec or exspec-aging" \
   generate --engine rollback --draft "$fixtures/draft" --target "$fixtures/target" --bench "$bench" --tree "$work/chain.json" \
   "${out[@]}"

@@ -341,7 +341,7 @@ expect_usage_error "bad.jsonl:1: field 'question_id': question 4242 is not in" s
 expect_usage_error "empty.jsonl: no answers" score --reference "$work/empty.jsonl" "${cand[@]}"
 expect_usage_error "missing.jsonl: no such file" score "${ref[@]}" --candidate "$work/missing.jsonl"
 expect_usage_error "missing.jsonl: no such file" score --reference "$work/missing.jsonl" "${cand[@]}"
-expect_usage_error "is a directory" score "${ref[@]}" --candidate "$work"
+expect_usage_error "not a regular file (a folder)" score "${ref[@]}" --candidate "$work"
 expect_usage_error "missing.jsonl" score "${ref[@]}" "${cand[@]}" --bench "$work/missing.jsonl"
 expect_usage_error "--min-exact: must be a fraction in [0, 1], got 1.5" score "${ref[@]}" "${cand[@]}" --min-exact 1.5
 expect_usage_error "--min-partial: must be a fraction in [0, 1], got -0.1" score "${ref[@]}" "${cand[@]}" --min-partial -0.1

@@ -39,7 +39,7 @@ stop_serve() {
 trap 'kill -TERM $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null; rm -rf "$work"' EXIT
 start_serve --max-connections 400 --max-body-bytes 4096 --max-header-bytes 2048 --request-timeout 2
 "$python" - "$port" <<'PY' || fail "see above"
-import json, socket, sys, threading, time, http.client
+import json, re, socket, sys, threading, time, http.client
 port = int(sys.argv[1])
 failed = []
 
@@ -211,8 +211,16 @@ status, text = complete({"prompt": [5, 6, 7], "max_tokens": 4}, timeout=30)
 print(f"after 256 abandoned requests: {status} in {time.time() - started:.3f} s")
 check(status == 200, f"a completion after 256 abandoned requests: {status} {text[:200]}")
 
-# n choices, each decoded as a request of its own: sampled ones differ, and usage sums them.
+# n choices, each decoded as a request of its own: sampled ones differ, and usage sums them;
+# /metrics counts the request once, as vLLM does.
+def successes():
+    status, text = request("GET", "/metrics")
+    found = re.search(r'vllm:request_success_total\{[^}]*\} (\d+)', text)
+    return int(found.group(1)) if status == 200 and found else None
+before = successes()
 status, text = complete({"prompt": [1, 2, 3], "max_tokens": 6, "n": 3, "temperature": 1.0, "seed": 5})
+after = successes()
+check(before is not None and after == before + 1, f"vllm:request_success_total went from {before} to {after} for one request of n 3")
 answer = json.loads(text) if status == 200 else {}
 choices = answer.get("choices", [])
 check([c["index"] for c in choices] == [0, 1, 2] and len({c["text"] for c in choices}) > 1
@@ -245,15 +253,34 @@ _, whole = complete({"prompt": [5, 6, 7], "max_tokens": 12, "return_token_ids": 
 check(streamed[0] == 200 and events[-1] == "[DONE]" and ids == json.loads(whole)["choices"][0]["token_ids"],
       f"a stream beside them: {streamed[0]} {events[-2:]}")
 time.sleep(3)
-stalled.settimeout(20)
-received = b""
+# Reads what a dropped stream's socket still holds: the server closed it before the answer's end.
+def check_dropped(s, what, timeout):
+    s.settimeout(timeout)
+    received = b""
+    try:
+        while chunk := s.recv(1 << 16):
+            received += chunk
+    except (ConnectionResetError, socket.timeout) as e:
+        check(isinstance(e, ConnectionResetError), f"{what} was never closed")
+    check(b"data: [DONE]" not in received, f"{what} was written to its end")
+    s.close()
+check_dropped(stalled, "the stalled stream", 20)
+
+# A client that never reads its n=64 stream of 3,000 tokens, with the default socket buffers
+# (which take megabytes of its events before a write stalls): it has read nothing for
+# --request-timeout (2 s), so it is dropped and its choices leave the decoder; another client's
+# 4-token completion is answered within 10 s.
+unread = stream_socket({"prompt": [1, 2, 5], "max_tokens": 3000, "n": 64})
+time.sleep(0.5)
+started = time.time()
 try:
-    while chunk := stalled.recv(1 << 16):
-        received += chunk
-except (ConnectionResetError, socket.timeout) as e:
-    check(isinstance(e, ConnectionResetError), "the stalled stream was never closed")
-check(b"data: [DONE]" not in received, "the stalled stream was written to its end")
-stalled.close()
+    status, text = complete({"prompt": [5, 6, 7], "max_tokens": 4}, timeout=10)
+except OSError as e:
+    status, text = 0, repr(e)
+took = time.time() - started
+print(f"a completion beside an unread n=64 stream: {status} in {took:.1f} s")
+check(status == 200 and took < 10, f"a completion beside an unread n=64 stream: {status} {text[:200]} in {took:.1f} s")
+check_dropped(unread, "the unread stream", 10)
 
 # A burst of 64 completions at once: every one answered, none reset.
 results = []

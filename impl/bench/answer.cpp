@@ -36,6 +36,11 @@ json run_json(const RunInfo& run) {
   if (run.ngram_min && run.ngram_max) object["ngram"] = {{"min", *run.ngram_min}, {"max", *run.ngram_max}};
   if (run.window) object["window"] = *run.window;
   if (run.dtype) object["dtype"] = *run.dtype;
+  if (run.draft) object["draft"] = *run.draft;
+  if (run.tree && run.tree->parents.empty())
+    object["tree"] = {{"topk", run.tree->topk}, {"depth", run.tree->depth}, {"nodes", run.tree->nodes}};
+  else if (run.tree)
+    object["tree"] = {{"parents", run.tree->parents}, {"ranks", run.tree->ranks}};
   object["sampling"] = std::move(sampling);
   return object;
 }
@@ -46,7 +51,7 @@ double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void write_answer_line(std::ostream& out, const Answer& answer) {
+json answer_json(const Answer& answer) {
   json choice = {{"index", 0}, {"turns", json::array()}, {"wall_time", json::array()}, {"accept_lengths", json::array()}};
   bool any_logprobs = false;
   json logprobs = json::array();
@@ -96,7 +101,11 @@ void write_answer_line(std::ostream& out, const Answer& answer) {
                {"choices", json::array({choice})},  {"tstamp", answer.tstamp}};
   if (answer.chat_template) line["chat_template"] = *answer.chat_template;
   if (answer.run) line["run"] = run_json(*answer.run);
-  out << line.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace) << "\n";
+  return line;
+}
+
+void write_answer_line(std::ostream& out, const Answer& answer) {
+  out << answer_json(answer).dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace specgate

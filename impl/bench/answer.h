@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "impl/common/token_logprob.h"
 
 namespace specgate {
@@ -54,6 +56,13 @@ struct SamplingSettings {
   std::optional<uint64_t> stream;
 };
 
+// The trees a tree run drafts: a fixed shape's parents and ranks (--tree), or EAGLE-2's growth
+// (--tree-topk, --tree-depth, --tree-nodes).
+struct TreeSettings {
+  std::vector<int64_t> parents, ranks;
+  int64_t topk = 0, depth = 0, nodes = 0;
+};
+
 // The run an answer came from; every answer of one run carries the same, so that score can
 // divide a run's tokens by its wall time (tstamp of the last answer less started_at).
 struct RunInfo {
@@ -67,6 +76,8 @@ struct RunInfo {
   std::optional<int64_t> ngram_min, ngram_max;  // the n-gram sizes "ngram" matches
   std::optional<int64_t> window;        // sequences active at once, EXSPEC's
   std::optional<std::string> dtype;     // the decoder's floating-point type, where it is known
+  std::optional<std::string> draft;     // the draft model's folder name, as model_id names the target's
+  std::optional<TreeSettings> tree;     // a tree run's trees
   SamplingSettings sampling;
 };
 
@@ -86,6 +97,8 @@ struct Answer {
 // The clock tstamp and RunInfo::started_at are read from: Unix seconds, now.
 double unix_seconds();
 
+// `answer` as the JSON object of its line.
+nlohmann::json answer_json(const Answer& answer);
 // Writes `answer` as one JSON line.
 void write_answer_line(std::ostream& out, const Answer& answer);
 

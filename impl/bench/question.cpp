@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <istream>
 #include <limits>
-#include <system_error>
 #include <unordered_map>
 #include <utility>
 
@@ -98,42 +96,55 @@ Question parse_question(const json& object, const LineContext& context) {
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
 
+// The questions of a file's lines, refusing a question_id used twice.
+class QuestionLines {
+ public:
+  explicit QuestionLines(std::string source) : source_(std::move(source)) {}
+
+  // Line `number`, without its end of line.
+  void add(std::string_view line, int64_t number) {
+    if (is_blank(line)) return;
+    const LineContext context(source_, number);
+    Question question = parse_question(context.parse(line), context);
+    const auto [first, inserted] = line_of_id_.emplace(question.question_id, number);
+    if (!inserted) {
+      context.fail_field("question_id", std::to_string(question.question_id) + " is already used on line " +
+                                            std::to_string(first->second));
+    }
+    questions_.push_back(std::move(question));
+  }
+  std::vector<Question> take() { return std::move(questions_); }
+
+ private:
+  std::string source_;
+  std::vector<Question> questions_;
+  std::unordered_map<int64_t, int64_t> line_of_id_;
+};
+
 }  // namespace
 
 std::vector<Question> read_questions(std::istream& in, const std::string& source) {
-  std::vector<Question> questions;
-  std::unordered_map<int64_t, int64_t> line_of_id;
+  QuestionLines questions(source);
   std::string line;
   int64_t number = 0;
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (is_blank(line)) continue;
-    const LineContext context(source, number);
     if (line.size() > kMaxLineBytes)
       throw InputError(source + ":" + std::to_string(number) + ": the line is longer than " +
                        std::to_string(kMaxLineBytes >> 20) + " MiB");
-    Question question = parse_question(context.parse(line), context);
-    const auto [first, inserted] = line_of_id.emplace(question.question_id, number);
-    if (!inserted) {
-      context.fail_field("question_id", std::to_string(question.question_id) + " is already used on line " +
-                                            std::to_string(first->second));
-    }
-    questions.push_back(std::move(question));
+    questions.add(line, number);
   }
   if (in.bad()) throw InputError(source + ": read error after line " + std::to_string(number));
-  return questions;
+  return questions.take();
 }
 
 std::vector<Question> read_questions(const std::filesystem::path& path) {
-  std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
-  if (status.type() == std::filesystem::file_type::not_found) throw InputError(path.string() + ": no such file");
-  if (error) throw InputError(path.string() + ": cannot access: " + error.message());
-  if (std::filesystem::is_directory(status)) throw InputError(path.string() + ": is a directory, expected a .jsonl file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open for reading");
-  return read_questions(in, path.string());
+  QuestionLines questions(path.string());
+  LineReader lines(path);
+  std::string line;
+  while (lines.next(line)) questions.add(line, lines.line_number());
+  return questions.take();
 }
 
 std::string subtask_of(std::string_view category) {

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
+#include "impl/common/json_value.h"
 #include "impl/common/utf8.h"
 
 namespace specgate {
 namespace {
-
-constexpr int kMaxDepth = 512;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -161,7 +160,7 @@ void JsonScanner::scan_literal(std::string_view literal) {
 void JsonScanner::skip_value() { skip_value(0); }
 
 void JsonScanner::skip_value(int depth) {
-  if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  if (depth > kMaxJsonNesting) fail("nesting deeper than " + std::to_string(kMaxJsonNesting) + " levels");
   const char c = peek();
   switch (c) {
     case '{':

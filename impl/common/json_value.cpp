@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <iterator>
 
 #include "impl/common/error.h"
 #include "impl/common/json_scan.h"
+#include "impl/common/regular_file.h"
 
 namespace specgate {
 namespace {
@@ -29,11 +29,10 @@ std::string detail_after(const json::exception& e, std::string_view marker) {
 // The offset of the first number value of JSON `text` written as `literal` (a number nlohmann
 // could not hold), walking values only so that a string with the same characters is passed by.
 std::optional<size_t> find_number(std::string_view text, std::string_view literal) {
-  constexpr int kMaxDepth = 512;
   JsonScanner scanner(text);
   std::optional<size_t> found;
   const std::function<void(int)> walk = [&](int depth) {
-    if (depth > kMaxDepth) throw JsonSyntaxError(scanner.position(), "too deep");
+    if (depth > kMaxJsonNesting) throw JsonSyntaxError(scanner.position(), "too deep");
     const std::string kind = scanner.next_kind();
     if (kind == "object") return scanner.for_each_member([&](const std::string&) { walk(depth + 1); });
     if (kind == "list") return scanner.for_each_element([&] { walk(depth + 1); });
@@ -46,6 +45,27 @@ std::optional<size_t> find_number(std::string_view text, std::string_view litera
   } catch (const JsonSyntaxError&) {
   }
   return found;
+}
+
+// The offset of the bracket that opens a list or an object nested deeper than `max_nesting`,
+// outside strings; what follows it is not looked at.
+std::optional<size_t> too_deep_at(std::string_view text, int max_nesting) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_nesting) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
 }
 
 // Where the byte at `offset` of `text` is, 1-based.
@@ -70,7 +90,12 @@ std::string JsonError::at(bool one_line) const {
   return where + ": " + detail;
 }
 
-std::optional<json> parse_json(std::string_view text, JsonError& error) {
+std::optional<json> parse_json(std::string_view text, JsonError& error, std::optional<int> max_nesting) {
+  if (const std::optional<size_t> deep = max_nesting ? too_deep_at(text, *max_nesting) : std::nullopt) {
+    error.detail = "lists and objects nested deeper than " + std::to_string(*max_nesting) + " levels";
+    locate(text, *deep, error);
+    return std::nullopt;
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
@@ -93,20 +118,14 @@ std::optional<json> parse_json(std::istream& in, JsonError& error) {
 }
 
 JsonFile read_json_file(const std::filesystem::path& file) {
-  JsonFile out{file.string(), "", nullptr};
-  std::error_code unreadable;
-  const std::filesystem::file_status status = std::filesystem::status(file, unreadable);
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw InputError(out.name + ": not a regular file" + (std::filesystem::is_directory(status) ? " (a folder)" : ""));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(out.name + ": cannot open");
-  const uintmax_t size = std::filesystem::file_size(file, unreadable);
-  if (!unreadable && size > kMaxJsonFileBytes)
-    throw InputError(out.name + ": " + std::to_string(size) + " bytes, more than the " +
-                     std::to_string(kMaxJsonFileBytes >> 20) + " MiB a JSON file may be");
-  out.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return read_json_file(file, file.string());
+}
+
+JsonFile read_json_file(const std::filesystem::path& file, const std::string& name, std::optional<int> max_nesting) {
+  JsonFile out{name, "", nullptr};
+  out.text = RegularFile(file, name, kMaxJsonFileBytes, "a JSON file").read_rest();
   JsonError error;
-  std::optional<json> parsed = parse_json(out.text, error);
+  std::optional<json> parsed = parse_json(out.text, error, max_nesting);
   if (!parsed) throw InputError(out.name + ": not valid JSON" + error.at());
   out.value = std::move(*parsed);
   return out;

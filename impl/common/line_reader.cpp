@@ -19,25 +19,20 @@ void strip_carriage_return(std::string& line) {
 
 }  // namespace
 
-LineReader::LineReader(const std::filesystem::path& path) : path_(path), buffer_(kBlockBytes) {
-  std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
-  if (status.type() == std::filesystem::file_type::not_found) throw InputError(path.string() + ": no such file");
-  if (error) throw InputError(path.string() + ": cannot access: " + error.message());
-  if (std::filesystem::is_directory(status)) throw InputError(path.string() + ": is a directory, expected a .jsonl file");
-  in_.open(path, std::ios::binary);
-  if (!in_) throw InputError(path.string() + ": cannot open for reading");
-}
+LineReader::LineReader(const std::filesystem::path& path) : path_(path), file_(path, path.string()), buffer_(kBlockBytes) {}
 
 bool LineReader::refill() {
   consumed_ += filled_;
   position_ = filled_ = 0;
-  if (!in_) return false;
-  in_.read(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-  if (in_.bad()) throw InputError(path_.string() + ": read error after line " + std::to_string(line_number_));
-  filled_ = static_cast<size_t>(in_.gcount());
+  if (ended_) return false;
+  try {
+    filled_ = file_.read(buffer_);
+  } catch (const InputError&) {
+    throw InputError(path_.string() + ": read error after line " + std::to_string(line_number_));
+  }
   hash_.update({buffer_.data(), filled_});
-  return filled_ > 0;
+  ended_ = filled_ == 0;
+  return !ended_;
 }
 
 bool LineReader::next(std::string& line) {
@@ -72,10 +67,17 @@ bool LineReader::next(std::string& line) {
 }
 
 std::string read_line_at(const std::filesystem::path& path, uint64_t offset) {
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(offset));
+  const RegularFile file(path, path.string());
   std::string line;
-  if (!in || !std::getline(in, line)) throw InputError(path.string() + ": cannot read back the line at byte " + std::to_string(offset));
+  std::vector<char> block(1 << 16);
+  for (uint64_t at = offset; line.size() <= kMaxLineBytes;) {
+    const size_t got = file.read_at(at, block);
+    if (got == 0 && at == offset) throw InputError(path.string() + ": cannot read back the line at byte " + std::to_string(offset));
+    const auto* newline = static_cast<const char*>(std::memchr(block.data(), '\n', got));
+    line.append(block.data(), newline != nullptr ? static_cast<size_t>(newline - block.data()) : got);
+    if (newline != nullptr || got == 0) break;
+    at += got;
+  }
   strip_carriage_return(line);
   if (offset == 0 && line.starts_with(kByteOrderMark)) line.erase(0, kByteOrderMark.size());
   return line;

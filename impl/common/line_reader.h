@@ -2,10 +2,10 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "impl/common/regular_file.h"
 #include "impl/common/sha256.h"
 
 namespace specgate {
@@ -19,7 +19,8 @@ inline constexpr size_t kMaxLineBytes = size_t{16} << 20;
 // before the first line is skipped.
 class LineReader {
  public:
-  // Throws InputError naming the path when it does not exist, is a folder or cannot be opened.
+  // Throws InputError naming the path as RegularFile does: when it does not exist, is a folder, a
+  // FIFO or anything but a regular file, or cannot be opened.
   explicit LineReader(const std::filesystem::path& path);
 
   // The next line without its end of line (LF or CRLF); false at the end of the file. A last
@@ -38,7 +39,8 @@ class LineReader {
   bool refill();
 
   std::filesystem::path path_;
-  std::ifstream in_;
+  RegularFile file_;
+  bool ended_ = false;
   Sha256 hash_;
   std::string sha256_;
   std::vector<char> buffer_;
@@ -48,7 +50,8 @@ class LineReader {
   uint64_t line_offset_ = 0;
 };
 
-// The line starting at byte `offset` of `path` (as LineReader::line_offset() gave it).
+// The line starting at byte `offset` of `path` (as LineReader::line_offset() gave it), read
+// through a RegularFile.
 std::string read_line_at(const std::filesystem::path& path, uint64_t offset);
 
 }  // namespace specgate

@@ -351,7 +351,7 @@ TEST_F(AnswerFileTest, MissingFilesAndFoldersAreInputErrors) {
     AnswerReader reader(dir_, TurnScope::kAll);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a regular file (a folder)"), std::string::npos) << e.what();
   }
 }
 

@@ -1,4 +1,5 @@
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -170,7 +171,13 @@ TEST_F(BenchQuestionFileTest, AMissingFileIsNamed) {
 }
 
 TEST_F(BenchQuestionFileTest, ADirectoryIsNotAQuestionFile) {
-  EXPECT_EQ(error_reading(dir_), dir_.string() + ": is a directory, expected a .jsonl file");
+  EXPECT_EQ(error_reading(dir_), dir_.string() + ": not a regular file (a folder)");
+}
+
+TEST_F(BenchQuestionFileTest, AFifoIsRefusedWithoutWaitingForAWriter) {
+  const std::filesystem::path path = dir_ / "bench.fifo";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(error_reading(path), path.string() + ": not a regular file (a FIFO)");
 }
 
 TEST_F(BenchQuestionFileTest, AFileThatCannotBeOpenedIsNamed) {
@@ -182,14 +189,14 @@ TEST_F(BenchQuestionFileTest, AFileThatCannotBeOpenedIsNamed) {
   address.sun_family = AF_UNIX;
   path.string().copy(address.sun_path, sizeof(address.sun_path) - 1);
   ASSERT_EQ(::bind(socket, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
-  EXPECT_EQ(error_reading(path), path.string() + ": cannot open for reading");
+  EXPECT_EQ(error_reading(path), path.string() + ": cannot open: No such device or address");
   ::close(socket);
 }
 
 TEST_F(BenchQuestionFileTest, APathThatCannotBeResolvedIsNamed) {
   std::filesystem::create_symlink(dir_ / "b.jsonl", dir_ / "a.jsonl");
   std::filesystem::create_symlink(dir_ / "a.jsonl", dir_ / "b.jsonl");
-  EXPECT_TRUE(error_reading(dir_ / "a.jsonl").starts_with((dir_ / "a.jsonl").string() + ": cannot access: "));
+  EXPECT_TRUE(error_reading(dir_ / "a.jsonl").starts_with((dir_ / "a.jsonl").string() + ": cannot open: "));
 }
 
 TEST_F(BenchQuestionFileTest, InvalidJsonNamesTheLineAndColumn) {

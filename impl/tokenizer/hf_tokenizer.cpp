@@ -17,7 +17,8 @@ std::optional<Component> optional_component(const JsonNode& root, std::string_vi
 }  // namespace
 
 std::unique_ptr<HfTokenizer> HfTokenizer::load(const std::filesystem::path& tokenizer_json) {
-  const JsonFile file = read_json_file(tokenizer_json);
+  // JsonNode bounds the nesting of what it reads (kMaxNesting, as the tokenizers library does).
+  const JsonFile file = read_json_file(tokenizer_json, tokenizer_json.string(), /*max_nesting=*/std::nullopt);
   const std::filesystem::path config_file = tokenizer_json.parent_path() / "tokenizer_config.json";
   return from_json(file, read_tokenizer_config(config_file), config_file.string());
 }
