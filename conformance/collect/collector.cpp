@@ -246,10 +246,8 @@ class Collector {
   // target's, as the server counts them: EOS or max_tokens may have cut the last one short, and
   // steps without drafts are not among them (acceptance puts both right).
   static void put_rounds(const SpeculationSteps& steps, AnswerTurn& turn) {
-    for (size_t i = 0; i < steps.drafted.size(); ++i) {
-      turn.accept_lengths.push_back(steps.accepted[i] + 1);
-      turn.round_drafts.push_back(steps.drafted[i]);
-    }
+    turn.round_drafts = steps.drafted;
+    for (const int64_t accepted : steps.accepted) turn.accept_lengths.push_back(accepted + 1);
   }
 
   static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {

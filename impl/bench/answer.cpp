@@ -58,7 +58,9 @@ json answer_json(const Answer& answer) {
   for (const AnswerTurn& turn : answer.turns) {
     choice["turns"].push_back(turn.text);
     choice["wall_time"].push_back(turn.wall_time);
-    for (int64_t accepted : turn.accept_lengths) choice["accept_lengths"].push_back(accepted);
+    // One list per turn where the rounds are listed beside their drafts, as round_drafts is.
+    if (answer.turns.front().round_drafts) choice["accept_lengths"].push_back(turn.accept_lengths);
+    else for (int64_t accepted : turn.accept_lengths) choice["accept_lengths"].push_back(accepted);
     json per_token = json::array();
     for (const auto& alternatives : turn.top_logprobs) {
       json entry = json::array();
@@ -79,9 +81,7 @@ json answer_json(const Answer& answer) {
   put_per_turn(choice, "decoding_steps", answer.turns, [](const AnswerTurn& t) { return t.decoding_steps; });
   put_per_turn(choice, "drafted_tokens", answer.turns, [](const AnswerTurn& t) { return t.drafted_tokens; });
   put_per_turn(choice, "accepted_drafts", answer.turns, [](const AnswerTurn& t) { return t.accepted_drafts; });
-  put_per_turn(choice, "round_drafts", answer.turns, [](const AnswerTurn& t) {
-    return t.round_drafts.empty() ? std::nullopt : std::optional(t.round_drafts);
-  });
+  put_per_turn(choice, "round_drafts", answer.turns, [](const AnswerTurn& t) { return t.round_drafts; });
   const auto coverage = [](auto field) {
     return [field](const AnswerTurn& t) { return t.coverage ? std::optional((*t.coverage).*field) : std::nullopt; };
   };

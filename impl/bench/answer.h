@@ -30,8 +30,9 @@ struct AnswerTurn {
   double wall_time = 0.0;
   std::vector<int64_t> accept_lengths;                       // one per decoding step, speculative engines
   // Per entry of accept_lengths, the drafts that step verified, where the engine reports them (a
-  // server that lists only its passes with drafts: the turn's other tokens came one a pass).
-  std::vector<int64_t> round_drafts;
+  // server that lists only its passes with drafts: the turn's other tokens came one a pass; an
+  // empty list where it verified none).
+  std::optional<std::vector<int64_t>> round_drafts;
   std::optional<int64_t> drafted_tokens, accepted_drafts;    // draft tokens proposed, and kept by the target
   // What a batch engine exercised of its layout (SequenceResult's coverage); absent for an
   // engine that decodes one sequence at a time or does not say.

@@ -57,7 +57,7 @@ class AcceptanceReader {
     if (!record.token_ids) throw InputError(at + ": field 'token_ids': missing; the acceptance check needs the engine's token ids");
     if (!record.prompt_token_ids)
       throw InputError(at + ": field 'prompt_token_ids': missing; the acceptance check re-scores the prompt the engine was fed");
-    if (record.speed.accept_steps == 0)
+    if (record.speed.accept_steps == 0 && !record.speed.round_drafts)
       throw InputError(at + ": field 'choices[0].accept_lengths': missing or empty; the acceptance check needs the rounds "
                        "of a speculative engine");
     if (!record.speed.accept_lengths)

@@ -83,6 +83,10 @@ TEST(AnswerLine, ReadsEachRoundsDraftsBesideItsAcceptLength) {
       R"( "accept_lengths": [3, 1], "round_drafts": [[4, 2]]}]})";
   EXPECT_EQ(parse(line).speed.round_drafts, (std::vector<std::vector<int64_t>>{{4, 2}}));
   EXPECT_FALSE(parse(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [1]}]})").speed.round_drafts);
+  EXPECT_EQ(parse(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [[]], "round_drafts": [[]]}]})")
+                .speed.round_drafts,
+            (std::vector<std::vector<int64_t>>{{}}))
+      << "a server that verified no drafts in this answer";
   EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [1, 2], "round_drafts": [[4]]}]})"),
             "a.jsonl:7: field 'choices[0].round_drafts[0]': has 1 entries for 2 of accept_lengths");
   EXPECT_EQ(error_for(R"({"question_id": 1, "choices": [{"turns": ["a"], "accept_lengths": [4], "round_drafts": [[2]]}]})"),
@@ -128,6 +132,16 @@ TEST(AnswerLine, WrittenAnswersReadBackWithOnlyTheFiguresTheyHave) {
   EXPECT_FALSE(text_read.speed.new_tokens.has_value()) << "unknown, not 0";
   EXPECT_FALSE(text_read.speed.decoding_steps.has_value());
   EXPECT_EQ(text_line.str().find("prompt_token_ids"), std::string::npos);
+
+  // A server's listed rounds go one list per turn, a turn without any an empty one.
+  Answer listed{.question_id = 7};
+  listed.turns.push_back({.text = "ab", .token_ids = {97, 98, 99}, .accept_lengths = {2}, .round_drafts = std::vector<int64_t>{4}});
+  listed.turns.push_back({.text = "c", .token_ids = {99}, .round_drafts = std::vector<int64_t>{}});
+  std::ostringstream listed_line;
+  write_answer_line(listed_line, listed);
+  const AnswerRecord listed_read = parse(listed_line.str());
+  EXPECT_EQ(listed_read.speed.accept_lengths, (std::vector<std::vector<int64_t>>{{2}, {}})) << listed_line.str();
+  EXPECT_EQ(listed_read.speed.round_drafts, (std::vector<std::vector<int64_t>>{{4}, {}})) << listed_line.str();
 }
 
 TEST(AnswerLine, StreamedTurnsRoundTripAndAreReadPerScoredTurn) {
