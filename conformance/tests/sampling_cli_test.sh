@@ -157,16 +157,21 @@ grep -q "outside the shaped target distribution's support beyond the margin of 1
 
 # A bfloat16 engine: over 11,520 tokens at top-k 50, top-p 0.95 some sit on the support's
 # boundary, outside it by a hair under float64 re-scoring. With the bfloat16 margin (the answers
-# record their dtype) they are reported and pass; held to float64's margin they reject.
-for seed in 1 2 3 4 5 6; do
+# record their dtype) they are reported and pass; held to float64's margin they reject. Which
+# draws land there depends on the CPU's bfloat16 rounding, so more seeds are drawn (up to 12 runs)
+# until one does, and the check fails saying so when none does.
+bf16=()
+for seed in $(seq 12); do
   "$conformance" generate --engine nonspec-batch --target "$fixtures/target" --bench "$bench" --dtype bfloat16 \
     --max-new-tokens 64 --temperature 0.8 --top-k 50 --top-p 0.95 --seed $((seed * 1000)) \
     --out "$work/bf16-$seed.jsonl" >/dev/null || fail "generate bfloat16"
+  bf16+=(--answers "$work/bf16-$seed.jsonl")
+  [ "$seed" -lt 6 ] && continue
+  check "${bf16[@]}" --json "$work/bf16.json" >"$work/out" || fail "a correct bfloat16 engine rejected: $(cat "$work/out")"
+  "$python" -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["answers"]["boundary"] else 1)' \
+    "$work/bf16.json" && break
 done
-bf16=()
-for seed in 1 2 3 4 5 6; do bf16+=(--answers "$work/bf16-$seed.jsonl"); done
-check "${bf16[@]}" --json "$work/bf16.json" >"$work/out" || fail "a correct bfloat16 engine rejected: $(cat "$work/out")"
-"$python" - "$work/bf16.json" <<'PY' || fail "bfloat16 boundary"
+"$python" - "$work/bf16.json" <<'PY' || fail "bfloat16 boundary: no draw on the support's boundary in $((${#bf16[@]} / 2)) runs"
 import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["support_margin"]["engine_dtype"] == "bfloat16" and report["support_margin"]["source"] == "answers"
