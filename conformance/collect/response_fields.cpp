@@ -122,7 +122,13 @@ void read_vllm_speculation(const json& body, std::optional<int64_t>& drafted_tok
     throw MalformedResponse(path + ".num_accepted_draft_tokens", "more than num_draft_tokens");
   const json* drafted = optional_member(*speculation, "per_step_drafted");
   const json* accepted = optional_member(*speculation, "per_step_accepted");
-  if (drafted == nullptr && accepted == nullptr) return;
+  if (drafted == nullptr && accepted == nullptr) {
+    // vLLM leaves the lists out when they are empty: no step verified drafts.
+    if (const json* steps_taken = optional_member(*speculation, "num_spec_steps");
+        steps_taken != nullptr && count(*steps_taken, path + ".num_spec_steps") == 0)
+      steps = SpeculationSteps{};
+    return;
+  }
   if (drafted == nullptr || accepted == nullptr)
     throw MalformedResponse(path, "per_step_drafted and per_step_accepted come together");
   SpeculationSteps read;

@@ -100,6 +100,23 @@ TEST(VllmResponses, ADraftModelsStepsListEveryPass) {
   EXPECT_EQ(c.steps->accepted, std::vector<int64_t>(10, 0));
 }
 
+// vLLM's RequestSpecDecodeMetrics.to_dict leaves per_step_* out when they are empty: an answer
+// in which no step verified drafts (an n-gram lookup that never matched).
+TEST(VllmResponses, AnAnswerWithoutAnyVerifyStepHasAnEmptyListOfThem) {
+  std::string body = recorded("completions.json");
+  const size_t from = body.find("\"speculative_decoding\"");
+  ASSERT_NE(from, std::string::npos);
+  const size_t to = body.find('}', from);
+  body.replace(from, to + 1 - from,
+               R"("speculative_decoding": {"mean_acceptance_length": 1.0, "draft_acceptance_rate": 0.0,
+                 "acceptance_histogram": [0, 0, 0, 0, 0], "num_spec_steps": 0, "num_accepted_draft_tokens": 0,
+                 "num_draft_tokens": 0, "num_spec_tokens": 4})");
+  const Completion c = make_vllm_dialect()->parse_response(body);
+  ASSERT_TRUE(c.steps.has_value()) << "none, not unknown";
+  EXPECT_TRUE(c.steps->drafted.empty());
+  EXPECT_EQ(c.drafted_tokens, 0);
+}
+
 TEST(VllmResponses, StepsThatDisagreeWithTheirTotalsAreMalformed) {
   std::string body = recorded("completions.json");
   const std::string steps = "\"per_step_accepted\":[4,4]";
