@@ -82,8 +82,8 @@ def main():
                     write(file, part)
                     sizes.append(tokens(part))
                     rejected += rejects(command(file, 1000 * size + draw))
-                rows.append((name, verdict, size, "answers", statistics.median(sizes), rejected))
-                print(f"{name} {verdict}: {size} answers a draw (median {statistics.median(sizes)} tokens): "
+                rows.append((name, verdict, size, "answer", statistics.median(sizes), rejected))
+                print(f"{name} {verdict}: {size} answer{'s' if size > 1 else ''} a draw (median {statistics.median(sizes)} tokens): "
                       f"{rejected} of {DRAWS} rejected", flush=True)
                 if rejected >= NEEDED:
                     break
