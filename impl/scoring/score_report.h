@@ -94,8 +94,9 @@ struct DivergenceCounts {
 // Speed over a group's compared questions, as Spec-Bench's speed.py reads answers; a number the
 // answers cannot give is absent, never 0.
 struct SpeedSummary {
-  // The candidate's tokens per target pass: accept_lengths' mean where answers have them, else
-  // new_tokens / decoding_steps, pooled over the questions.
+  // The candidate's tokens per target pass: accept_lengths' mean where answers have them (with
+  // round_drafts, the passes left out counted as one token each), else new_tokens /
+  // decoding_steps, pooled over the questions.
   std::optional<double> tokens_per_pass;
   std::optional<double> acceptance;  // the candidate's accepted_drafts / drafted_tokens, pooled
   // Each side's mean over questions of new_tokens / wall_time.
