@@ -300,6 +300,16 @@ TEST(AnswerLine, MalformedAlternativesAreReportedWhenRead) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "a.jsonl:7: field 'top_logprobs[0][0].logprob': missing");
   }
+  // A value above 0 is no log-probability: it would make every alternative look as likely.
+  const std::string above = R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4, "logprob": 5.0}]]})";
+  try {
+    recorded_alternatives(above, "a.jsonl", 7, 0, 0);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "a.jsonl:7: field 'top_logprobs[0][0].logprob': log-probability 5.0 is above 0");
+  }
+  const std::string rounded = R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4, "logprob": 2e-7}]]})";
+  EXPECT_DOUBLE_EQ(recorded_alternatives(rounded, "a.jsonl", 7, 0, 0).at(0).logprob, 2e-7);
 }
 
 class AnswerFileTest : public TempFolderTest {};
