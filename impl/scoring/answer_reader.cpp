@@ -10,6 +10,7 @@
 #include "impl/common/error.h"
 #include "impl/common/json_line_context.h"
 #include "impl/common/json_scan.h"
+#include "impl/common/logprob_limit.h"
 
 namespace specgate {
 namespace {
@@ -515,6 +516,8 @@ std::vector<TokenLogprob> parse_alternatives(const json& value, const std::strin
     const int64_t token = parse_token(required(value[k], "token_id", entry + ".token_id", context), entry + ".token_id", context);
     const json& logprob = required(value[k], "logprob", entry + ".logprob", context);
     if (!logprob.is_number()) context.fail_type(entry + ".logprob", "a number", logprob);
+    if (logprob.get<double>() > kMostLogprobAboveZero)
+      context.fail_field(entry + ".logprob", "log-probability " + logprob.dump() + " is above 0");
     alternatives.push_back({token, logprob.get<double>()});
   }
   return alternatives;
