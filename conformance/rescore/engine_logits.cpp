@@ -45,9 +45,10 @@ void write_file(const std::filesystem::path& path, const std::string& body) {
   std::filesystem::rename(partial, path);
 }
 
-// The unseen entries of one position filled at the two extremes their mass allows (KnownLogits).
-void fill_position(const std::vector<TokenLogprob>& row, int64_t top_k, int64_t vocab, double* heavy, double* spread,
-                   bool* unseen) {
+// The unseen entries of one position filled at the two extremes their mass allows (KnownLogits);
+// true where `token` is ranked past the k and the unseen mass could hold a token ahead of it.
+bool fill_position(const std::vector<TokenLogprob>& row, int64_t token, int64_t top_k, int64_t vocab, double* heavy,
+                   double* spread, bool* unseen) {
   std::vector<double> returned;
   double seen_mass = 0.0;
   for (const TokenLogprob& entry : row) {
@@ -59,15 +60,16 @@ void fill_position(const std::vector<TokenLogprob>& row, int64_t top_k, int64_t 
   }
   const auto unseen_count = vocab - static_cast<int64_t>(row.size());
   const double mass = std::max(0.0, 1.0 - seen_mass);
-  if (unseen_count == 0 || mass == 0.0) return;
-  // Every unseen entry is at most as likely as the k-th most likely returned.
+  if (unseen_count == 0 || mass == 0.0) return false;
+  // Every unseen entry is at most as likely as the k-th most likely returned; at a tie, behind it.
   std::sort(returned.begin(), returned.end(), std::greater<>());
-  const double floor = returned[static_cast<size_t>(std::min<int64_t>(top_k, static_cast<int64_t>(returned.size())) - 1)];
+  const double kth = returned[static_cast<size_t>(std::min<int64_t>(top_k, static_cast<int64_t>(returned.size())) - 1)];
+  const double floor = std::nextafter(kth, -INFINITY);
   const double each = std::exp(floor);
+  const double own = std::min(heavy[token], 0.0);
   const auto at_floor = static_cast<int64_t>(std::min(static_cast<double>(unseen_count), std::floor(mass / each)));
   const double remainder = mass - static_cast<double>(at_floor) * each;
   const double spread_logprob = std::log(mass / static_cast<double>(unseen_count));
-  // The entries at the k-th's value take the highest ids: a tie with a returned token falls behind it.
   int64_t filled = 0;
   for (int64_t id = vocab - 1; id >= 0; --id) {
     if (!unseen[id]) continue;
@@ -76,6 +78,7 @@ void fill_position(const std::vector<TokenLogprob>& row, int64_t top_k, int64_t 
     else if (filled == at_floor && remainder > 0.0) heavy[id] = std::log(remainder);
     ++filled;
   }
+  return own < kth && mass >= std::exp(own);
 }
 
 }  // namespace
@@ -245,12 +248,14 @@ std::optional<KnownLogits> EngineLogits::logits_before(std::span<const int64_t> 
   const auto options = at::TensorOptions().dtype(at::kDouble);
   at::Tensor heavy = at::full({n, vocab}, -INFINITY, options), spread = at::full({n, vocab}, -INFINITY, options);
   at::Tensor unseen = at::ones({n, vocab}, options.dtype(at::kBool));
+  at::Tensor ranked_past = at::zeros({n}, options.dtype(at::kBool));
   for (int64_t i = 0; i < n; ++i) {
-    fill_position(rows[prompt.size() - 1 + static_cast<size_t>(i)], options_.top_k, vocab, heavy[i].data_ptr<double>(),
-                  spread[i].data_ptr<double>(), unseen[i].data_ptr<bool>());
+    ranked_past[i] = fill_position(rows[prompt.size() - 1 + static_cast<size_t>(i)], generated[static_cast<size_t>(i)],
+                                   options_.top_k, vocab, heavy[i].data_ptr<double>(), spread[i].data_ptr<double>(),
+                                   unseen[i].data_ptr<bool>());
   }
-  if (!unseen.any().item<bool>()) return KnownLogits{{heavy}, {}};
-  return KnownLogits{{heavy, spread}, unseen};
+  if (!unseen.any().item<bool>()) return KnownLogits{{heavy}, {}, {}};
+  return KnownLogits{{heavy, spread}, unseen, ranked_past};
 }
 
 EngineLogitsCost EngineLogits::cost() const {

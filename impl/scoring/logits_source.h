@@ -18,9 +18,13 @@ namespace specgate {
 // orders the returned token first, as the engine's top k did), and that mass spread evenly over
 // them. A figure computed from the fillings that agrees between both is one
 // the unseen entries cannot change; one that differs is unknown.
+// The fillings bound the normaliser and what lies ahead of a returned token, but not the mass
+// between an answer's token ranked past the k and the k-th: where that could hold a token,
+// `ranked_past` marks the position, and nothing that turns on the tokens ahead of it is known.
 struct KnownLogits {
   std::vector<at::Tensor> fillings;
-  at::Tensor unseen;  // [n, V] bool: the entries filled in; undefined when every entry is known
+  at::Tensor unseen;       // [n, V] bool: the entries filled in; undefined when every entry is known
+  at::Tensor ranked_past;  // [n] bool; undefined when every entry is known
 };
 
 // Where a Rescorer takes the target's logits from: its own forward pass over a local

@@ -287,7 +287,9 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
     masses.own.push_back(rows[3 * i + 1]);
     masses.boundary.push_back(rows[3 * i + 2] != 0.0);
   }
-  masses.exact = flags_on_host(figures.exact);
+  const at::Tensor exact =
+      logits->ranked_past.defined() ? figures.exact.logical_and(logits->ranked_past.logical_not()) : figures.exact;
+  masses.exact = flags_on_host(exact);
   return masses;
 }
 
