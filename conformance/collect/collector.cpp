@@ -30,7 +30,6 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr double kLongestWaitSeconds = 60.0;
-constexpr size_t kQuotedBodyBytes = 200;
 // The chat_template of answers from a chat endpoint, which renders prompts with its own.
 constexpr const char* kServerTemplate = "server";
 
@@ -49,12 +48,6 @@ struct Ask {
   int64_t sample = 0;
   bool filler = false;  // asked to crowd the server; its answer is not written
 };
-
-std::string quoted_body(const std::string& body) {
-  std::string quoted = body.substr(0, kQuotedBodyBytes);
-  std::replace(quoted.begin(), quoted.end(), '\n', ' ');
-  return body.size() > kQuotedBodyBytes ? quoted + "..." : quoted;
-}
 
 class Collector {
  public:
@@ -283,7 +276,7 @@ class Collector {
     for (const int64_t accepted : steps.accepted) turn.accept_lengths.push_back(accepted + 1);
   }
 
-  static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {
+  AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) const {
     Completion& completion = reply.first;
     AnswerTurn turn{.text = std::move(completion.text), .token_ids = completion.token_ids.value_or(std::vector<int64_t>{}),
                     .prompt_token_ids = std::move(completion.prompt_token_ids), .new_tokens = completion.new_tokens,
@@ -291,6 +284,9 @@ class Collector {
                     .drafted_tokens = completion.drafted_tokens, .accepted_drafts = completion.accepted_drafts,
                     .top_logprobs = std::move(completion.top_logprobs), .stream = std::move(completion.stream)};
     if (turn.prompt_token_ids.empty() && request.prompt_ids) turn.prompt_token_ids = *request.prompt_ids;
+    if (job_.ids_from_server && (turn.prompt_token_ids.empty() || !completion.token_ids))
+      throw MalformedResponse(turn.prompt_token_ids.empty() ? "prompt_token_ids" : "token_ids",
+                              "missing; --tokenizer-from-server reads the ids back from the server");
     if (completion.steps) put_rounds(*completion.steps, turn);
     return turn;
   }

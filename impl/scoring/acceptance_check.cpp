@@ -41,6 +41,9 @@ class AcceptanceReader {
       : request_(request), report_(report), warpers_(request.sampling, ""), draft_tokens_(request.draft_tokens) {}
 
   void read(const std::filesystem::path& file) {
+    const std::vector<std::vector<int64_t>> sequences = rescorable_sequences(file, TurnScope::kAll);
+    request_.target->prepare(sequences);
+    if (request_.draft != nullptr) request_.draft->prepare(sequences);
     AnswerReader reader(file, TurnScope::kAll);
     while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record);
     report_.files.push_back(reader.file());

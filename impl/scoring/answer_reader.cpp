@@ -625,4 +625,19 @@ std::optional<AnswerRecord> AnswerReader::next() {
   return std::nullopt;
 }
 
+std::vector<std::vector<int64_t>> rescorable_sequences(const std::filesystem::path& path, TurnScope scope) {
+  std::vector<std::vector<int64_t>> sequences;
+  AnswerReader reader(path, scope);
+  while (const std::optional<AnswerRecord> record = reader.next()) {
+    if (!record->token_ids || !record->prompt_token_ids) continue;
+    for (size_t turn = 0; turn < record->token_ids->size() && turn < record->prompt_token_ids->size(); ++turn) {
+      const std::vector<int64_t>& generated = (*record->token_ids)[turn];
+      if (generated.empty()) continue;
+      std::vector<int64_t>& sequence = sequences.emplace_back((*record->prompt_token_ids)[turn]);
+      sequence.insert(sequence.end(), generated.begin(), generated.end());
+    }
+  }
+  return sequences;
+}
+
 }  // namespace specgate

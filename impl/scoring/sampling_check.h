@@ -37,6 +37,9 @@ struct SampledSide {
   int64_t tokens = 0;  // generated tokens scored, those outside the support included
   std::vector<UnsupportedToken> outside_support;  // beyond the margin
   std::vector<UnsupportedToken> boundary;         // outside the support, within the margin: not in the PIT
+  // Tokens whose PIT, or whether they are inside the support, depends on log-probabilities the
+  // reference engine did not return (past its top k): not in the test. None from a checkpoint.
+  std::vector<UnsupportedToken> beyond_top_k;
   UniformityHistogram histogram{};
   HistogramBand band;           // every bin inside it 95 times in 100 for a correct engine
   DistributionTest uniformity;  // one-sample Kolmogorov-Smirnov of the PIT values, token by token
@@ -71,7 +74,7 @@ struct SupportRateGroup {
 struct SamplingCheckRequest {
   std::vector<std::filesystem::path> answers;   // the engine's answers (speculation on)
   std::vector<std::filesystem::path> baseline;  // optional: the same engine with speculation off
-  const Rescorer* rescorer = nullptr;           // the target checkpoint
+  const Rescorer* rescorer = nullptr;           // the target: a checkpoint or the reference engine
   // The warpers the engine applied; nullopt: every answer's run.sampling, which must agree.
   std::optional<SamplingParams> sampling;
   double alpha = 0.05;

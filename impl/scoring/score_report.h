@@ -41,6 +41,11 @@ struct ScoreSettings {
   GateSettings gate;
   std::optional<std::filesystem::path> rescore_with;
   std::string rescore_dtype, rescore_device, rescore_chat_template;  // meaningful with rescore_with
+  // Or the reference engine that re-scores through its prompt log-probabilities of the top k; its
+  // dtype as the user states it (empty: not stated) is in rescore_dtype.
+  std::optional<std::string> rescore_endpoint;
+  std::string rescore_api;
+  int64_t rescore_top_k = 0;
   // A turn's trailing id among these is not compared (engines differ on keeping it); empty
   // when the EOS ids are not known.
   std::vector<int64_t> eos_ids;
