@@ -72,7 +72,7 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
                       .out_dir = o.out_dir, .bench = o.server.bench, .near_ties_fail = o.near_ties_fail};
   if (!o.spec_off_endpoint.empty()) job.spec_off = parse_endpoint(o.spec_off_endpoint);
   if (o.prompt_logprobs > 0 && !dialect->gives_prompt_logprobs())
-    throw InputError("--prompt-logprobs: the " + o.server.api + " API does not report prompt log-probabilities (vllm does)");
+    throw InputError("--prompt-logprobs: the " + o.server.api + " API does not report prompt log-probabilities (vllm and sglang do)");
   job.collect.defaults.prompt_logprobs = o.prompt_logprobs;
   CrowdSettings crowd = o.crowd;
   crowd.fillers_asked = command.count("--fillers") > 0;

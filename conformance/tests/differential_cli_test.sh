@@ -280,6 +280,6 @@ expect_usage_error "--crowds" "${args[@]}" --endpoint "$correct" --crowds 0
 expect_usage_error "--logprob-tolerance: must be a finite number of nats >= 0" "${args[@]}" --endpoint "$correct" --logprob-tolerance -1
 expect_usage_error "--stream: log-probabilities are not read from streams" "${args[@]}" --endpoint "$correct" --stream \
   --top-logprobs 2
-expect_usage_error "--prompt-logprobs: the sglang API does not report prompt log-probabilities" differential --api sglang \
+expect_usage_error "--prompt-logprobs: the tgi API does not report prompt log-probabilities" differential --api tgi \
   --model fixture --bench "$bench" --out-dir "$work/bad" --endpoint "$correct" --prompt-logprobs 2
 finish differential_cli
