@@ -5,6 +5,7 @@
 #include "impl/bench/conversation.h"
 #include "impl/checkpoint/model_io.h"
 #include "impl/model/transformer.h"
+#include "impl/scoring/support_band.h"
 #include "impl/tokenizer/tokenizer.h"
 
 namespace specgate {
@@ -93,8 +94,8 @@ std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(std::span<const in
 
 std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_t> prompt,
                                                           std::span<const int64_t> generated,
-                                                          const SamplingParams& sampling, double logit_margin,
-                                                          std::string& why_not) const {
+                                                          const SamplingParams& sampling, const SupportMargin& margin,
+                                                          const Rescorer* in_engine_dtype, std::string& why_not) const {
   const std::optional<at::Tensor> logits = logits_before(model_->transformer, prompt, generated, why_not);
   if (!logits) return std::nullopt;
   const int64_t n = static_cast<int64_t>(generated.size());
@@ -107,22 +108,19 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
   const at::Tensor ids = at::arange(probabilities.size(1), chosen.options()).unsqueeze(0);
   const at::Tensor ahead = probabilities.gt(own).logical_or(probabilities.eq(own).logical_and(ids.lt(chosen)));
   const at::Tensor below = (probabilities * ahead).sum(1);
-  // A token outside the support, in the worst case of every logit moving by half the margin: it
-  // and every token not ahead of it up by the margin against those ahead. Top-k and min-p turn on
-  // its logit against the ones ahead, top-p on the mass ahead of it, which this makes smallest.
-  const at::Tensor boundary = at::zeros({n}, own.options().dtype(at::kBool));
-  const at::Tensor outside = own.squeeze(1).eq(0.0).nonzero().squeeze(1);
-  if (outside.numel() > 0) {
-    const at::Tensor unshaped = logits->index_select(0, outside).to(at::kDouble), token = chosen.index_select(0, outside);
-    const at::Tensor own_logit = unshaped.gather(1, token);
-    const at::Tensor ahead_in_logits = unshaped.gt(own_logit).logical_or(unshaped.eq(own_logit).logical_and(ids.lt(token)));
-    const at::Tensor raised = unshaped + ahead_in_logits.logical_not().to(at::kDouble) * logit_margin;
-    boundary.index_put_({outside}, sampling_distribution(raised, sampling).gather(1, token).squeeze(1).gt(0.0));
+  const at::Tensor band = within_support_margin(*logits, probabilities, sampling, margin);  // [n, V]
+  std::vector<at::Tensor> rows = {below, own.squeeze(1), band.gather(1, chosen).squeeze(1).to(at::kDouble)};
+  if (in_engine_dtype) {
+    const std::optional<at::Tensor> rounded = logits_before(in_engine_dtype->model_->transformer, prompt, generated, why_not);
+    if (!rounded) return std::nullopt;
+    const at::Tensor engine = sampling_distribution(rounded->to(probabilities.device()), sampling);
+    rows.push_back((engine * band).sum(1));
   }
-  const at::Tensor host = at::stack({below, own.squeeze(1), boundary.to(at::kDouble)}).cpu().contiguous();
+  const at::Tensor host = at::stack(rows).cpu().contiguous();
   const double* data = host.data_ptr<double>();
-  TokenMasses masses{{data, data + n}, {data + n, data + 2 * n}, {}};
+  TokenMasses masses{{data, data + n}, {data + n, data + 2 * n}, {}, {}};
   for (int64_t i = 0; i < n; ++i) masses.boundary.push_back(data[2 * n + i] != 0.0);
+  if (in_engine_dtype) masses.boundary_chance.assign(data + 3 * n, data + 4 * n);
   return masses;
 }
 
