@@ -101,7 +101,8 @@ def summary(row):
 
 results = [summary(row) for row in rows]
 lines = ["# The one-sample verdict on bfloat16 engines: power and false alarms", "",
-         f"`DRAWS={draws} FILES={files} CORRECT_RUNS={runs} ./ci/sampling_power_bfloat16.sh`: EQSPEC on the fixture "
+         f"`DRAWS={draws} FILES={files} CORRECT_RUNS={runs} CASES=\"{' '.join(cases)}\" "
+         "./ci/sampling_power_bfloat16.sh`: EQSPEC on the fixture "
          "pair in bfloat16 (K 3, batch 6, the 30 short-prompt questions, 64 new tokens a file), judged by "
          "`conformance sampling` (float64 re-scorer, bfloat16 support margin and boundary rate, alpha 0.05) at T 0.8, "
          "top-k 12, top-p 0.9 (T 0.8, min-p 0.1 for the min-p bug). Each draw its own seeds and PIT seed.", "",
