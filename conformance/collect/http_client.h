@@ -34,6 +34,9 @@ struct HttpLimits {
   int64_t max_response_bytes = int64_t{256} << 20;  // a longer response body fails the request
 };
 
+// The start of a response body on one line, as an error message quotes it.
+std::string quoted_body(const std::string& body);
+
 // One keep-alive connection to a server; not to be shared between threads.
 class HttpClient {
  public:

@@ -31,6 +31,7 @@ class OpenaiDialect : public Dialect {
   bool gives_token_ids() const override { return vllm_; }
   bool gives_top_logprobs() const override { return vllm_; }
   bool gives_prompt_logprobs() const override { return vllm_; }
+  bool gives_prompt_token_ids() const override { return vllm_; }
   // serving.py's _create_completion_logprobs keeps the position's dict whole: the chosen token,
   // then the k most likely, a key each.
   AlternativesListing alternatives_listing() const override {

@@ -5,7 +5,8 @@
 // docs/advanced_features/deterministic_inference.md (sampling_params.sampling_seed, honoured
 // with --enable-deterministic-inference); python/sglang/srt/managers/tokenizer_manager.py (the
 // response {"text", "output_ids", "meta_info"}: finish_reason {type: stop, length or abort},
-// output_token_logprobs and output_top_logprobs
+// output_token_logprobs and output_top_logprobs, and from logprob_start_len on
+// input_token_logprobs and input_top_logprobs (the first prompt token's null),
 // hold (logprob, token_id, token_text) triples; under speculative decoding
 // _calculate_spec_decoding_metrics adds spec_verify_ct, the target's verification passes, and
 // the draft tokens proposed and accepted as spec_draft_token_num and spec_accept_token_num,
@@ -35,6 +36,7 @@ class SglangDialect : public Dialect {
   bool takes_token_ids() const override { return true; }
   bool gives_token_ids() const override { return true; }
   bool gives_top_logprobs() const override { return true; }
+  bool gives_prompt_logprobs() const override { return true; }
 
   std::string request_body(const CompletionRequest& r) const override {
     json sampling = {{"max_new_tokens", r.max_new_tokens}, {"temperature", r.temperature}};
@@ -48,10 +50,11 @@ class SglangDialect : public Dialect {
     } else {
       body["text"] = r.prompt_text;
     }
-    if (r.top_logprobs > 0) {
+    if (r.top_logprobs > 0 || r.prompt_logprobs > 0) {
       body["return_logprob"] = true;
-      body["top_logprobs_num"] = r.top_logprobs;
-      body["logprob_start_len"] = -1;
+      body["top_logprobs_num"] = std::max(r.top_logprobs, r.prompt_logprobs);
+      // From the first prompt token where the prompt's are asked; -1: the output's alone.
+      body["logprob_start_len"] = r.prompt_logprobs > 0 ? 0 : -1;
     }
     return body.dump();
   }
@@ -75,6 +78,7 @@ class SglangDialect : public Dialect {
     }
     if (logprobs != nullptr) completion.chosen_logprobs = chosen_logprobs_of(*logprobs, *completion.token_ids);
     if (const json* top = optional_member(meta, "output_top_logprobs")) completion.top_logprobs = top_alternatives(*top, completion.token_ids->size());
+    if (const json* input = optional_member(meta, "input_token_logprobs")) read_prompt_logprobs(meta, *input, completion);
     if (const json* passes = optional_member(meta, "spec_verify_ct")) completion.target_passes = count(*passes, "meta_info.spec_verify_ct");
     read_draft_counts(meta, completion.drafted_tokens, completion.accepted_drafts);
     return completion;
@@ -133,6 +137,26 @@ class SglangDialect : public Dialect {
       chosen.push_back(own.logprob);
     }
     return chosen;
+  }
+
+  // The prompt's ids from input_token_logprobs, and for each token after the first its
+  // input_top_logprobs with the token itself among them.
+  static void read_prompt_logprobs(const json& meta, const json& input, Completion& completion) {
+    const std::string path = "meta_info.input_token_logprobs", top_path = "meta_info.input_top_logprobs";
+    const json* top = optional_member(meta, "input_top_logprobs");
+    for (size_t i = 0; i < list(input, path).size(); ++i) {
+      const json& own = input[i];
+      if (list(own, at(path, i)).size() < 2) throw MalformedResponse(at(path, i), "expected [logprob, token_id, text]");
+      completion.prompt_token_ids.push_back(count(own[1], at(at(path, i), 1)));
+      if (i == 0) continue;
+      std::vector<TokenLogprob>& entry = completion.prompt_logprobs.emplace_back();
+      if (top != nullptr && per_token(*top, input.size(), top_path)[i].is_array()) {
+        for (size_t k = 0; k < (*top)[i].size(); ++k) entry.push_back(triple((*top)[i][k], at(at(top_path, i), k)));
+      }
+      const TokenLogprob itself = triple(own, at(path, i));
+      if (std::none_of(entry.begin(), entry.end(), [&](const TokenLogprob& a) { return a.token_id == itself.token_id; }))
+        entry.push_back(itself);
+    }
   }
 
   static std::vector<std::vector<TokenLogprob>> top_alternatives(const json& top, size_t tokens) {

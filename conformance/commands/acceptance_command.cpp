@@ -11,6 +11,7 @@
 #include "conformance/commands/commands.h"
 #include "conformance/commands/decoder_flags.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/rescore_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/commands/sampling_flags.h"
 #include "conformance/files/output_file.h"
@@ -35,6 +36,8 @@ struct AcceptanceOptions {
   SupportMarginFlags margin;
   SamplingParams warpers;
   ModelFlags loading{.dtype = "float64"};
+  RescoreEndpointFlags engine;
+  std::string draft_endpoint;
 };
 
 void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
@@ -43,16 +46,36 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   // The prompts are the answers' own prompt_token_ids; the template goes unused.
   const Drafting drafting = o.drafting.drafting();
   if (drafting.ngram && !o.draft.empty()) throw InputError("--draft: --drafter ngram uses no draft model");
-  if (!drafting.ngram && o.draft.empty()) throw InputError("--draft: needed, the engine's draft checkpoint, or --drafter ngram");
+  const bool draft_given = !o.draft.empty() || !o.draft_endpoint.empty();
+  if (!drafting.ngram && !draft_given)
+    throw InputError("--draft: needed, the engine's draft checkpoint (or --draft-endpoint), or --drafter ngram");
+  if (drafting.ngram && !o.draft_endpoint.empty()) throw InputError("--draft-endpoint: --drafter ngram uses no draft model");
+  if (!o.draft.empty() && !o.draft_endpoint.empty()) throw InputError("--draft or --draft-endpoint: give one of them");
+  if (o.target.empty() != o.engine.given()) throw InputError("--target or --rescore-endpoint: give one of them");
+  if (!o.draft_endpoint.empty() && !o.engine.given())
+    throw InputError("--draft-endpoint: only with --rescore-endpoint, whose settings it shares");
   if (drafting.ngram && command.count("--draft-sampling") > 0)
     throw InputError("--draft-sampling: --drafter ngram proposes looked-up tokens, not a draft model's");
-  const Rescorer target(o.target, dtype, device, ChatTemplate::kRaw);
-  const std::optional<Rescorer> draft =
-      drafting.ngram ? std::nullopt : std::make_optional<Rescorer>(o.draft, dtype, device, ChatTemplate::kRaw);
+  EngineRescorer target_engine, draft_engine;
+  std::unique_ptr<Rescorer> target_checkpoint, draft_checkpoint;
+  if (o.engine.given()) {
+    target_engine = engine_rescorer(o.engine, o.engine.endpoint, "--rescore-endpoint");
+  } else {
+    target_checkpoint = std::make_unique<Rescorer>(o.target, dtype, device, ChatTemplate::kRaw);
+  }
+  if (!o.draft_endpoint.empty()) {
+    RescoreEndpointFlags draft_flags = o.engine;
+    draft_flags.model.clear();
+    draft_engine = engine_rescorer(draft_flags, o.draft_endpoint, "--draft-endpoint");
+  } else if (!o.draft.empty()) {
+    draft_checkpoint = std::make_unique<Rescorer>(o.draft, dtype, device, ChatTemplate::kRaw);
+  }
+  const Rescorer& target = target_engine.rescorer ? *target_engine.rescorer : *target_checkpoint;
+  const Rescorer* draft = draft_engine.rescorer ? draft_engine.rescorer.get() : draft_checkpoint.get();
   const AcceptanceCheckReport report = check_acceptance(
       {.answers = o.answers,
        .target = &target,
-       .draft = draft ? &*draft : nullptr,
+       .draft = draft,
        .ngram = drafting.ngram ? std::optional(drafting.lookup) : std::nullopt,
        .greedy_drafts = o.draft_sampling == "greedy",
        .sampling = given_warpers(o.warpers, command),
@@ -63,6 +86,8 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .support_margin = given_support_margin(o.margin, command)});
   std::vector<NamedInput> inputs = {{"--target", o.target}, {"--draft", o.draft}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
+  if (target_engine.rescorer) print_rescore_cost(target_engine, "target re-scored through " + o.engine.endpoint);
+  if (draft_engine.rescorer) print_rescore_cost(draft_engine, "draft re-scored through " + o.draft_endpoint);
   write_acceptance_summary(report, std::cout);
   write_reports({{"--json", o.json, [&](std::ostream& out) { out << acceptance_report_json(report).dump(2) << "\n"; }},
                  {"--junit", o.junit, [&](std::ostream& out) { write_acceptance_junit(report, out); }},
@@ -84,7 +109,7 @@ void add_acceptance_command(CLI::App& app) {
   c->add_option("--answers", o->answers,
                 "The engine's answers with token_ids, prompt_token_ids and per-turn accept_lengths (repeatable)")
       ->required();
-  c->add_option("--target", o->target, "Target checkpoint folder")->required();
+  c->add_option("--target", o->target, "Target checkpoint folder (or --rescore-endpoint)");
   c->add_option("--draft", o->draft, "Draft checkpoint folder, the engine's drafter (--drafter model)");
   add_drafting_flags(*c, o->drafting);
   c->add_option("--draft-sampling", o->draft_sampling,
@@ -101,6 +126,11 @@ void add_acceptance_command(CLI::App& app) {
   add_support_margin_flags(*c, o->margin);
   add_model_flags(*c, o->loading, "dtype of both models (float64 by default, as sampling's: the probabilities "
                                    "tested against carry no rounding of their own)");
+  add_rescore_endpoint_flags(*c, o->engine,
+                             "greedy rounds need the top 2 (the draft's choice and its runner-up), sampled rounds both "
+                             "shaped supports inside the top k at every position, else the answer is refused");
+  c->add_option("--draft-endpoint", o->draft_endpoint,
+                "The draft model served alone, http://HOST:PORT[/PREFIX], in place of --draft; asked as --rescore-endpoint");
   c->add_option("--json", o->json, "Write the JSON report here");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");

@@ -28,6 +28,7 @@ struct CollectOptions {
   int64_t samples = 1;
   bool stream = false;
   std::string engine_dtype;
+  bool tokenizer_from_server = false;
 };
 
 void run_collect(const CollectOptions& o, const CLI::App& command) {
@@ -48,6 +49,13 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   if (o.stream) {
     if (job.defaults.top_logprobs > 0) throw InputError("--stream: log-probabilities are not read from streams; leave out --top-logprobs");
     job.defaults.stream = true;
+  }
+  if (o.tokenizer_from_server) {
+    if (!o.server.target.empty()) throw InputError("--tokenizer-from-server: the server tokenizes; leave out --target");
+    if (!dialect->gives_prompt_token_ids() || !dialect->gives_token_ids() || o.stream)
+      throw InputError("--tokenizer-from-server: the " + api + " API" + (o.stream ? " streamed" : "") +
+                       " does not give back the prompt's and the answer's token ids; use vllm, vllm-chat or sglang-chat");
+    job.ids_from_server = true;
   }
   job.concurrency = o.concurrency;
   job.out = o.out;
@@ -91,6 +99,10 @@ void add_collect_command(CLI::App& app) {
   add_sampling_flags(*c, o->sampling, SamplingUse::kSend);
   c->add_option("--concurrency", o->concurrency, "Requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
   c->add_flag("--resume", o->resume, "Skip the questions --out already answers, and append");
+  c->add_flag("--tokenizer-from-server", o->tokenizer_from_server,
+              "No local model: send the prompts as text or messages and record the prompt_token_ids and token_ids the "
+              "server gives back (vllm, vllm-chat, sglang-chat), so that score, sampling and acceptance re-score through "
+              "--rescore-endpoint; a turn without them fails the question");
   c->add_option("--samples", o->samples,
                 "Ask every question N times, sample j of the q-th question with seed --seed + q * N + j")
       ->capture_default_str()

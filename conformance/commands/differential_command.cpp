@@ -10,6 +10,7 @@
 #include "conformance/collect/server_check.h"
 #include "conformance/commands/commands.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/rescore_flags.h"
 #include "conformance/commands/seed_check.h"
 #include "conformance/commands/server_flags.h"
 #include "conformance/commands/verdict.h"
@@ -36,6 +37,7 @@ struct DifferentialOptions {
   int64_t prompt_logprobs = 0;
   std::filesystem::path rescore_with;
   ModelFlags rescore{.dtype = "float32"};
+  RescoreEndpointFlags engine;
 };
 
 void print_summary(const DifferentialReport& report) {
@@ -86,6 +88,16 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   job.logprob_tolerance = o.logprob_tolerance;
   job.score.turns = o.server.turns == "all" ? TurnScope::kAll : TurnScope::kFirst;
   std::optional<Rescorer> rescorer;
+  EngineRescorer engine;
+  if (!o.rescore_with.empty() && o.engine.given()) throw InputError("--rescore-with or --rescore-endpoint: give one of them");
+  if (o.engine.given()) {
+    job.score.rescore_endpoint = o.engine.endpoint;
+    job.score.rescore_api = o.engine.api;
+    job.score.rescore_top_k = o.engine.top_k;
+    job.score.rescore_dtype = o.engine.dtype;
+    engine = engine_rescorer(o.engine, o.engine.endpoint, "--rescore-endpoint");
+    job.rescorer = engine.rescorer.get();
+  }
   if (!o.rescore_with.empty()) {
     const ChatTemplate chat_template = chat_template_from_name(o.server.chat_template, "--chat-template");
     job.score.rescore_with = o.rescore_with;
@@ -105,6 +117,7 @@ void run_differential_command(const DifferentialOptions& o, const CLI::App& comm
   const std::optional<SpeculationCounters> after = before ? read_speculation_counters(job.collect.endpoint) : std::nullopt;
   if (after) report.counters = counted_between(*before, *after);
   const std::vector<NamedInput> inputs = {{"--bench", o.server.bench}, {"--target", o.server.target}, {"--rescore-with", o.rescore_with}};
+  if (engine.rescorer) print_rescore_cost(engine, "re-scored through " + o.engine.endpoint);
   print_summary(report);
   std::fflush(stdout);
   write_reports({{"--json", o.json, [&](std::ostream& out) { out << differential_report_json(report).dump(2) << "\n"; }},
@@ -166,6 +179,9 @@ void add_differential_command(CLI::App& app) {
   c->add_option("--rescore-with", o->rescore_with,
                 "Target checkpoint folder that attributes differences the alone answers' top_logprobs cannot");
   add_model_flags(*c, o->rescore, "dtype of the re-scoring model (float32 by default, as score's)");
+  add_rescore_endpoint_flags(*c, o->engine,
+                             "attribution and the log-probability checks need the top 1 (the candidate, where not "
+                             "among them, is asked on its own)");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/differential_report.schema.json)");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");
   c->add_option("--html", o->html, "Write a self-contained HTML report here");

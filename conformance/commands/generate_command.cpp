@@ -166,7 +166,8 @@ void run_generate(const GenerateOptions& options, const CLI::App& command) {
   if (options.resume) {
     const nlohmann::json same_run = answer_json({.model_id = model_id, .chat_template = std::string(chat_template_name(chat_template)),
                                                  .run = run_settings(spec, dtype, draft_id)});
-    const std::set<Answered> done = answered_in("--out", options.out, /*by_seed=*/false, &same_run);
+    const std::set<Answered> done =
+        answered_in("--out", options.out, /*by_seed=*/false, [&same_run](const nlohmann::json&) { return same_run; });
     std::vector<Question> left;
     for (size_t q = 0; q < questions.size(); ++q) {
       if (done.contains({questions[q].question_id, std::nullopt})) continue;

@@ -12,6 +12,7 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/rescore_flags.h"
 #include "conformance/commands/sampling_flags.h"
 #include "conformance/commands/seed_check.h"
 #include "conformance/commands/verdict.h"
@@ -39,6 +40,7 @@ struct SamplingOptions {
   double support_mass_margin = 0.0;
   int64_t permutations = 1999;
   ModelFlags loading{.dtype = "float64"};
+  RescoreEndpointFlags engine;
 };
 
 // The PIT seed where --pit-seed is not given: from the SHA-256 of the answer files' contents, so
@@ -51,6 +53,7 @@ uint64_t derived_pit_seed(std::span<const std::filesystem::path> files) {
 
 void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   if (o.turns != "all" && o.turns != "first") throw InputError("--turns: expected all or first, got '" + o.turns + "'");
+  if (o.target.empty() != o.engine.given()) throw InputError("--target or --rescore-endpoint: give one of them");
   std::vector<std::filesystem::path> every_file = o.answers;
   every_file.insert(every_file.end(), o.baseline.begin(), o.baseline.end());
   const TurnScope turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst;
@@ -59,16 +62,23 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   const SupportMargin margin = resolve_support_margin(given_engine_dtype(o.margin, command),
                                                       given_support_margin(o.margin, command), mass_margin, every_file, turns);
   // The Rescorer's prompts are the answers' own prompt_token_ids; its template goes unused.
-  const Rescorer rescorer(o.target, o.loading.scalar_type(), o.loading.torch_device(), ChatTemplate::kRaw);
+  EngineRescorer engine;
+  std::unique_ptr<Rescorer> checkpoint;
+  if (o.engine.given()) {
+    engine = engine_rescorer(o.engine, o.engine.endpoint, "--rescore-endpoint");
+  } else {
+    checkpoint = std::make_unique<Rescorer>(o.target, o.loading.scalar_type(), o.loading.torch_device(), ChatTemplate::kRaw);
+  }
   // A correct engine of another dtype than the re-scorer's sits on the support's boundary as
   // often as the checkpoint in that dtype does.
   std::optional<Rescorer> in_engine_dtype;
-  if (!margin.engine_dtype.empty() && dtype_from_name(margin.engine_dtype, "--engine-dtype") != o.loading.scalar_type())
+  if (checkpoint && !margin.engine_dtype.empty() &&
+      dtype_from_name(margin.engine_dtype, "--engine-dtype") != o.loading.scalar_type())
     in_engine_dtype.emplace(o.target, dtype_from_name(margin.engine_dtype, "--engine-dtype"), o.loading.torch_device(),
                             ChatTemplate::kRaw);
   const SamplingCheckReport report = check_sampling({.answers = o.answers,
                                                      .baseline = o.baseline,
-                                                     .rescorer = &rescorer,
+                                                     .rescorer = engine.rescorer ? engine.rescorer.get() : checkpoint.get(),
                                                      .in_engine_dtype = in_engine_dtype ? &*in_engine_dtype : nullptr,
                                                      .sampling = given_warpers(o.warpers, command),
                                                      .alpha = o.alpha,
@@ -81,6 +91,7 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   std::vector<NamedInput> inputs = {{"--target", o.target}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
   for (const auto& path : o.baseline) inputs.emplace_back("--baseline", path);
+  if (engine.rescorer) print_rescore_cost(engine, "re-scored through " + o.engine.endpoint);
   write_sampling_summary(report, std::cout);
   write_reports({{"--json", o.json, [&](std::ostream& out) { out << sampling_report_json(report).dump(2) << "\n"; }},
                  {"--junit", o.junit, [&](std::ostream& out) { write_sampling_junit(report, out); }},
@@ -103,7 +114,7 @@ void add_sampling_command(CLI::App& app) {
       ->required();
   c->add_option("--baseline", o->baseline,
                 "The same engine's answers with speculation off (repeatable): the verdict becomes the two-sample test");
-  c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token")->required();
+  c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token (or --rescore-endpoint)");
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
   c->add_option("--pit-seed", o->pit_seed,
                 "Seed of the PIT's own uniforms and of the permutations (by default derived from the answer files' "
@@ -120,6 +131,10 @@ void add_sampling_command(CLI::App& app) {
   c->add_option("--turns", o->turns, "Test all turns of choices[0], or only the first (all, as score: every turn the answers hold)")->capture_default_str();
   add_model_flags(*c, o->loading, "dtype of the re-scoring model (float64 by default, unlike score's: the "
                                    "distribution tested against carries no rounding of its own)");
+  add_rescore_endpoint_flags(*c, o->engine,
+                             "a token is tested where the top k covers the target's shaped support up to it (top-k <= k, "
+                             "or the top-p or min-p cut inside the k; temperature 1 alone: the token and those ahead of it "
+                             "among the k), and counted as beyond_top_k otherwise");
   c->add_option("--json", o->json, "Write the JSON report here (reports/schema/sampling_report.schema.json)");
   c->add_option("--junit", o->junit, "Write a JUnit XML report here");
   c->add_option("--markdown", o->markdown, "Write a Markdown summary here");

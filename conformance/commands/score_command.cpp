@@ -14,6 +14,7 @@
 
 #include "conformance/commands/commands.h"
 #include "conformance/commands/model_flags.h"
+#include "conformance/commands/rescore_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
@@ -47,6 +48,7 @@ struct ScoreOptions {
   std::string turns = "all";
   std::filesystem::path rescore_with;
   ModelFlags rescore{.dtype = "float32"};
+  RescoreEndpointFlags engine;
   std::string chat_template = "raw";
   std::filesystem::path tokenizer;
   std::vector<int64_t> eos_ids;
@@ -92,6 +94,13 @@ ScoreSettings settings_from(const ScoreOptions& o, const CLI::App& command) {
   }
   if (!rescoring && command.count("--chat-template") > 0)
     throw InputError("--chat-template: only used with --rescore-with DIR (it builds the prompts re-scored)");
+  if (rescoring && o.engine.given()) throw InputError("--rescore-with or --rescore-endpoint: give one of them");
+  if (o.engine.given()) {
+    settings.rescore_endpoint = o.engine.endpoint;
+    settings.rescore_api = o.engine.api;
+    settings.rescore_top_k = o.engine.top_k;
+    settings.rescore_dtype = o.engine.dtype;
+  }
   if (rescoring) {
     settings.rescore_with = o.rescore_with;
     settings.rescore_chat_template = std::string(chat_template_name(chat_template_from_name(o.chat_template, "--chat-template")));
@@ -162,6 +171,11 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
                      chat_template_from_name(o.chat_template, "--chat-template"));
     request.rescorer = &*rescorer;
   }
+  EngineRescorer engine;
+  if (o.engine.given()) {
+    engine = engine_rescorer(o.engine, o.engine.endpoint, "--rescore-endpoint");
+    request.rescorer = engine.rescorer.get();
+  }
   const ScoreReport report = score_answers(request);
   // Where the prompts of what was re-scored came from; nothing when nothing was.
   std::vector<std::string> sources;
@@ -170,6 +184,7 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
   if (report.rescored_from_template > 0)
     sources.push_back(std::to_string(report.rescored_from_template) + " built from the bench with " + o.rescore_with.string() +
                       "'s tokenizer and chat template " + request.settings.rescore_chat_template);
+  if (engine.rescorer) print_rescore_cost(engine, "re-scored through " + o.engine.endpoint);
   if (!sources.empty())
     std::fprintf(stderr, "conformance: re-scored prompts: %s\n",
                  (sources[0] + (sources.size() > 1 ? ", " + sources[1] : "")).c_str());
@@ -226,6 +241,10 @@ void add_score_command(CLI::App& app) {
                 "Target checkpoint folder that re-scores divergences the reference's top_logprobs cannot attribute");
   add_model_flags(*c, o->rescore, "dtype of the re-scoring model (float32 by default, as generate's: a margin "
                                    "is judged against a near-tie threshold far above float32's rounding)");
+  add_rescore_endpoint_flags(*c, o->engine,
+                             "a divergence needs the reference token's log-probability and the candidate's (a second "
+                             "request where the candidate is not in the first's top k): top 1 suffices; the reference "
+                             "answers must carry prompt_token_ids");
   c->add_option("--chat-template", o->chat_template,
                 "Prompts re-scored where the reference answer has no prompt_token_ids: raw, vicuna, chatml, smollm2, "
                 "llama3 or llama2")

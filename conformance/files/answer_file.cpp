@@ -73,10 +73,8 @@ void AnswerFile::write(const Answer& answer) {
   ++lines_;
 }
 
-namespace {
-
-std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
-  const nlohmann::json* seed = &object;
+std::optional<uint64_t> recorded_seed(const nlohmann::json& line) {
+  const nlohmann::json* seed = &line;
   for (const char* key : {"run", "sampling", "seed"}) {
     if (!seed->is_object() || !seed->contains(key)) return std::nullopt;
     seed = &(*seed)[key];
@@ -84,10 +82,8 @@ std::optional<uint64_t> recorded_seed(const nlohmann::json& object) {
   return seed->is_number_unsigned() ? std::optional(seed->get<uint64_t>()) : std::nullopt;
 }
 
-}  // namespace
-
 std::set<Answered> answered_in(const std::string& flag, const std::filesystem::path& path, bool by_seed,
-                               const nlohmann::json* same_run) {
+                               const SameRunLine& same_run) {
   std::set<Answered> ids;
   const uint64_t complete = resumable_bytes(flag, path);
   if (complete == 0) return ids;
@@ -101,7 +97,7 @@ std::set<Answered> answered_in(const std::string& flag, const std::filesystem::p
     const auto id = object.is_object() ? object.find("question_id") : object.end();
     if (!object.is_object() || id == object.end() || !id->is_number_integer())
       context.fail_field("question_id", "--resume needs an answer line with one");
-    if (same_run != nullptr) check_same_run(object, *same_run, context);
+    if (same_run) check_same_run(object, same_run(object), context);
     ids.insert({id->get<int64_t>(), by_seed ? recorded_seed(object) : std::nullopt});
   }
   return ids;

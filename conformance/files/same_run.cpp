@@ -12,7 +12,7 @@ using Path = std::vector<std::string>;  // keys from the answer line down to a s
 
 // The settings in the order a difference is named.
 const std::vector<Path> kOrder = {
-    {"run", "engine"},     {"model_id"},           {"run", "draft"},         {"run", "dtype"},
+    {"run", "engine"},     {"run", "server"},      {"model_id"},             {"run", "draft"},       {"run", "dtype"},
     {"run", "sampling", "temperature"}, {"run", "sampling", "top_k"}, {"run", "sampling", "top_p"},
     {"run", "sampling", "min_p"},       {"run", "sampling", "seed"},  {"chat_template"},
     {"run", "max_new_tokens"}, {"run", "drafter"},     {"run", "draft_tokens"}, {"run", "ngram"},
@@ -67,7 +67,7 @@ std::string shown(const json* value) {
 void check_same_run(const json& recorded, const json& expected, const LineContext& line) {
   const json* run = find(recorded, {"run"});
   if (run == nullptr || !run->is_object())
-    line.fail_field("run", "this line records no run settings; --resume continues the answers of one generate run");
+    line.fail_field("run", "this line records no run settings; --resume continues the answers of one run");
   const bool before_draft_recorded = run->value("drafter", json()) == "model" && !run->contains("draft");
   std::vector<Path> paths = kOrder;
   add_keys(recorded, expected, {"run"}, paths);

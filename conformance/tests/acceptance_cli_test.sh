@@ -182,6 +182,28 @@ models=("${ngram[@]}")
 check ngram 0 "$work/ngram.jsonl" --json "$work/ngram.json"
 grep -q "(ngram 1-3 drafts)" "$work/ngram.out" || fail "ngram: $(head -1 "$work/ngram.out")"
 check ngram-sampled 0 "$work/ngram-sampled.jsonl"
+# A lookup proposes its tokens with certainty, so the token drawn after a rejected one comes from
+# a residual without it: an engine that draws it again (from the target's distribution, say)
+# shows that draft where its round stopped. Built from the correct answers: a round that kept
+# a >= 1 drafts is listed as keeping a - 1 and stopping at the a-th, its last token a round of its own.
+python3 - "$work/ngram-sampled.jsonl" "$work/ngram-recovered-draft.jsonl" <<'PY' || fail "building a recovered draft"
+import json, sys
+answers = [json.loads(line) for line in open(sys.argv[1])]
+def split_one(answers):
+    for answer in answers:
+        lengths = answer["choices"][0]["accept_lengths"]
+        lengths = lengths[0] if isinstance(lengths[0], list) else lengths
+        for r in range(1, len(lengths) - 1):
+            if lengths[r] >= 2:
+                lengths[r:r + 1] = [lengths[r] - 1, 1]
+                return answer["question_id"]
+    raise SystemExit("no round kept a draft")
+print(split_one(answers))
+open(sys.argv[2], "w").write("".join(json.dumps(a) + "\n" for a in answers))
+PY
+check ngram-recovered-draft 1 "$work/ngram-recovered-draft.jsonl"
+grep -q "1 token drawn after a rejected draft is that draft, which the residual excludes where the drafter proposes with certainty" \
+  "$work/ngram-recovered-draft.out" || fail "ngram-recovered-draft: $(cat "$work/ngram-recovered-draft.out")"
 check ngram-other-lookup 1 "$work/ngram.jsonl" --ngram-max 1
 check ngram-padding 1 "$work/ngram-padding.jsonl"
 expect_usage_error "--draft: --drafter ngram uses no draft model" acceptance "${ngram[@]}" --draft "$fixtures/draft" \

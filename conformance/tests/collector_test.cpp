@@ -1,13 +1,20 @@
 // collect against an in-process server that injects faults: 500, 429, a reply slower than the
 // timeout, a connection dropped mid-body, malformed JSON; and interruptions.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -205,6 +212,60 @@ TEST_F(CollectorTest, ResumeDropsALineCutShortAndRefusesWhatNoCutCanLeave) {
   std::filesystem::remove(three.out);
   std::filesystem::create_directory(three.out);
   EXPECT_EQ(resume_error(three), "--out: " + three.out.string() + ": not a regular file (a folder)");
+}
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(CollectorTest, ResumeRefusesAnswersMadeWithOtherRunSettings) {
+  FaultServer server({});
+  const auto sampled = [&](int64_t questions) {
+    CollectJob sampled = job(server, questions);
+    sampled.defaults.temperature = 0.7;
+    sampled.defaults.seed = 3;
+    sampled.resume = true;
+    return sampled;
+  };
+  ASSERT_FALSE(collect_answers(sampled(2)).error.has_value());
+  const std::string two = file_text(dir_ / "answers.jsonl");
+  const std::unique_ptr<Dialect> openai = dialect_from_name("openai");
+  const std::vector<std::pair<std::string, std::function<void(CollectJob&)>>> changes = {
+      {"run.engine", [&](CollectJob& j) { j.dialect = openai.get(); }},
+      {"run.server", [](CollectJob& j) { j.server = "sglang"; }},
+      {"model_id", [](CollectJob& j) { j.defaults.model = "other"; }},
+      {"run.dtype", [](CollectJob& j) { j.dtype = "bfloat16"; }},
+      {"run.sampling.temperature", [](CollectJob& j) { j.defaults.temperature = 0.8; }},
+      {"run.sampling.top_p", [](CollectJob& j) { j.defaults.top_p = 0.9; }},
+      {"run.sampling.seed", [](CollectJob& j) { j.defaults.seed = 4; }},
+      {"run.sampling.seed", [](CollectJob& j) { j.defaults.seed.reset(); }},
+      // Each question's seed follows from its place among the questions and the samples.
+      {"run.sampling.seed", [](CollectJob& j) { std::reverse(j.questions.begin(), j.questions.end()); }},
+      {"run.sampling.seed", [](CollectJob& j) { j.samples = 2; }},
+      {"chat_template", [](CollectJob& j) { j.prompt_format.chat_template = ChatTemplate::kVicuna; }},
+      {"run.max_new_tokens", [](CollectJob& j) { j.defaults.max_new_tokens = 3; }},
+      {"run.batch_size", [](CollectJob& j) { j.concurrency = 2; }},
+  };
+  for (const auto& [field, change] : changes) {
+    CollectJob other = sampled(3);
+    change(other);
+    const std::string error = resume_error(other);
+    EXPECT_NE(error.find(": field '" + field + "': "), std::string::npos) << field << ": " << error;
+    EXPECT_NE(error.find("--resume continues a run with the settings it began with"), std::string::npos) << error;
+    EXPECT_EQ(file_text(dir_ / "answers.jsonl"), two) << field << ": a refused --resume changed --out";
+  }
+  EXPECT_EQ(server.attempts(3), 0) << "a refused --resume asked a question";
+
+  // The same settings, over fewer or more questions: resumed.
+  const CollectResult fewer = collect_answers(sampled(1));
+  ASSERT_FALSE(fewer.error.has_value()) << *fewer.error;
+  EXPECT_EQ(fewer.skipped, 1);
+  const CollectResult more = collect_answers(sampled(3));
+  ASSERT_FALSE(more.error.has_value()) << *more.error;
+  EXPECT_EQ(more.skipped, 2);
+  EXPECT_EQ(more.written, 1);
+  EXPECT_EQ(lines().size(), 3u);
 }
 
 TEST_F(CollectorTest, FillersAreSentAmongTheQuestionsButNotWrittenAndEachQuestionsCrowdIsRecorded) {

@@ -234,6 +234,29 @@ TEST(SglangDialect, AsksForAStreamOnTheSameRoute) {
   EXPECT_EQ(dialect->stream_path(), "/generate");
 }
 
+// The prompt's log-probabilities, as tokenizer_manager.py's convert_logprob_style lists them from
+// logprob_start_len: input_token_logprobs one triple per prompt token (the first's log-probability
+// null), input_top_logprobs the top k of each (the first null).
+TEST(SglangDialect, ReadsThePromptsLogprobs) {
+  const auto dialect = dialect_from_name("sglang");
+  CompletionRequest request = greedy_ids();
+  request.prompt_logprobs = 2;
+  const json body = json::parse(dialect->request_body(request));
+  EXPECT_EQ(body["logprob_start_len"], 0);
+  EXPECT_EQ(body["top_logprobs_num"], 2);
+  EXPECT_EQ(body["return_logprob"], true);
+  const Completion completion = dialect->parse_response(R"({"text": "a", "output_ids": [5], "meta_info": {
+    "finish_reason": {"type": "length", "length": 1},
+    "input_token_logprobs": [[null, 1, "<s>"], [-0.5, 7, "x"], [-3.0, 9, "y"]],
+    "input_top_logprobs": [null, [[-0.5, 7, "x"], [-1.5, 8, "z"]], [[-0.25, 4, "w"], [-2.0, 6, "v"]]]}})");
+  EXPECT_EQ(completion.prompt_token_ids, (std::vector<int64_t>{1, 7, 9}));
+  ASSERT_EQ(completion.prompt_logprobs.size(), 2u);
+  EXPECT_EQ(completion.prompt_logprobs[0].size(), 2u);  // the token itself among its top 2
+  ASSERT_EQ(completion.prompt_logprobs[1].size(), 3u);  // the token itself added beside them
+  EXPECT_EQ(completion.prompt_logprobs[1][2].token_id, 9);
+  EXPECT_EQ(completion.prompt_logprobs[1][2].logprob, -3.0);
+}
+
 // ggml-org/llama.cpp tools/server/server-task.cpp at commit
 // 00efb3e184262872916bf136b3df63c1822a19bd: server_task_result_cmpl_final::to_json_non_oaicompat
 // {index, content, tokens, id_slot, stop, model, tokens_predicted, tokens_evaluated,

@@ -32,12 +32,21 @@ serve() {
   fail "serve $name did not start: $(cat "$work/$name.serve.err")"
   return 1
 }
+# Stops the server started last: each fault's server holds a model and is done with after its checks.
+stop_server() {
+  kill -9 "${servers[-1]}" 2>/dev/null
+  unset 'servers[-1]'
+}
 
 exspec=(--draft "$fixtures/draft" --batch-size 4)
-differential() {
+# crowds ENDPOINT ARGS...: the answers alone and in crowds, tokens only.
+crowds() {
   "$conformance" differential --endpoint "$1" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
-    --limit 12 --max-new-tokens 24 --max-in-flight 6 --fillers 2 --filler-chars 300 --timeout 8 --retries 0 \
-    --top-logprobs 3 --prompt-logprobs 2 --rescore-with "$fixtures/target" --dtype float64 "${@:2}"
+    --limit 12 --max-new-tokens 24 --max-in-flight 6 --fillers 2 --filler-chars 300 --timeout 8 --retries 0 "${@:2}"
+}
+# differential ENDPOINT ARGS...: crowds, and what the server reports besides tokens re-scored.
+differential() {
+  crowds "$@" --top-logprobs 3 --prompt-logprobs 2 --rescore-with "$fixtures/target" --dtype float64
 }
 
 # A correct server: every crowd answers as alone, whatever the seed; the reports are well formed.
@@ -107,11 +116,13 @@ differential "$correct" --crowds 1 --spec-off-endpoint "$url" --out-dir "$work/s
 grep -q '"name": "spec-off"' "$work/spec-off.json" || fail "no spec-off schedule in the report"
 
 # Faults only a crowd shows: alone, the same answers as a correct server; in a crowd, hard
-# differences (or questions never answered), and exit 1.
+# differences (or questions never answered), and exit 1. Tokens only, each difference
+# attributed by re-scoring: no log-probabilities asked.
 for fault in wrong-sequence-kv kv-not-shifted stale-position-ids mask-lets-padding-through group-mixed-lengths \
              refill-loses-sequence refill-duplicates-sequence; do
   serve "$fault" "${exspec[@]}" --inject-fault "$fault" || continue
-  differential "$url" --crowds 2 --out-dir "$work/$fault" --json "$work/$fault.json" >"$work/$fault.out" 2>&1
+  crowds "$url" --crowds 2 --rescore-with "$fixtures/target" --dtype float64 --out-dir "$work/$fault" \
+    --json "$work/$fault.json" >"$work/$fault.out" 2>&1
   status=$?
   [ $status -eq 1 ] || fail "$fault: exit $status, not 1: $(tail -3 "$work/$fault.out")"
   "$conformance" score --reference "$work/correct-0/alone.jsonl" --candidate "$work/$fault/alone.jsonl" >/dev/null ||
@@ -124,6 +135,7 @@ expected = "missing" if sys.argv[2].startswith("refill") else "hard"
 assert expected in kinds, kinds
 assert not report["gate"]["passed"]
 PY
+  stop_server
 done
 
 # Faults of what a speculative server reports besides tokens: the tokens are right, the reports
@@ -156,6 +168,7 @@ PY
   status=$?
   [ $status -eq 1 ] || fail "$name --api $api without --rescore-with: exit $status, not 1"
   grep -q "$kind" "$work/$name-$api-alone.out" || fail "$name --api $api without --rescore-with: no $kind in $(cat "$work/$name-$api-alone.out")"
+  stop_server
 done
 
 # Streams, on questions whose answers run in Cyrillic, Greek, CJK and accented Latin, whose
@@ -202,6 +215,7 @@ for fault in "stream-last-token-only:stream_usage:its chunks give" "stream-cut-u
     fail "$name: no $kind naming $where in $(cat "$work/$name.out")"
   streamed "$url" --api vllm --target "$fixtures/target" --crowds 1 --out-dir "$work/$name-whole" >"$work/$name-whole.out" 2>&1 ||
     fail "$name: the whole answers fail: $(tail -3 "$work/$name-whole.out")"
+  stop_server
 done
 
 # SIGTERM (a background job ignores SIGINT) while the first schedule runs: the requests in flight

@@ -68,6 +68,10 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
   for (const RoundMismatch& m : report.mismatches)
     mismatches.push_back({{"file", m.file}, {"line", m.line}, {"question_id", m.question_id}, {"turn", m.turn},
                           {"round", m.round}, {"position", m.position}, {"predicted", m.predicted}, {"observed", m.observed}});
+  json recovered_drafts = json::array();
+  for (const RecoveredDraft& d : report.recovered_drafts)
+    recovered_drafts.push_back({{"file", d.file}, {"line", d.line}, {"question_id", d.question_id}, {"turn", d.turn},
+                                {"position", d.position}, {"token", d.token}});
   json out = {{"schema_version", 2},
           {"tool", "specgate acceptance"},
           {"generated_at", report.generated_at},
@@ -101,6 +105,7 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
             {"detectable_ratio_change", t.detectable_ratio_change},
             {"rejected", t.rejected}}},
           {"mismatches", mismatches},
+          {"recovered_drafts", recovered_drafts},
           {"rejected", report.rejected},
           {"reasons", report.reasons}};
   if (report.margin) {

@@ -260,8 +260,9 @@ void write_inputs(const ScoreReport& report, std::ostream& out) {
       << " (token ids where both answers have them, else Unicode code points)</td></tr>\n"
       << "<tr><th>near-tie threshold</th><td colspan=\"3\">" << short_number(s.near_tie_threshold) << " nats</td></tr>\n"
       << "<tr><th>re-scoring</th><td colspan=\"3\" class=\"mono\">"
-      << (s.rescore_with ? escape_markup(s.rescore_with->string() + " (" + s.rescore_dtype + ", " + s.rescore_device + ")")
-                         : std::string("none"))
+      << (s.rescore_with       ? escape_markup(s.rescore_with->string() + " (" + s.rescore_dtype + ", " + s.rescore_device + ")")
+          : s.rescore_endpoint ? escape_markup(*s.rescore_endpoint + " (" + s.rescore_api + ", top " + std::to_string(s.rescore_top_k) + ")")
+                               : std::string("none"))
       << "</td></tr>\n<tr><th>gate</th><td colspan=\"3\">min exact " << short_number(s.gate.min_exact) << ", min partial "
       << short_number(s.gate.min_partial) << ", max hard divergences "
       << (s.gate.max_hard_divergences ? std::to_string(*s.gate.max_hard_divergences) : std::string("any"))

@@ -173,6 +173,9 @@ ordered_json settings_json(const ScoreSettings& settings) {
   if (settings.rescore_with)
     rescore = {{"path", settings.rescore_with->string()}, {"dtype", settings.rescore_dtype}, {"device", settings.rescore_device},
                {"chat_template", settings.rescore_chat_template}};
+  if (settings.rescore_endpoint)
+    rescore = {{"endpoint", *settings.rescore_endpoint}, {"api", settings.rescore_api}, {"top_k", settings.rescore_top_k},
+               {"dtype", settings.rescore_dtype.empty() ? ordered_json(nullptr) : ordered_json(settings.rescore_dtype)}};
   const bool all_turns = settings.turns == TurnScope::kAll;
   return {
       {"turns", all_turns ? "all" : "first"},

@@ -58,6 +58,7 @@ json side_json(const SampledSide& side) {
           {"tokens", side.tokens},
           {"outside_support", tokens_json(side.outside_support)},
           {"boundary", tokens_json(side.boundary)},
+          {"beyond_top_k", tokens_json(side.beyond_top_k)},
           {"pit_histogram", side.histogram},
           {"pit_histogram_band", {side.band.low, side.band.high}},
           {"uniformity", test_json(side.uniformity)},
@@ -167,7 +168,11 @@ void write_side_markdown(const char* title, const SampledSide& side, std::ostrea
       << counted(side.answers, "answer") << ", " << counted(side.tokens, "token") << " from "
       << counted(static_cast<int64_t>(side.files.size()), "file") << "; "
       << side.outside_support.size() << " outside the support beyond the margin, " << side.boundary.size()
-      << " on its boundary (left out of the PIT). Against Uniform(0, 1), token by token: D = "
+      << " on its boundary (left out of the PIT)"
+      << (side.beyond_top_k.empty() ? std::string()
+                                    : ", " + std::to_string(side.beyond_top_k.size()) +
+                                          " whose PIT lies past the reference engine's top k (left out)")
+      << ". Against Uniform(0, 1), token by token: D = "
       << short_number(side.uniformity.distance, 3) << ", p = " << short_number(side.uniformity.p_value, 3)
       << "; chi-square " << short_number(side.chi_square.statistic, 4) << " on " << side.chi_square.degrees_of_freedom
       << " degrees of freedom, p = " << short_number(side.chi_square.p_value, 3) << ".\n\n| PIT bin |";
@@ -259,6 +264,11 @@ void write_sampling_summary(const SamplingCheckReport& report, std::ostream& out
   // A token outside the support rejects on its own, whatever the PIT of the rest says.
   if (outside_fails(report)) out << "  REJECTED";
   out << "\n";
+  const size_t beyond = report.answers.beyond_top_k.size() + (report.baseline ? report.baseline->beyond_top_k.size() : 0);
+  if (beyond > 0)
+    out << "  beyond the reference engine's top k (left out of the test): " << report.answers.beyond_top_k.size() << " of "
+        << report.answers.tokens << " tokens"
+        << (report.baseline ? " (baseline: " + std::to_string(report.baseline->beyond_top_k.size()) + ")" : std::string()) << "\n";
   for (const SupportRateGroup& g : report.support_rates) out << "  " << rates_line(g) << (g.rejected ? "  REJECTED" : "") << "\n";
   if (report.boundary_rate)
     out << "  " << boundary_rate_line(report) << (report.boundary_rate->rejected ? "  REJECTED" : "") << "\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "impl/common/counted.h"
 #include "impl/common/error.h"
 #include "impl/common/short_number.h"
 #include "impl/common/utc_now.h"
@@ -41,6 +42,9 @@ class AcceptanceReader {
       : request_(request), report_(report), warpers_(request.sampling, ""), draft_tokens_(request.draft_tokens) {}
 
   void read(const std::filesystem::path& file) {
+    const std::vector<std::vector<int64_t>> sequences = rescorable_sequences(file, TurnScope::kAll);
+    request_.target->prepare(sequences);
+    if (request_.draft != nullptr) request_.draft->prepare(sequences);
     AnswerReader reader(file, TurnScope::kAll);
     while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record);
     report_.files.push_back(reader.file());
@@ -230,7 +234,13 @@ class AcceptanceReader {
           differs = differs || ruled_out;
         }
       }
-      if (!warpers.greedy()) continue;
+      if (!warpers.greedy()) {
+        const int64_t rejected_at = start + accepted;
+        if (point_mass_drafts && accepted < reached && generated[rejected_at] == proposed[rejected_at])
+          report_.recovered_drafts.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
+                                              rejected_at, generated[rejected_at]});
+        continue;
+      }
       report_.near_tie_rounds += resolved && !differs;
       if (!differs) continue;
       int64_t predicted = 0;
@@ -347,6 +357,15 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
                              " reached where the models imply " + short_number(t.expected) + " (ratio " + short_number(t.ratio) +
                              (t.ruled_out > 0 ? ", " + std::to_string(t.ruled_out) + " outcomes they rule out" : "") +
                              "), p = " + short_number(t.p_value) + " <= alpha " + short_number(request.alpha));
+  }
+  if (!report.recovered_drafts.empty()) {
+    const RecoveredDraft& first = report.recovered_drafts.front();
+    const int64_t drawn = static_cast<int64_t>(report.recovered_drafts.size());
+    report.reasons.push_back(counted(drawn, "token") + " drawn after a rejected draft " + (drawn == 1 ? "is" : "are") +
+                             " that draft, which the residual excludes where the drafter proposes with certainty (first: "
+                             "question " + std::to_string(first.question_id) +
+                             ", turn " + std::to_string(first.turn) + ", token " + std::to_string(first.position) + ", id " +
+                             std::to_string(first.token) + ")");
   }
   report.rejected = !report.reasons.empty();
   return report;

@@ -18,6 +18,18 @@ class Rescorer;
 
 // A greedy round whose accepted drafts differ from what the draft checkpoint proposes on the
 // answer's own tokens.
+// A token drawn after a rejected draft that is the rejected draft itself: where the drafter
+// proposes one token with certainty (n-gram lookups, a greedy draft model), the residual
+// max(p - q, 0) the token is drawn from is 0 there.
+struct RecoveredDraft {
+  std::string file;
+  int64_t line = 0;
+  int64_t question_id = 0;
+  int64_t turn = 0;      // 0-based
+  int64_t position = 0;  // 0-based within the turn
+  int64_t token = 0;
+};
+
 struct RoundMismatch {
   std::string file;
   int64_t line = 0;
@@ -79,6 +91,7 @@ struct AcceptanceCheckReport {
   // min(p(x), q(x)) when sampled.
   BernoulliSumTest test;
   std::vector<RoundMismatch> mismatches;  // greedy only: every round that differs
+  std::vector<RecoveredDraft> recovered_drafts;  // sampled, drafts proposed with certainty: every one
   bool rejected = false;
   std::vector<std::string> reasons;  // why it was rejected, one line each
 };
@@ -96,7 +109,8 @@ struct AcceptanceCheckReport {
 // sum_x min(p, q) at the answer's prefix there (the accepted drafts are the answer's tokens),
 // given that the token there is not EOS (it was not the final one); the accepted count is tested
 // against the sum of those (BernoulliSumTest at alpha). An outcome the models rule out rejects on
-// its own unless a support within the engine's margin allows it. An n-gram engine's drafts are
+// its own unless a support within the engine's margin allows it, and so does a token drawn after
+// a rejected draft proposed with certainty that is that draft. An n-gram engine's drafts are
 // the answer's own lookups (ngram_proposal on the prompt and the tokens before each round, up
 // to what the turn could keep before run.max_new_tokens): greedy, each round accepts exactly its
 // proposal's prefix that the answer continues with; sampled, a proposed token x is accepted with

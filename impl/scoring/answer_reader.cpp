@@ -10,6 +10,7 @@
 #include "impl/common/error.h"
 #include "impl/common/json_line_context.h"
 #include "impl/common/json_scan.h"
+#include "impl/common/logprob_limit.h"
 
 namespace specgate {
 namespace {
@@ -515,6 +516,8 @@ std::vector<TokenLogprob> parse_alternatives(const json& value, const std::strin
     const int64_t token = parse_token(required(value[k], "token_id", entry + ".token_id", context), entry + ".token_id", context);
     const json& logprob = required(value[k], "logprob", entry + ".logprob", context);
     if (!logprob.is_number()) context.fail_type(entry + ".logprob", "a number", logprob);
+    if (logprob.get<double>() > kMostLogprobAboveZero)
+      context.fail_field(entry + ".logprob", "log-probability " + logprob.dump() + " is above 0");
     alternatives.push_back({token, logprob.get<double>()});
   }
   return alternatives;
@@ -620,6 +623,21 @@ std::optional<AnswerRecord> AnswerReader::next() {
     return record;
   }
   return std::nullopt;
+}
+
+std::vector<std::vector<int64_t>> rescorable_sequences(const std::filesystem::path& path, TurnScope scope) {
+  std::vector<std::vector<int64_t>> sequences;
+  AnswerReader reader(path, scope);
+  while (const std::optional<AnswerRecord> record = reader.next()) {
+    if (!record->token_ids || !record->prompt_token_ids) continue;
+    for (size_t turn = 0; turn < record->token_ids->size() && turn < record->prompt_token_ids->size(); ++turn) {
+      const std::vector<int64_t>& generated = (*record->token_ids)[turn];
+      if (generated.empty()) continue;
+      std::vector<int64_t>& sequence = sequences.emplace_back((*record->prompt_token_ids)[turn]);
+      sequence.insert(sequence.end(), generated.begin(), generated.end());
+    }
+  }
+  return sequences;
 }
 
 }  // namespace specgate

@@ -89,6 +89,11 @@ std::string answer_location(const std::filesystem::path& file, int64_t line);
 // id in [0, vocabulary). Needs token_ids and prompt_token_ids.
 void check_rescorable_turn(const AnswerRecord& record, size_t turn, int64_t vocabulary, const std::string& at);
 
+// Each turn's prompt_token_ids followed by its token_ids, for the answers of `path` that hold
+// both and generated tokens in that turn: what re-scoring them feeds the target. Lines are
+// parsed as AnswerReader does.
+std::vector<std::vector<int64_t>> rescorable_sequences(const std::filesystem::path& path, TurnScope scope);
+
 // Reads an answer file one line at a time; blank lines are skipped.
 class AnswerReader {
  public:

@@ -15,12 +15,17 @@
 #include "impl/bench/question.h"
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/attribution.h"
+#include "impl/scoring/logits_source.h"
 #include "impl/scoring/support_margin.h"
 
 namespace specgate {
 
-// The target checkpoint that re-scores divergences of answers from any engine: one forward
-// pass over prompt + common prefix, log-softmax in float64.
+class Tokenizer;
+
+// The target that re-scores answers from any engine, log-softmax in float64: a local checkpoint
+// (one forward pass over prompt + answer) or the reference engine's prompt log-probabilities
+// (LogitsSource). What the second's top k leaves unknown is never guessed: a token mass is marked
+// inexact, and the other figures are refused with `why_not` saying so.
 // Where each generated token of an answer falls in the distribution it should have been drawn
 // from, its tokens ordered from the most likely to the least (ties by id): the mass of the
 // tokens before it, and its own (0 for a token outside the support). The order makes the
@@ -30,12 +35,13 @@ namespace specgate {
 // A token outside the support that a warper would take in were its input off by the support
 // margin (within_support_margin) sits on the support's boundary: an engine whose logits differ
 // from the re-scorer's by rounding can draw it (boundary is false for tokens inside the support).
-// boundary_chance: where the same checkpoint in the engine's dtype re-scores too, the mass its
-// shaped distribution gives the tokens on the boundary, the chance that a correct engine of that
-// dtype draws one there; empty otherwise.
+// exact: the figures do not depend on log-probabilities the source left unknown (always so for a
+// local checkpoint). boundary_chance: where the same checkpoint in the engine's dtype re-scores
+// too, the mass its shaped distribution gives the tokens on the boundary, the chance that a
+// correct engine of that dtype draws one there; empty otherwise.
 struct TokenMasses {
   std::vector<double> below, own;
-  std::vector<bool> boundary;
+  std::vector<bool> boundary, exact;
   std::vector<double> boundary_chance;
 };
 
@@ -60,22 +66,30 @@ class Rescorer {
  public:
   // Loads weights and tokenizer; InputError naming the folder when either is unusable.
   Rescorer(const std::filesystem::path& dir, c10::ScalarType dtype, c10::Device device, ChatTemplate chat_template);
+  // Logits from elsewhere, and no tokenizer: prompts are the answers' prompt_token_ids.
+  explicit Rescorer(std::unique_ptr<LogitsSource> source);
   ~Rescorer();
   Rescorer(const Rescorer&) = delete;
   Rescorer& operator=(const Rescorer&) = delete;
 
   int64_t vocab_size() const;
-  ChatTemplate chat_template() const;
 
+  // Whether turn_prompt() can build prompts: a local checkpoint has a tokenizer.
+  bool builds_prompts() const;
   // The prompt of `turn` as `conformance generate` builds it (turn_prompt()) with the
   // checkpoint's tokenizer and this template; `earlier_answers` are the generated ids of the
-  // turns before it.
+  // turns before it. Only where builds_prompts().
   std::vector<int64_t> turn_prompt(const Question& question, size_t turn,
                                    std::span<const std::vector<int64_t>> earlier_answers) const;
 
+  // The token sequences (prompt and answer) about to be re-scored one by one (LogitsSource::prepare).
+  void prepare(std::span<const std::vector<int64_t>> sequences) const;
+
   // The log-probabilities of `reference_token` and `candidate_token` as the next token after
   // `prompt` and `prefix`; nullopt with `why_not` set when that does not fit the model's
-  // positions. Token ids must be below vocab_size().
+  // positions. Token ids must be below vocab_size(). From the reference engine: the
+  // log-probabilities of prompt + prefix + each token, the second only where the first's top k
+  // does not hold the candidate.
   std::optional<RescoredLogprobs> next_token_logprobs(std::span<const int64_t> prompt, std::span<const int64_t> prefix,
                                                       int64_t reference_token, int64_t candidate_token,
                                                       std::string& why_not) const;
@@ -95,7 +109,8 @@ class Rescorer {
   // and q the draft's distribution there, both shaped by `sampling`; with `not_eos`, given that
   // the token there is none of eos_token_ids() (the answer went on past it):
   // (sum min(p, q) - sum over EOS of min(p, q)) / (1 - p(EOS)). One forward pass of each.
-  // nullopt with `why_not` set as sampled_token_masses.
+  // nullopt with `why_not` set as sampled_token_masses, or when the source's top k leaves either
+  // shaped support unknown at some position.
   std::optional<AcceptanceOdds> acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
                                                          std::span<const int64_t> generated, const SamplingParams& sampling,
                                                          double logit_margin, bool not_eos, std::string& why_not) const;
@@ -105,7 +120,8 @@ class Rescorer {
   // generated[:i]: p(proposed[i]) with p this checkpoint's distribution shaped by `sampling`
   // (0 where proposed[i] is negative, no proposal); with `not_eos`, given that the token there is
   // none of eos_token_ids(): p(x) / (1 - p(EOS)). support_may_grow: the proposed token is
-  // outside the support but a margin would take it in. One forward pass.
+  // outside the support but a margin would take it in. One forward pass. nullopt as
+  // acceptance_probabilities.
   std::optional<AcceptanceOdds> lookup_acceptance_probabilities(std::span<const int64_t> prompt,
                                                                 std::span<const int64_t> generated,
                                                                 std::span<const int64_t> proposed,
@@ -122,13 +138,15 @@ class Rescorer {
                                                         std::string& why_not) const;
 
   // Position i of `generated`: the most likely next token after `prompt` and generated[:i] and
-  // its leads (GreedyChoices); what a greedy drafter proposes there. One forward pass.
+  // its leads (GreedyChoices); what a greedy drafter proposes there. One forward pass. From the
+  // reference engine this needs its top 2.
   std::optional<GreedyChoices> greedy_choices(std::span<const int64_t> prompt, std::span<const int64_t> generated,
                                               std::string& why_not) const;
 
  private:
-  struct Model;
-  std::unique_ptr<Model> model_;
+  std::unique_ptr<LogitsSource> source_;
+  std::unique_ptr<Tokenizer> tokenizer_;  // null for logits from elsewhere
+  ChatTemplate chat_template_ = ChatTemplate::kRaw;
 };
 
 }  // namespace specgate

@@ -49,6 +49,7 @@ class SideReader {
   SideValues read(const std::vector<std::filesystem::path>& files) {
     SideValues values;
     for (const std::filesystem::path& file : files) {
+      request_.rescorer->prepare(rescorable_sequences(file, request_.turns));
       AnswerReader reader(file, request_.turns);
       while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record, values);
       values.side.files.push_back(reader.file());
@@ -81,13 +82,18 @@ class SideReader {
                                           masses->boundary_chance.end());
       for (size_t i = 0; i < generated.size(); ++i) {
         ++values.side.tokens;
+        const double uniform = uniforms_.uniform();
+        const UnsupportedToken token{file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
+                                     static_cast<int64_t>(i), generated[i]};
+        if (!masses->exact[i]) {
+          values.side.beyond_top_k.push_back(token);
+          continue;
+        }
         ++boundary.trials;
         boundary.events += masses->boundary[i] ? 1 : 0;
-        const std::optional<double> pit = randomized_pit(std::clamp(masses->below[i], 0.0, 1.0), masses->own[i], uniforms_.uniform());
+        const std::optional<double> pit = randomized_pit(std::clamp(masses->below[i], 0.0, 1.0), masses->own[i], uniform);
         if (!pit) {
-          (masses->boundary[i] ? values.side.boundary : values.side.outside_support)
-              .push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn), static_cast<int64_t>(i),
-                          generated[i]});
+          (masses->boundary[i] ? values.side.boundary : values.side.outside_support).push_back(token);
           continue;
         }
         unit.values.push_back(*pit);
@@ -126,6 +132,9 @@ std::vector<double> values_of(const SideValues& side, const std::string& subtask
 void summarise(SideValues& values, double alpha, const char* flag) {
   SampledSide& side = values.side;
   if (side.tokens == 0) throw InputError(std::string(flag) + ": the answers hold no generated token to test");
+  if (static_cast<int64_t>(side.beyond_top_k.size()) == side.tokens)
+    throw InputError(std::string(flag) + ": every token's PIT lies past the reference engine's top k; ask more "
+                     "(--rescore-top-k) or re-score with the checkpoint (--target)");
   const std::vector<double> all = values_of(values, "");
   if (all.empty()) return;  // every token outside the support
   side.uniformity = ks_uniformity_test(all, alpha);

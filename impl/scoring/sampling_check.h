@@ -40,6 +40,9 @@ struct SampledSide {
   // Per token, the chance that a correct engine of the answers' dtype draws one on the boundary
   // there (TokenMasses::boundary_chance); empty without a re-scoring in that dtype.
   std::vector<double> boundary_chances;
+  // Tokens whose PIT, or whether they are inside the support, depends on log-probabilities the
+  // reference engine did not return (past its top k): not in the test. None from a checkpoint.
+  std::vector<UnsupportedToken> beyond_top_k;
   UniformityHistogram histogram{};
   HistogramBand band;           // every bin inside it 95 times in 100 for a correct engine
   DistributionTest uniformity;  // one-sample Kolmogorov-Smirnov of the PIT values, token by token
@@ -97,7 +100,7 @@ inline constexpr double kBoundaryRateTolerance = 2.0;
 struct SamplingCheckRequest {
   std::vector<std::filesystem::path> answers;   // the engine's answers (speculation on)
   std::vector<std::filesystem::path> baseline;  // optional: the same engine with speculation off
-  const Rescorer* rescorer = nullptr;           // the target checkpoint
+  const Rescorer* rescorer = nullptr;           // the target: a checkpoint or the reference engine
   // The target checkpoint in the engine's dtype, where that is not the re-scorer's: what a correct
   // engine of that dtype draws on the support's boundary (BoundaryRateTest). nullptr: no such test.
   const Rescorer* in_engine_dtype = nullptr;

@@ -22,7 +22,12 @@ struct SpeedTotals {
   void add(const ItemResult& item) {
     if (item.missing || item.prompt_mismatch) return;
     const AnswerSpeed& c = item.candidate_speed;
-    if (c.accept_steps > 0) {
+    if (c.accept_steps > 0 && c.round_drafts && c.new_tokens) {
+      // A server that lists only its passes with drafts (vLLM): every pass it left out, the
+      // prefill's included, appended one token; a listed pass may run past the answer's end.
+      pass_tokens += *c.new_tokens;
+      passes += c.accept_steps + *c.new_tokens - std::min(c.accepted_tokens, *c.new_tokens);
+    } else if (c.accept_steps > 0) {
       pass_tokens += c.accepted_tokens;
       passes += c.accept_steps;
     } else if (c.decoding_steps && c.new_tokens && *c.decoding_steps > 0) {

@@ -41,6 +41,11 @@ struct ScoreSettings {
   GateSettings gate;
   std::optional<std::filesystem::path> rescore_with;
   std::string rescore_dtype, rescore_device, rescore_chat_template;  // meaningful with rescore_with
+  // Or the reference engine that re-scores through its prompt log-probabilities of the top k; its
+  // dtype as the user states it (empty: not stated) is in rescore_dtype.
+  std::optional<std::string> rescore_endpoint;
+  std::string rescore_api;
+  int64_t rescore_top_k = 0;
   // A turn's trailing id among these is not compared (engines differ on keeping it); empty
   // when the EOS ids are not known.
   std::vector<int64_t> eos_ids;
@@ -94,8 +99,9 @@ struct DivergenceCounts {
 // Speed over a group's compared questions, as Spec-Bench's speed.py reads answers; a number the
 // answers cannot give is absent, never 0.
 struct SpeedSummary {
-  // The candidate's tokens per target pass: accept_lengths' mean where answers have them, else
-  // new_tokens / decoding_steps, pooled over the questions.
+  // The candidate's tokens per target pass: accept_lengths' mean where answers have them (with
+  // round_drafts, the passes left out counted as one token each), else new_tokens /
+  // decoding_steps, pooled over the questions.
   std::optional<double> tokens_per_pass;
   std::optional<double> acceptance;  // the candidate's accepted_drafts / drafted_tokens, pooled
   // Each side's mean over questions of new_tokens / wall_time.

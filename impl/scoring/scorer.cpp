@@ -349,6 +349,9 @@ class Scorer {
       prompt = (*reference.prompt_token_ids)[d.turn];
       for (size_t i = 0; i < prompt.size(); ++i) check(reference, request_.reference, prompt_field(reference, d.turn, i), prompt[i]);
       ++report_.rescored_from_answer_prompts;
+    } else if (!request_.rescorer->builds_prompts()) {
+      why_not = "no prompt_token_ids in the reference answer, which re-scoring through the reference engine needs";
+      return std::nullopt;
     } else {
       const auto question = bench_.find(reference.question_id);
       if (question == bench_.end()) {

@@ -27,6 +27,16 @@ std::string error_for(const std::string& line) {
   return "no error";
 }
 
+// What recorded_alternatives() says of the first token of `line`'s first turn.
+std::string alternatives_error_for(const std::string& line) {
+  try {
+    recorded_alternatives(line, "a.jsonl", 7, 0, 0);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 constexpr const char* kSpecBench =
     R"({"question_id": 81, "answer_id": "x", "model_id": "m", "category": "writing", "tstamp": 1.5,)"
     R"( "choices": [{"index": 0, "turns": ["Hi", "Bye"], "decoding_steps": [2, 1], "new_tokens": [2, 1],)"
@@ -254,12 +264,7 @@ TEST(AnswerLine, NumbersBeyondRangeAreRefusedNotThrown) {
             "a.jsonl:7: field 'token_ids[0]': expected a token id (a non-negative integer), got number 1e+30");
   const std::string line = R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4, "logprob": -1e400}]]})";
   EXPECT_TRUE(parse(line).has_top_logprobs);
-  try {
-    recorded_alternatives(line, "a.jsonl", 7, 0, 0);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "a.jsonl:7: invalid JSON at column 83: number overflow parsing '-1e400'");
-  }
+  EXPECT_EQ(alternatives_error_for(line), "a.jsonl:7: invalid JSON at column 83: number overflow parsing '-1e400'");
   // Columns count in the line as written, before the reader sets top_logprobs aside.
   EXPECT_EQ(error_for(R"({"top_logprobs": [[{"token_id": 4, "logprob": -1}]], "question_id": 1e400})"),
             "a.jsonl:7: invalid JSON at column 69: number overflow parsing '1e400'");
@@ -294,12 +299,12 @@ TEST(AnswerLine, MissingFieldsAreNamed) {
 TEST(AnswerLine, MalformedAlternativesAreReportedWhenRead) {
   const std::string line = R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4}]]})";
   EXPECT_TRUE(parse(line).has_top_logprobs);
-  try {
-    recorded_alternatives(line, "a.jsonl", 7, 0, 0);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "a.jsonl:7: field 'top_logprobs[0][0].logprob': missing");
-  }
+  EXPECT_EQ(alternatives_error_for(line), "a.jsonl:7: field 'top_logprobs[0][0].logprob': missing");
+  // A value above 0 is no log-probability: it would make every alternative look as likely.
+  EXPECT_EQ(alternatives_error_for(R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4, "logprob": 5.0}]]})"),
+            "a.jsonl:7: field 'top_logprobs[0][0].logprob': log-probability 5.0 is above 0");
+  const std::string rounded = R"({"question_id": 1, "token_ids": [4], "top_logprobs": [[{"token_id": 4, "logprob": 2e-7}]]})";
+  EXPECT_DOUBLE_EQ(recorded_alternatives(rounded, "a.jsonl", 7, 0, 0).at(0).logprob, 2e-7);
 }
 
 class AnswerFileTest : public TempFolderTest {};

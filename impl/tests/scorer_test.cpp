@@ -130,6 +130,15 @@ TEST_F(ScorerTest, ReportsSpeedPerSubtaskAndOverallAsSpecBenchDoes) {
   EXPECT_TRUE(report.gate.passed);
 }
 
+TEST_F(ScorerTest, PassesAServerLeftOutOfItsListCountOneTokenEach) {
+  // 10 tokens: two listed passes appended 3 and 2 (drafts verified), the 5 others one each.
+  const std::string answer = R"({"question_id": 1, "category": "qa", "choices": [{"turns": ["x"], )"
+                             R"("token_ids": [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]], "wall_time": [1.0], )"
+                             R"("accept_lengths": [[3, 2]], "round_drafts": [[4, 4]]}]})";
+  const ScoreReport report = score({answer}, {answer});
+  EXPECT_DOUBLE_EQ(report.overall.speed.tokens_per_pass.value(), 10.0 / 7.0);
+}
+
 TEST_F(ScorerTest, SpeedGatesFailBelowTheirBoundAndWhereNothingCanBeComputed) {
   ScoreSettings settings;
   settings.gate.min_tokens_per_pass = 2.5;

@@ -45,7 +45,8 @@ def main():
             ("none: the corrected copy (expand-fix)", os.path.join(reports, "fixed"))]
     faults = os.path.join(reports, "faults")
     for fault in sorted(os.listdir(faults)) if os.path.isdir(faults) else []:
-        rows.append((f"`{fault}`", os.path.join(faults, fault)))
+        if os.path.isdir(os.path.join(faults, fault)):
+            rows.append((f"`{fault}`", os.path.join(faults, fault)))
     print("# Seeded faults in vLLM, and the verdicts that catch them\n")
     print("Each fault is switched on in a copy of vLLM 0.32's CPU build whose expand kernel is corrected "
           "(SPECGATE_VLLM=expand-fix,FAULT; peers/vllm/specgate_vllm/faults.py), serving the real model with n-gram "
