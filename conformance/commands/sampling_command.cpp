@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
 #include "impl/bench/chat_template.h"
+#include "impl/common/dtype.h"
 #include "impl/common/error.h"
+#include "impl/common/sha256.h"
 #include "impl/reports/sampling_report.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/scoring/sampling_check.h"
@@ -34,14 +37,30 @@ struct SamplingOptions {
   SamplingParams warpers;
   std::string turns = "all";
   SupportMarginFlags margin;
+  double support_mass_margin = 0.0;
   int64_t permutations = 1999;
   ModelFlags loading{.dtype = "float64"};
   RescoreEndpointFlags engine;
 };
 
+// The PIT seed where --pit-seed is not given: from the SHA-256 of the answer files' contents, so
+// that the same answers always get the same verdict and no seed is there to choose.
+uint64_t derived_pit_seed(std::span<const std::filesystem::path> files) {
+  Sha256 digests;
+  for (const std::filesystem::path& file : files) digests.update(sha256_file(file));
+  return std::stoull(digests.hex_digest().substr(0, 16), nullptr, 16);
+}
+
 void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   if (o.turns != "all" && o.turns != "first") throw InputError("--turns: expected all or first, got '" + o.turns + "'");
   if (o.target.empty() != o.engine.given()) throw InputError("--target or --rescore-endpoint: give one of them");
+  std::vector<std::filesystem::path> every_file = o.answers;
+  every_file.insert(every_file.end(), o.baseline.begin(), o.baseline.end());
+  const TurnScope turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst;
+  const std::optional<double> mass_margin =
+      command.count("--support-mass-margin") > 0 ? std::optional(o.support_mass_margin) : std::nullopt;
+  const SupportMargin margin = resolve_support_margin(given_engine_dtype(o.margin, command),
+                                                      given_support_margin(o.margin, command), mass_margin, every_file, turns);
   // The Rescorer's prompts are the answers' own prompt_token_ids; its template goes unused.
   EngineRescorer engine;
   std::unique_ptr<Rescorer> checkpoint;
@@ -50,15 +69,24 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   } else {
     checkpoint = std::make_unique<Rescorer>(o.target, o.loading.scalar_type(), o.loading.torch_device(), ChatTemplate::kRaw);
   }
+  // A correct engine of another dtype than the re-scorer's sits on the support's boundary as
+  // often as the checkpoint in that dtype does.
+  std::optional<Rescorer> in_engine_dtype;
+  if (checkpoint && !margin.engine_dtype.empty() &&
+      dtype_from_name(margin.engine_dtype, "--engine-dtype") != o.loading.scalar_type())
+    in_engine_dtype.emplace(o.target, dtype_from_name(margin.engine_dtype, "--engine-dtype"), o.loading.torch_device(),
+                            ChatTemplate::kRaw);
   const SamplingCheckReport report = check_sampling({.answers = o.answers,
                                                      .baseline = o.baseline,
                                                      .rescorer = engine.rescorer ? engine.rescorer.get() : checkpoint.get(),
+                                                     .in_engine_dtype = in_engine_dtype ? &*in_engine_dtype : nullptr,
                                                      .sampling = given_warpers(o.warpers, command),
                                                      .alpha = o.alpha,
-                                                     .pit_seed = o.pit_seed,
-                                                     .turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst,
-                                                     .engine_dtype = given_engine_dtype(o.margin, command),
-                                                     .support_margin = given_support_margin(o.margin, command),
+                                                     .pit_seed = command.count("--pit-seed") > 0
+                                                                     ? o.pit_seed
+                                                                     : derived_pit_seed(every_file),
+                                                     .turns = turns,
+                                                     .margin = margin,
                                                      .permutations = o.permutations});
   std::vector<NamedInput> inputs = {{"--target", o.target}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
@@ -88,10 +116,14 @@ void add_sampling_command(CLI::App& app) {
                 "The same engine's answers with speculation off (repeatable): the verdict becomes the two-sample test");
   c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token (or --rescore-endpoint)");
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
-  c->add_option("--pit-seed", o->pit_seed, "Seed of the PIT's own uniforms and of the permutations")
-      ->capture_default_str()
+  c->add_option("--pit-seed", o->pit_seed,
+                "Seed of the PIT's own uniforms and of the permutations (by default derived from the answer files' "
+                "contents: the same answers, the same verdict)")
       ->check(seed_check());
   add_support_margin_flags(*c, o->margin);
+  c->add_option("--support-mass-margin", o->support_mass_margin,
+                "Mass by which the mass ahead of a token may exceed top-p and count as on the support's boundary "
+                "(replaces --engine-dtype's)");
   c->add_option("--permutations", o->permutations,
                 "Permutations of the two-sample test: enough that 1 / (N + 1) reaches alpha over the hypotheses")
       ->capture_default_str();

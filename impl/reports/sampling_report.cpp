@@ -40,6 +40,8 @@ json tokens_json(const std::vector<UnsupportedToken>& tokens) {
 
 json permutation_json(const PermutationKsTest& t) {
   return {{"units", {t.first_units, t.second_units}},
+          {"exact", t.exact},
+          {"smallest_p_value", t.smallest_p_value},
           {"values", {t.first_values, t.second_values}},
           {"exchangeable_units", t.exchangeable_units},
           {"effective_units", {t.first_effective_units, t.second_effective_units}},
@@ -102,13 +104,26 @@ std::string margin_line(const SamplingCheckReport& report) {
   const std::string from = m.source == "assumed" ? "assumed: the answers record no dtype; --engine-dtype sets it"
                            : m.source == "answers" ? "the answers' run.dtype"
                                                    : "from the flags";
-  return "support margin " + short_number(m.logits) + " logits (engine " + m.engine_dtype + ", " + from + ")";
+  return "support margin " + short_number(m.logits) + " logits, " + short_number(m.mass) + " in top-p mass (engine " +
+         m.engine_dtype + ", " + from + ")";
+}
+
+std::string boundary_rate_line(const SamplingCheckReport& report) {
+  const BoundaryRateTest& t = *report.boundary_rate;
+  return "support boundary against a correct " + report.margin.engine_dtype + " engine: " + std::to_string(t.observed) +
+         " of " + std::to_string(t.tokens) + " tokens, " + short_number(t.expected, 3) + " expected (tolerance x" +
+         short_number(t.tolerance) + "), exact p = " + short_number(t.p_value, 3) + " (Holm " +
+         short_number(t.holm_p_value, 3) + ")";
+}
+
+bool outside_fails(const SamplingCheckReport& report) {
+  return !report.answers.outside_support.empty() || (report.baseline && !report.baseline->outside_support.empty());
 }
 
 std::string rates_line(const SupportRateGroup& g) {
   const RateComparison& r = g.rates;
   return g.name + ": " + std::to_string(r.first_events) + " of " + std::to_string(r.first_trials) + " tokens vs " +
-         std::to_string(r.second_events) + " of " + std::to_string(r.second_trials) + ", exact p = " +
+         std::to_string(r.second_events) + " of " + std::to_string(r.second_trials) + ", permutation p over answers = " +
          short_number(r.p_value, 3) + " (Holm " + short_number(g.holm_p_value, 3) + ")";
 }
 
@@ -187,7 +202,8 @@ json sampling_report_json(const SamplingCheckReport& report) {
                   {"p_value", g.p_value},
                   {"detectable_distance", g.detectable_distance},
                   {"holm_p_value", g.holm_p_value},
-                  {"rejected", g.rejected}};
+                  {"rejected", g.rejected},
+                  {"tested", g.tested}};
     if (g.permutation) group["permutation"] = permutation_json(*g.permutation);
     groups.push_back(std::move(group));
   }
@@ -215,12 +231,21 @@ json sampling_report_json(const SamplingCheckReport& report) {
                 {"warper_order", kWarperOrder},
                 {"source", report.sampling_source}}},
               {"support_margin",
-               {{"logits", report.margin.logits}, {"engine_dtype", report.margin.engine_dtype}, {"source", report.margin.source}}},
+               {{"logits", report.margin.logits},
+                {"mass", report.margin.mass},
+                {"engine_dtype", report.margin.engine_dtype},
+                {"source", report.margin.source}}},
               {"family_size", report.family_size},
               {"groups", groups},
               {"support_rates", rates},
               {"answers", side_json(report.answers)}};
   if (report.baseline) out["baseline"] = side_json(*report.baseline);
+  out["boundary_rate"] = nullptr;
+  if (const std::optional<BoundaryRateTest>& t = report.boundary_rate)
+    out["boundary_rate"] = {{"observed", t->observed},   {"tokens", t->tokens},
+                            {"expected", t->expected},   {"tolerance", t->tolerance},
+                            {"p_value", t->p_value},     {"holm_p_value", t->holm_p_value},
+                            {"rejected", t->rejected}};
   return out;
 }
 
@@ -228,14 +253,16 @@ void write_sampling_summary(const SamplingCheckReport& report, std::ostream& out
   out << "sampling: " << what_was_tested(report) << "; " << warpers(report) << ", alpha " << short_number(report.alpha)
       << " (Holm over " << report.family_size << "); " << margin_line(report) << "\n";
   for (const SampledGroup& g : report.groups)
-    out << "  " << g.name << ": " << tokens_line(g) << ", " << test_line(g) << (g.rejected ? "  REJECTED" : "") << "\n";
+    out << "  " << g.name << ": " << tokens_line(g) << ", " << test_line(g)
+        << (g.tested ? "" : " (untested: its p-value cannot go below " + short_number(g.permutation->smallest_p_value, 3) + ")")
+        << (g.rejected ? "  REJECTED" : "") << "\n";
   out << "  outside the support: " << report.answers.outside_support.size() << " of " << report.answers.tokens
       << " tokens, on its boundary: " << report.answers.boundary.size();
   if (report.baseline)
     out << " (baseline: " << report.baseline->outside_support.size() << " and " << report.baseline->boundary.size() << " of "
         << report.baseline->tokens << ")";
-  // One sample: a token outside the support rejects on its own, whatever the PIT of the rest says.
-  if (!report.baseline && !report.answers.outside_support.empty()) out << "  REJECTED";
+  // A token outside the support rejects on its own, whatever the PIT of the rest says.
+  if (outside_fails(report)) out << "  REJECTED";
   out << "\n";
   const size_t beyond = report.answers.beyond_top_k.size() + (report.baseline ? report.baseline->beyond_top_k.size() : 0);
   if (beyond > 0)
@@ -243,6 +270,8 @@ void write_sampling_summary(const SamplingCheckReport& report, std::ostream& out
         << report.answers.tokens << " tokens"
         << (report.baseline ? " (baseline: " + std::to_string(report.baseline->beyond_top_k.size()) + ")" : std::string()) << "\n";
   for (const SupportRateGroup& g : report.support_rates) out << "  " << rates_line(g) << (g.rejected ? "  REJECTED" : "") << "\n";
+  if (report.boundary_rate)
+    out << "  " << boundary_rate_line(report) << (report.boundary_rate->rejected ? "  REJECTED" : "") << "\n";
   out << "verdict " << verdict_word(report) << (report.rejected ? ":" : "") << "\n";
   for (const std::string& reason : report.reasons) out << "  - " << reason << "\n";
 }
@@ -266,7 +295,9 @@ void write_sampling_markdown(const SamplingCheckReport& report, std::ostream& ou
         << short_number(g.detectable_distance, 3) << " | " << (g.rejected ? "rejected" : "passed") << " |\n";
   }
   for (const SupportRateGroup& g : report.support_rates) out << "\n- " << rates_line(g) << (g.rejected ? ": rejected" : "");
-  if (!report.support_rates.empty()) out << "\n";
+  if (report.boundary_rate)
+    out << "\n- " << boundary_rate_line(report) << (report.boundary_rate->rejected ? ": rejected" : "");
+  if (!report.support_rates.empty() || report.boundary_rate) out << "\n";
   write_side_markdown("Answers", report.answers, out);
   if (report.baseline) write_side_markdown("Baseline", *report.baseline, out);
 }
@@ -294,6 +325,9 @@ void write_sampling_html(const SamplingCheckReport& report, std::ostream& out) {
   out << "</table>\n";
   for (const SupportRateGroup& g : report.support_rates)
     out << "<p class=\"" << (g.rejected ? "fail" : "muted") << "\">" << escape_markup(rates_line(g)) << "</p>\n";
+  if (report.boundary_rate)
+    out << "<p class=\"" << (report.boundary_rate->rejected ? "fail" : "muted") << "\">"
+        << escape_markup(boundary_rate_line(report)) << "</p>\n";
   const auto side = [&](const char* title, const SampledSide& s) {
     out << "<h2>" << title << "</h2>\n<p class=\"muted\">" << s.answers << " answers, " << s.tokens << " tokens, "
         << s.outside_support.size() << " outside the support, " << s.boundary.size() << " on its boundary. PIT values "
@@ -307,11 +341,12 @@ void write_sampling_html(const SamplingCheckReport& report, std::ostream& out) {
 }
 
 void write_sampling_junit(const SamplingCheckReport& report, std::ostream& out) {
-  const bool outside_fails = !report.baseline && !report.answers.outside_support.empty();
-  int64_t failures = outside_fails ? 1 : 0;
+  const bool outside = outside_fails(report);
+  const bool boundary = report.boundary_rate && report.boundary_rate->rejected;
+  int64_t failures = (outside ? 1 : 0) + (boundary ? 1 : 0);
   for (const SampledGroup& g : report.groups) failures += g.rejected ? 1 : 0;
   for (const SupportRateGroup& g : report.support_rates) failures += g.rejected ? 1 : 0;
-  const size_t tests = report.groups.size() + report.support_rates.size() + (report.baseline ? 0 : 1);
+  const size_t tests = report.groups.size() + report.support_rates.size() + 1 + (report.boundary_rate ? 1 : 0);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"specgate sampling\" tests=\"" << tests
       << "\" failures=\"" << failures << "\">\n<testsuite name=\"specgate.sampling\" tests=\"" << tests << "\" failures=\""
       << failures << "\">\n";
@@ -327,17 +362,21 @@ void write_sampling_junit(const SamplingCheckReport& report, std::ostream& out) 
     if (g.rejected) out << "<failure type=\"support_rate\" message=\"" << escape_markup(rates_line(g)) << "\"/>";
     out << "</testcase>\n";
   }
-  if (!report.baseline) {
-    out << "<testcase classname=\"specgate.sampling.support\" name=\"tokens inside the support\">";
-    if (outside_fails) {
-      const UnsupportedToken& t = report.answers.outside_support.front();
-      out << "<failure type=\"outside_support\" message=\""
-          << escape_markup(counted(static_cast<int64_t>(report.answers.outside_support.size()), "token") +
-                           " outside the support beyond the margin, first at " + t.file + ":" + std::to_string(t.line))
-          << "\"/>";
-    }
+  if (report.boundary_rate) {
+    out << "<testcase classname=\"specgate.sampling.support\" name=\"support boundary against the engine's dtype\">";
+    if (boundary) out << "<failure type=\"boundary_rate\" message=\"" << escape_markup(boundary_rate_line(report)) << "\"/>";
     out << "</testcase>\n";
   }
+  out << "<testcase classname=\"specgate.sampling.support\" name=\"tokens inside the support\">";
+  if (outside) {
+    const SampledSide& side = report.answers.outside_support.empty() ? *report.baseline : report.answers;
+    const UnsupportedToken& t = side.outside_support.front();
+    out << "<failure type=\"outside_support\" message=\""
+        << escape_markup(counted(static_cast<int64_t>(side.outside_support.size()), "token") +
+                         " outside the support beyond the margin, first at " + t.file + ":" + std::to_string(t.line))
+        << "\"/>";
+  }
+  out << "</testcase>\n";
   out << "</testsuite>\n</testsuites>\n";
 }
 

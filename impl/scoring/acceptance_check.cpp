@@ -180,7 +180,7 @@ class AcceptanceReader {
         odds = greedy_odds(*choices, generated, request_.near_tie_threshold);
     } else {
       if (!report_.margin)
-        report_.margin = resolve_support_margin(request_.engine_dtype, request_.support_margin, request_.answers, TurnScope::kAll);
+        report_.margin = resolve_support_margin(request_.engine_dtype, request_.support_margin, std::nullopt, request_.answers, TurnScope::kAll);
       // Every token before the final one went on past: none of them is an EOS id, unless the
       // engine does not stop there.
       const std::vector<int64_t>& eos = request_.target->eos_token_ids();

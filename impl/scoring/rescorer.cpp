@@ -5,6 +5,7 @@
 #include "impl/bench/conversation.h"
 #include "impl/checkpoint/model_io.h"
 #include "impl/model/transformer.h"
+#include "impl/scoring/support_band.h"
 #include "impl/tokenizer/tokenizer.h"
 
 namespace specgate {
@@ -132,9 +133,11 @@ at::Tensor id_column(std::span<const int64_t> tokens, const at::Tensor& like) {
       .unsqueeze(1);
 }
 
-// Below, own and boundary (TokenMasses) of each token of `generated` under logits [n, V]: [n, 3].
+// Below, own and boundary (TokenMasses) of each token of `generated` under logits [n, V], and
+// where `engine` (the shaped distribution [n, V] of the checkpoint in the engine's dtype) is
+// defined, the mass it gives the tokens on the boundary: [n, 3] or [n, 4].
 at::Tensor token_masses(const at::Tensor& logits, std::span<const int64_t> generated, const SamplingParams& sampling,
-                        double logit_margin) {
+                        const SupportMargin& margin, const at::Tensor& engine) {
   const int64_t n = static_cast<int64_t>(generated.size());
   const at::Tensor probabilities = sampling_distribution(logits, sampling);  // [n, V]
   const at::Tensor chosen = id_column(generated, probabilities);
@@ -143,19 +146,10 @@ at::Tensor token_masses(const at::Tensor& logits, std::span<const int64_t> gener
   const at::Tensor ids = at::arange(probabilities.size(1), chosen.options()).unsqueeze(0);
   const at::Tensor ahead = probabilities.gt(own).logical_or(probabilities.eq(own).logical_and(ids.lt(chosen)));
   const at::Tensor below = (probabilities * ahead).sum(1);
-  // A token outside the support, in the worst case of every logit moving by half the margin: it
-  // and every token not ahead of it up by the margin against those ahead. Top-k and min-p turn on
-  // its logit against the ones ahead, top-p on the mass ahead of it, which this makes smallest.
-  const at::Tensor boundary = at::zeros({n}, own.options().dtype(at::kBool));
-  const at::Tensor outside = own.squeeze(1).eq(0.0).nonzero().squeeze(1);
-  if (outside.numel() > 0) {
-    const at::Tensor unshaped = logits.index_select(0, outside).to(at::kDouble), token = chosen.index_select(0, outside);
-    const at::Tensor own_logit = unshaped.gather(1, token);
-    const at::Tensor ahead_in_logits = unshaped.gt(own_logit).logical_or(unshaped.eq(own_logit).logical_and(ids.lt(token)));
-    const at::Tensor raised = unshaped + ahead_in_logits.logical_not().to(at::kDouble) * logit_margin;
-    boundary.index_put_({outside}, sampling_distribution(raised, sampling).gather(1, token).squeeze(1).gt(0.0));
-  }
-  return at::stack({below, own.squeeze(1), boundary.to(at::kDouble)}, 1);
+  const at::Tensor band = within_support_margin(logits, probabilities, sampling, margin);  // [n, V]
+  std::vector<at::Tensor> rows = {below, own.squeeze(1), band.gather(1, chosen).squeeze(1).to(at::kDouble)};
+  if (engine.defined()) rows.push_back((engine.to(probabilities.device()) * band).sum(1));
+  return at::stack(rows, 1);
 }
 
 // The probability speculative sampling accepts a draw of q's, p and q from these logits [n, V],
@@ -274,18 +268,26 @@ std::optional<RescoredLogprobs> Rescorer::next_token_logprobs(std::span<const in
 
 std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_t> prompt,
                                                           std::span<const int64_t> generated,
-                                                          const SamplingParams& sampling, double logit_margin,
-                                                          std::string& why_not) const {
+                                                          const SamplingParams& sampling, const SupportMargin& margin,
+                                                          const Rescorer* in_engine_dtype, std::string& why_not) const {
   const std::optional<KnownLogits> logits = source_->logits_before(prompt, generated, why_not);
   if (!logits) return std::nullopt;
+  at::Tensor engine;
+  if (in_engine_dtype) {
+    const std::optional<KnownLogits> rounded = in_engine_dtype->source_->logits_before(prompt, generated, why_not);
+    if (!rounded) return std::nullopt;
+    engine = sampling_distribution(rounded->fillings.front(), sampling);
+  }
   const AgreedFigures figures = agreed_figures(
-      *logits, [&](const at::Tensor& filling) { return token_masses(filling, generated, sampling, logit_margin); });
+      *logits, [&](const at::Tensor& filling) { return token_masses(filling, generated, sampling, margin, engine); });
+  const size_t columns = static_cast<size_t>(figures.first.size(1));
   const std::vector<double> rows = rows_on_host(figures.first);
   TokenMasses masses;
   for (size_t i = 0; i < generated.size(); ++i) {
-    masses.below.push_back(rows[3 * i]);
-    masses.own.push_back(rows[3 * i + 1]);
-    masses.boundary.push_back(rows[3 * i + 2] != 0.0);
+    masses.below.push_back(rows[columns * i]);
+    masses.own.push_back(rows[columns * i + 1]);
+    masses.boundary.push_back(rows[columns * i + 2] != 0.0);
+    if (engine.defined()) masses.boundary_chance.push_back(rows[columns * i + 3]);
   }
   const at::Tensor exact =
       logits->ranked_past.defined() ? figures.exact.logical_and(logits->ranked_past.logical_not()) : figures.exact;

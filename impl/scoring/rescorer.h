@@ -16,6 +16,7 @@
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/attribution.h"
 #include "impl/scoring/logits_source.h"
+#include "impl/scoring/support_margin.h"
 
 namespace specgate {
 
@@ -31,14 +32,17 @@ class Tokenizer;
 // randomised PIT of a draw that favours likely tokens (a draft accepted too often, greedy
 // verification, a temperature too low) small in every context alike, where id order would
 // scatter that skew over [0, 1].
-// A token outside the support whose logit, raised by the margin against every other logit,
-// would be inside it sits on the support's boundary: an engine whose logits differ from the
-// re-scorer's by up to half the margin in each entry can draw it (boundary is false for tokens
-// inside the support). exact: the figures do not depend on log-probabilities the source left
-// unknown (always so for a local checkpoint).
+// A token outside the support that a warper would take in were its input off by the support
+// margin (within_support_margin) sits on the support's boundary: an engine whose logits differ
+// from the re-scorer's by rounding can draw it (boundary is false for tokens inside the support).
+// exact: the figures do not depend on log-probabilities the source left unknown (always so for a
+// local checkpoint). boundary_chance: where the same checkpoint in the engine's dtype re-scores
+// too, the mass its shaped distribution gives the tokens on the boundary, the chance that a
+// correct engine of that dtype draws one there; empty otherwise.
 struct TokenMasses {
   std::vector<double> below, own;
   std::vector<bool> boundary, exact;
+  std::vector<double> boundary_chance;
 };
 
 // Whether speculative sampling accepts the draft at each position of an answer: the
@@ -92,13 +96,13 @@ class Rescorer {
 
   // The masses of every token of `generated` in the target's next-token distribution after
   // `prompt` and the tokens before it, shaped by `sampling` (sampling_distribution, float64):
-  // one forward pass; a token outside the support is on its boundary when raising its logit
-  // by `logit_margin` (before the temperature) brings it in. nullopt with `why_not` set when
-  // prompt and answer do not fit the model's positions or are empty; token ids must be below
-  // vocab_size().
+  // one forward pass, and one of `in_engine_dtype` (this checkpoint loaded in the engine's
+  // dtype) when given; a token outside the support is on its boundary when within `margin`
+  // (TokenMasses). nullopt with `why_not` set when prompt and answer do not fit the model's
+  // positions or are empty; token ids must be below vocab_size().
   std::optional<TokenMasses> sampled_token_masses(std::span<const int64_t> prompt, std::span<const int64_t> generated,
-                                                  const SamplingParams& sampling, double logit_margin,
-                                                  std::string& why_not) const;
+                                                  const SamplingParams& sampling, const SupportMargin& margin,
+                                                  const Rescorer* in_engine_dtype, std::string& why_not) const;
 
   // Position i of `generated`: the probability that speculative sampling accepts a token `draft`
   // draws after `prompt` and generated[:i], sum over x of min(p(x), q(x)), p this checkpoint's

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <map>
 #include <set>
-#include <tuple>
 
 #include "impl/bench/question.h"
 #include "impl/common/counted.h"
@@ -14,25 +15,36 @@
 #include "impl/scoring/rescorer.h"
 #include "impl/scoring/stream_registry.h"
 #include "impl/statistics/multiple_testing.h"
+#include "impl/statistics/poisson_binomial.h"
 #include "impl/statistics/randomized_pit.h"
 
 namespace specgate {
 
 namespace {
 
-// The PIT values of one side, per answer (its question the stratum) with the answer's subtask,
-// and what was read.
+// What an answer was drawn under, beside the warpers: answers of one question are exchangeable
+// between the sides only when these agree (else their lengths differ by design).
+struct AnswerDesign {
+  std::string at;  // file:line
+  std::vector<int64_t> first_prompt;
+  size_t turns = 0;
+  std::optional<int64_t> max_new_tokens;
+};
+
+// The PIT values of one side, per answer (its question the stratum) with the answer's subtask
+// and design, and what was read.
 struct SideValues {
   SampledSide side;
   std::vector<SampleUnit> units;
   std::vector<std::string> unit_subtasks;
+  std::vector<AnswerDesign> unit_designs;
+  std::vector<UnitEvents> unit_boundary;  // per answer, its tokens on the support's boundary
 };
 
 class SideReader {
  public:
-  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, StreamRegistry& streams, double margin,
-             uint64_t stream)
-      : request_(request), warpers_(warpers), streams_(streams), margin_(margin), uniforms_(request.pit_seed, stream) {}
+  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, StreamRegistry& streams, uint64_t stream)
+      : request_(request), warpers_(warpers), streams_(streams), uniforms_(request.pit_seed, stream) {}
 
   SideValues read(const std::vector<std::filesystem::path>& files) {
     SideValues values;
@@ -56,6 +68,7 @@ class SideReader {
     const std::string subtask = subtask_of(record.category.value_or("(none)"));
     ++values.side.answers;
     SampleUnit unit{.values = {}, .stratum = record.question_id};
+    UnitEvents boundary{.events = 0, .trials = 0, .stratum = record.question_id};
     for (size_t turn = 0; turn < record.token_ids->size(); ++turn) {
       const std::vector<int64_t>& generated = (*record.token_ids)[turn];
       if (generated.empty()) continue;
@@ -63,8 +76,10 @@ class SideReader {
       check_rescorable_turn(record, turn, request_.rescorer->vocab_size(), at);
       std::string why_not;
       const std::optional<TokenMasses> masses =
-          request_.rescorer->sampled_token_masses(prompt, generated, warpers, margin_, why_not);
+          request_.rescorer->sampled_token_masses(prompt, generated, warpers, request_.margin, request_.in_engine_dtype, why_not);
       if (!masses) throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
+      values.side.boundary_chances.insert(values.side.boundary_chances.end(), masses->boundary_chance.begin(),
+                                          masses->boundary_chance.end());
       for (size_t i = 0; i < generated.size(); ++i) {
         ++values.side.tokens;
         const double uniform = uniforms_.uniform();
@@ -74,6 +89,8 @@ class SideReader {
           values.side.beyond_top_k.push_back(token);
           continue;
         }
+        ++boundary.trials;
+        boundary.events += masses->boundary[i] ? 1 : 0;
         const std::optional<double> pit = randomized_pit(std::clamp(masses->below[i], 0.0, 1.0), masses->own[i], uniform);
         if (!pit) {
           (masses->boundary[i] ? values.side.boundary : values.side.outside_support).push_back(token);
@@ -84,12 +101,15 @@ class SideReader {
     }
     values.units.push_back(std::move(unit));
     values.unit_subtasks.push_back(subtask);
+    values.unit_boundary.push_back(boundary);
+    values.unit_designs.push_back({at, record.prompt_token_ids->empty() ? std::vector<int64_t>{} : record.prompt_token_ids->front(),
+                                   record.token_ids->size(),
+                                   record.speed.run ? std::optional(record.speed.run->max_new_tokens) : std::nullopt});
   }
 
   const SamplingCheckRequest& request_;
   AnswerWarpers& warpers_;
   StreamRegistry& streams_;
-  double margin_;
   SequenceRng uniforms_;
 };
 
@@ -133,9 +153,49 @@ bool shares_a_question(const SideValues& first, const SideValues& second, const 
   return false;
 }
 
+// Throws InputError where two answers to one question, on either side, were drawn under
+// different designs: another first prompt, another number of turns or another max_new_tokens.
+void require_exchangeable(const SideValues& answers, const SideValues& baseline) {
+  std::map<int64_t, const AnswerDesign*> first_seen;
+  for (const SideValues* side : {&answers, &baseline}) {
+    for (size_t i = 0; i < side->units.size(); ++i) {
+      const AnswerDesign& design = side->unit_designs[i];
+      const auto [seen, inserted] = first_seen.emplace(side->units[i].stratum, &design);
+      if (inserted) continue;
+      const AnswerDesign& other = *seen->second;
+      const char* field = design.first_prompt != other.first_prompt ? "prompt_token_ids"
+                          : design.turns != other.turns             ? "token_ids"
+                          : design.max_new_tokens != other.max_new_tokens ? "run.max_new_tokens"
+                                                                          : nullptr;
+      if (field)
+        throw InputError(design.at + ": field '" + field + "': question " + std::to_string(side->units[i].stratum) +
+                         " was answered otherwise at " + other.at + " (" +
+                         (std::string(field) == "token_ids" ? "another number of turns" : "another value") +
+                         "); the two-sample test exchanges answers of one question between the sides, which must be "
+                         "drawn alike");
+    }
+  }
+}
+
 std::string location(const UnsupportedToken& t) {
   return "question " + std::to_string(t.question_id) + ", turn " + std::to_string(t.turn) + ", position " +
          std::to_string(t.position) + ", token " + std::to_string(t.token);
+}
+
+// The boundary tokens of every side against the chances of a correct engine of their dtype.
+BoundaryRateTest boundary_rate_test(std::initializer_list<const SampledSide*> sides) {
+  BoundaryRateTest test{.tolerance = kBoundaryRateTolerance};
+  std::vector<double> chances;
+  for (const SampledSide* side : sides) {
+    test.observed += static_cast<int64_t>(side->boundary.size());
+    test.tokens += side->tokens;
+    for (const double chance : side->boundary_chances) {
+      test.expected += chance;
+      chances.push_back(std::min(1.0, test.tolerance * std::clamp(chance, 0.0, 1.0)));
+    }
+  }
+  test.p_value = poisson_binomial_upper_tail(chances, test.observed);
+  return test;
 }
 
 }  // namespace
@@ -151,16 +211,14 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   report.alpha = request.alpha;
   report.pit_seed = request.pit_seed;
   report.sampling_source = warpers.source();
-  std::vector<std::filesystem::path> every_file = request.answers;
-  every_file.insert(every_file.end(), request.baseline.begin(), request.baseline.end());
-  report.margin = resolve_support_margin(request.engine_dtype, request.support_margin, every_file, request.turns);
+  report.margin = request.margin;
 
   StreamRegistry streams;
-  SideValues answers = SideReader(request, warpers, streams, report.margin.logits, /*stream=*/0).read(request.answers);
+  SideValues answers = SideReader(request, warpers, streams, /*stream=*/0).read(request.answers);
   summarise(answers, request.alpha, "--answers");
   std::optional<SideValues> baseline;
   if (!request.baseline.empty()) {
-    baseline = SideReader(request, warpers, streams, report.margin.logits, /*stream=*/1).read(request.baseline);
+    baseline = SideReader(request, warpers, streams, /*stream=*/1).read(request.baseline);
     summarise(*baseline, request.alpha, "--baseline");
   }
   report.sampling = *warpers.settled();
@@ -174,6 +232,7 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
     if (baseline && !shares_a_question(answers, *baseline, ""))
       throw InputError("--baseline: its answers are to none of the questions --answers answers; the two-sample test "
                        "exchanges answers to the same question between the sides");
+    if (baseline) require_exchangeable(answers, *baseline);
     subtasks.push_back("");
     for (const std::string& subtask : std::set<std::string>(answers.unit_subtasks.begin(), answers.unit_subtasks.end())) {
       const bool tested = !values_of(answers, subtask).empty() &&
@@ -185,20 +244,18 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   }
   if (baseline) {
     const SampledSide &a = answers.side, &b = baseline->side;
-    for (const auto& [name, first, second] :
-         {std::tuple{"outside support", a.outside_support.size(), b.outside_support.size()},
-          std::tuple{"support boundary", a.boundary.size(), b.boundary.size()}}) {
-      if (first + second == 0) continue;
-      report.support_rates.push_back({name, compare_rates(static_cast<int64_t>(first), a.tokens,
-                                                          static_cast<int64_t>(second), b.tokens, RateAlternative::kGreater)});
-    }
+    if (!a.boundary.empty() || !b.boundary.empty())
+      report.support_rates.push_back({"support boundary", compare_rates(answers.unit_boundary, baseline->unit_boundary,
+                                                                        request.permutations, request.pit_seed)});
   }
-  report.family_size = static_cast<int64_t>(subtasks.size() + report.support_rates.size());
-  const double strictest = request.alpha / static_cast<double>(std::max<int64_t>(report.family_size, 1));
+  if (request.in_engine_dtype)
+    report.boundary_rate = baseline ? boundary_rate_test({&answers.side, &baseline->side}) : boundary_rate_test({&answers.side});
+  const size_t hypotheses = subtasks.size() + report.support_rates.size() + (report.boundary_rate ? 1 : 0);
+  const double strictest = request.alpha / static_cast<double>(std::max<size_t>(hypotheses, 1));
   // Rounding aside: 139 permutations reach 0.05 / 7 exactly.
   if (baseline && 1.0 / static_cast<double>(request.permutations + 1) > strictest * (1.0 + 1e-12))
     throw InputError("--permutations: " + std::to_string(request.permutations) + " cannot reach Holm's strictest level " +
-                     short_number(strictest) + " (alpha over " + std::to_string(report.family_size) +
+                     short_number(strictest) + " (alpha over " + std::to_string(hypotheses) +
                      " hypotheses); give at least " + std::to_string(static_cast<int64_t>(std::ceil((1.0 - 1e-12) / strictest)) - 1));
 
   for (size_t g = 0; g < subtasks.size(); ++g) {
@@ -220,14 +277,27 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
     report.groups.push_back(std::move(group));
   }
 
-  std::vector<double> p_values;
-  for (const SampledGroup& group : report.groups) p_values.push_back(group.p_value);
-  for (const SupportRateGroup& rates : report.support_rates) p_values.push_back(rates.rates.p_value);
-  const HolmDecision holm = p_values.empty() ? HolmDecision{} : holm_bonferroni(p_values, request.alpha);
+  // A group's permutation test can reach no lower than its smallest p-value; the rest, any.
+  std::vector<double> p_values, smallest;
+  for (const SampledGroup& group : report.groups) {
+    p_values.push_back(group.p_value);
+    smallest.push_back(group.permutation ? group.permutation->smallest_p_value : 0.0);
+  }
+  for (const SupportRateGroup& rates : report.support_rates) {
+    p_values.push_back(rates.rates.p_value);
+    smallest.push_back(rates.rates.smallest_p_value);
+  }
+  if (report.boundary_rate) {
+    p_values.push_back(report.boundary_rate->p_value);
+    smallest.push_back(0.0);
+  }
+  const HolmDecision holm = p_values.empty() ? HolmDecision{} : holm_after_screening(p_values, smallest, request.alpha);
+  report.family_size = static_cast<int64_t>(holm.family_size);
   for (size_t i = 0; i < report.groups.size(); ++i) {
     SampledGroup& group = report.groups[i];
     group.holm_p_value = holm.adjusted_p_values[i];
     group.rejected = holm.rejected[i];
+    group.tested = holm.tested[i];
     if (!group.rejected) continue;
     report.reasons.push_back(
         group.name + ": " + report.test + " Kolmogorov-Smirnov D = " + short_number(group.test.distance) +
@@ -244,15 +314,27 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
     const RateComparison& r = rates.rates;
     report.reasons.push_back(rates.name + ": " + std::to_string(r.first_events) + " of " + std::to_string(r.first_trials) +
                              " tokens against the baseline's " + std::to_string(r.second_events) + " of " +
-                             std::to_string(r.second_trials) + ", one-sided exact test Holm-adjusted p = " +
+                             std::to_string(r.second_trials) + ", one-sided permutation test over answers, Holm-adjusted p = " +
                              short_number(rates.holm_p_value) + " <= alpha " + short_number(request.alpha));
   }
-  if (!baseline && !answers.side.outside_support.empty()) {
-    report.reasons.push_back(counted(static_cast<int64_t>(answers.side.outside_support.size()), "token") +
+  if (report.boundary_rate) {
+    BoundaryRateTest& rate = *report.boundary_rate;
+    rate.holm_p_value = holm.adjusted_p_values.back();
+    rate.rejected = holm.rejected.back();
+    if (rate.rejected)
+      report.reasons.push_back("support boundary: " + std::to_string(rate.observed) + " of " + std::to_string(rate.tokens) +
+                               " tokens where a correct " + report.margin.engine_dtype + " engine draws " +
+                               short_number(rate.expected, 3) + " (tolerance x" + short_number(rate.tolerance) +
+                               "), one-sided exact test Holm-adjusted p = " + short_number(rate.holm_p_value) +
+                               " <= alpha " + short_number(request.alpha));
+  }
+  for (const auto& [side, name] : {std::pair{&answers.side, "answers"}, std::pair{baseline ? &baseline->side : nullptr, "baseline"}}) {
+    if (!side || side->outside_support.empty()) continue;
+    report.reasons.push_back(std::string(name) + ": " + counted(static_cast<int64_t>(side->outside_support.size()), "token") +
                              " outside the shaped target distribution's support beyond the margin of " +
-                             short_number(report.margin.logits) + " logits" +
-                             (report.margin.engine_dtype.empty() ? "" : " (" + report.margin.engine_dtype + ")") +
-                             " (first: " + location(answers.side.outside_support.front()) + ")");
+                             short_number(report.margin.logits) + " logits and " + short_number(report.margin.mass) +
+                             " in mass" + (report.margin.engine_dtype.empty() ? "" : " (" + report.margin.engine_dtype + ")") +
+                             " (first: " + location(side->outside_support.front()) + ")");
   }
   report.rejected = !report.reasons.empty();
   report.answers = std::move(answers.side);

@@ -37,6 +37,9 @@ struct SampledSide {
   int64_t tokens = 0;  // generated tokens scored, those outside the support included
   std::vector<UnsupportedToken> outside_support;  // beyond the margin
   std::vector<UnsupportedToken> boundary;         // outside the support, within the margin: not in the PIT
+  // Per token, the chance that a correct engine of the answers' dtype draws one on the boundary
+  // there (TokenMasses::boundary_chance); empty without a re-scoring in that dtype.
+  std::vector<double> boundary_chances;
   // Tokens whose PIT, or whether they are inside the support, depends on log-probabilities the
   // reference engine did not return (past its top k): not in the test. None from a checkpoint.
   std::vector<UnsupportedToken> beyond_top_k;
@@ -59,29 +62,54 @@ struct SampledGroup {
   double detectable_distance = 1.0;
   double holm_p_value = 1.0;  // adjusted over the whole family
   bool rejected = false;
+  // Whether it was in Holm's family: a permutation test whose smallest attainable p-value lies
+  // above its level is left out (holm_after_screening).
+  bool tested = true;
 };
 
-// Two samples: whether the answers leave the support, or sit on its boundary, more often per
-// token than the baseline (one-sided: only an excess with speculation on points at it); a member
-// of the Holm family where either side has such a token.
+// Two samples: whether the answers sit on the support's boundary more often per token than the
+// baseline (one-sided: only an excess with speculation on points at it), answers as units; a
+// member of the Holm family where either side has such a token.
 struct SupportRateGroup {
-  std::string name;  // "outside support" or "support boundary"
+  std::string name;  // "support boundary"
   RateComparison rates;
   double holm_p_value = 1.0;
   bool rejected = false;
 };
 
+// Whether the answers (and the baseline) sit on the support's boundary more often than a correct
+// engine of their dtype: the boundary tokens counted against the chances the checkpoint re-scored
+// in that dtype gives each token, each multiplied by the tolerance for kernels that round
+// otherwise than specgate's (an exact one-sided Poisson-binomial test). Most warper bugs (top-p
+// ignored, top-k off by one, a cut before the temperature, min-p on another distribution) widen
+// the support and keep the proportions inside it: their tokens past the cut are their trace.
+struct BoundaryRateTest {
+  int64_t observed = 0;  // boundary tokens
+  int64_t tokens = 0;
+  double expected = 0.0;  // a correct engine's expected count: the sum of the chances
+  double tolerance = 1.0;
+  double p_value = 1.0;
+  double holm_p_value = 1.0;
+  bool rejected = false;
+};
+
+// How much more often than specgate's own re-scoring in the engine's dtype a correct engine of
+// that dtype may sit on the boundary: its kernels round otherwise.
+inline constexpr double kBoundaryRateTolerance = 2.0;
+
 struct SamplingCheckRequest {
   std::vector<std::filesystem::path> answers;   // the engine's answers (speculation on)
   std::vector<std::filesystem::path> baseline;  // optional: the same engine with speculation off
   const Rescorer* rescorer = nullptr;           // the target: a checkpoint or the reference engine
+  // The target checkpoint in the engine's dtype, where that is not the re-scorer's: what a correct
+  // engine of that dtype draws on the support's boundary (BoundaryRateTest). nullptr: no such test.
+  const Rescorer* in_engine_dtype = nullptr;
   // The warpers the engine applied; nullopt: every answer's run.sampling, which must agree.
   std::optional<SamplingParams> sampling;
   double alpha = 0.05;
   uint64_t pit_seed = 0;  // seeds the PIT's own uniforms and the permutations, so that a verdict can be replayed
   TurnScope turns = TurnScope::kAll;
-  std::optional<std::string> engine_dtype;  // nullopt: the answers' run.dtype (resolve_support_margin)
-  std::optional<double> support_margin;     // replaces the dtype's margin
+  SupportMargin margin;  // resolve_support_margin
   // Of the two-sample test: enough that 1 / (permutations + 1) reaches alpha over the family.
   int64_t permutations = 1999;
 };
@@ -103,20 +131,24 @@ struct SamplingCheckReport {
   // question of the subtask on both sides).
   std::vector<SampledGroup> groups;
   std::vector<SupportRateGroup> support_rates;  // two-sample only
-  int64_t family_size = 0;  // hypotheses Holm's procedure ran over: groups and support rates
+  std::optional<BoundaryRateTest> boundary_rate;  // with a re-scoring in the engine's dtype
+  // Hypotheses Holm's procedure ran over: groups, support rates and the boundary rate, but for
+  // groups that cannot reach their level.
+  int64_t family_size = 0;
   bool rejected = false;
   std::vector<std::string> reasons;  // why it was rejected, one line each
 };
 
 // Re-scores every generated token of the answers with the target (teacher forcing on the
-// engine's own tokens and prompt_token_ids) and tests the draws. One sample: rejected when a
-// token lies outside the support beyond the margin, or when Holm's procedure at alpha rejects
-// any group. Two samples: rejected when Holm's procedure rejects a group's permutation test or
-// a support rate comparison. Throws InputError naming the file, line and field for an answer
-// without token_ids or prompt_token_ids, a token id outside the vocabulary, sampling settings
-// that are missing, greedy or disagree, a random stream drawn twice (the same seed, and stream
-// where recorded, on two answers of either side), no engine dtype (resolve_support_margin), a
-// baseline that answers none of the answers' questions, or too few permutations for the family.
+// engine's own tokens and prompt_token_ids) and tests the draws. Rejected when a token of either
+// side lies outside the support beyond the margin, or when Holm's procedure at alpha rejects a
+// hypothesis: one sample, a group's uniformity; two samples, a group's permutation test or the
+// support boundary rate against the baseline's; and with a re-scoring in the engine's dtype, the
+// boundary rate against a correct engine's. Throws InputError naming the file, line and field for
+// an answer without token_ids or prompt_token_ids, a token id outside the vocabulary, sampling
+// settings that are missing, greedy or disagree, a random stream drawn twice (the same seed, and
+// stream where recorded, on two answers of either side), a baseline that answers none of the
+// answers' questions, or too few permutations for the family.
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request);
 
 }  // namespace specgate

@@ -10,26 +10,31 @@
 namespace specgate {
 
 // How far a token may lie outside the re-scorer's support and still count as drawn by a correct
-// engine: the margin (in logits before the temperature) by which raising the token's logit
-// against the tokens ahead of it must bring it into the support. Sized from the engine's
+// engine, per warper (within_support_margin): top-k and min-p compare logits, so raising the
+// token's logit (before the temperature) by `logits` must bring it in; top-p compares the mass
+// ahead of the token, which must lie under top_p plus `mass`. Sized from the engine's
 // floating-point type: its logits differ from the float64 re-scorer's by rounding.
 struct SupportMargin {
   std::string engine_dtype;  // float64, float32, bfloat16 or float16; empty when only the margin was given
   std::string source;        // "flag" or "answers" (their run.dtype)
   double logits = 0.0;
+  double mass = 0.0;
 };
 
-// The margin for an engine computing in `dtype`: twice the largest change of a difference
-// between two of the most likely tokens' logits, that dtype against float64, measured on the real
-// model (reports/sampling/support_margin.md). nullopt for another name.
-std::optional<double> support_margin_for(const std::string& dtype);
+// The margins for an engine computing in `dtype`: twice the largest change, that dtype against
+// float64, of a difference between two of the most likely tokens' logits, and of the cumulative
+// mass of the tokens in float64's order, measured on the real model
+// (reports/sampling/support_margin.md). nullopt for another name.
+std::optional<SupportMargin> support_margin_for(const std::string& dtype);
 
-// The engine's margin: `support_margin` when given, else `engine_dtype`'s, else the largest of
-// those the answers' run.dtype records (every answer must record one). Throws InputError naming
-// the flag, or the file, line and field, for an unknown dtype, a negative or infinite margin, or
-// answers that record no dtype where no flag gives one.
+// The engine's margin: `support_margin` (logits) and `support_mass_margin` when given, else
+// `engine_dtype`'s, else the widest of those the answers' run.dtype records (every answer must
+// record one). A margin given alone keeps the dtype's other one, or 0 where no dtype is known.
+// Throws InputError naming the flag, or the file, line and field, for an unknown dtype, a
+// negative or infinite margin, or answers that record no dtype where no flag gives one.
 SupportMargin resolve_support_margin(const std::optional<std::string>& engine_dtype,
                                      const std::optional<double>& support_margin,
+                                     const std::optional<double>& support_mass_margin,
                                      std::span<const std::filesystem::path> answer_files, TurnScope turns);
 
 }  // namespace specgate

@@ -14,6 +14,7 @@
 #include "impl/statistics/kolmogorov.h"
 #include "impl/statistics/multiple_testing.h"
 #include "impl/statistics/permutation_ks.h"
+#include "impl/statistics/poisson_binomial.h"
 #include "impl/statistics/rate_comparison.h"
 #include "impl/statistics/randomized_pit.h"
 #include "impl/statistics/uniformity.h"
@@ -698,27 +699,138 @@ TEST(PermutationKsTest, ExchangesUnitsOnlyWithinTheirStratumAndIsDeterministic) 
 // scipy.stats.binomtest(first, first + second, first_trials / (first_trials + second_trials)),
 // two-sided and with alternative='greater': five tokens outside the support against none in as
 // many is 1 / 32 one-sided, 1 / 16 two-sided.
-TEST(CompareRates, MatchesScipyBinomtest) {
-  const struct {
-    int64_t a, n, b, m;
-    double two_sided, greater;
-  } cases[] = {{3, 1000, 0, 1000, 0.25, 0.125},
-               {5, 2000, 1, 3000, 0.04096000000000001, 0.04096000000000001},
-               {0, 100, 4, 100, 0.125, 1.0},
-               {10, 500, 12, 400, 0.3936698898434034, 0.8783175378203729},
-               {7, 10000, 7, 10000, 1.0, 0.604736328125},
-               {5, 2880, 0, 2880, 0.0625, 0.03125}};
-  for (const auto& c : cases) {
-    EXPECT_NEAR(compare_rates(c.a, c.n, c.b, c.m, RateAlternative::kTwoSided).p_value, c.two_sided, 1e-12) << c.a << " " << c.b;
-    EXPECT_NEAR(compare_rates(c.a, c.n, c.b, c.m, RateAlternative::kGreater).p_value, c.greater, 1e-12) << c.a << " " << c.b;
+// Exact engines, one answer a question a side, the answers 64 tokens long against a baseline's
+// 16: relabelling moves the sides' token counts, and D itself, compared across relabellings of
+// other sizes, rejected about 18% of such runs at 0.05. D sqrt(n m / (n + m)) holds the level.
+TEST(PermutationKsTest, HoldsItsLevelWhenTheSidesAnswersDifferInLength) {
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const int runs = 300;
+  int rejected = 0;
+  for (int run = 0; run < runs; ++run) {
+    std::vector<SampleUnit> first, second;
+    for (int64_t question = 0; question < 20; ++question) {
+      for (auto& [side, length] : {std::pair{&first, 64}, std::pair{&second, 16}}) {
+        SampleUnit unit{.values = {}, .stratum = question};
+        for (int i = 0; i < length; ++i) unit.values.push_back(uniform(random));
+        side->push_back(std::move(unit));
+      }
+    }
+    rejected += permutation_ks_test(first, second, 199, static_cast<uint64_t>(run), 0.05).p_value <= 0.05;
   }
-  EXPECT_EQ(compare_rates(0, 10, 0, 20, RateAlternative::kTwoSided).p_value, 1.0);
-  EXPECT_THROW(compare_rates(3, 2, 0, 1, RateAlternative::kTwoSided), std::invalid_argument);
-  EXPECT_THROW(compare_rates(0, 0, 0, 1, RateAlternative::kGreater), std::invalid_argument);
+  EXPECT_LE(rejected, 24) << "of " << runs;  // 8%; about 15 at the level
+}
+
+// Five questions with one answer a side have 2^5 = 32 relabellings: each is drawn once, and no
+// p-value can fall below 1 / 32, above alpha / 7.
+TEST(PermutationKsTest, FewRelabellingsAreEnumeratedAndBoundThePValue) {
+  std::vector<SampleUnit> first, second;
+  for (int64_t question = 0; question < 5; ++question) {
+    first.push_back({.values = {0.9, 0.95}, .stratum = question});
+    second.push_back({.values = {0.1, 0.05}, .stratum = question});
+  }
+  const PermutationKsTest test = permutation_ks_test(first, second, 1999, 3, 0.05);
+  EXPECT_TRUE(test.exact);
+  EXPECT_EQ(test.permutations, 32);
+  EXPECT_DOUBLE_EQ(test.smallest_p_value, 1.0 / 32);
+  // The observed split and its mirror are the two most extreme.
+  EXPECT_DOUBLE_EQ(test.p_value, 2.0 / 32);
+}
+
+// The pooled group at p 0.012 and six subtasks that cannot go below 1 / 32: Holm over all seven
+// multiplies 0.012 by 7 and rejects nothing; over the hypotheses that can reach their level (the
+// smallest m with at most m reaching alpha / m is 2, and only the pooled group reaches 0.025) it
+// rejects the pooled group.
+TEST(HolmAfterScreening, LeavesOutHypothesesThatCannotReachTheirLevel) {
+  const std::vector<double> p = {0.012, 0.5, 0.25, 1.0, 0.5, 0.75, 0.0625};
+  const std::vector<double> smallest = {1.0 / 2000, 1.0 / 32, 1.0 / 32, 1.0 / 32, 1.0 / 32, 1.0 / 32, 1.0 / 32};
+  EXPECT_FALSE(holm_bonferroni(p, 0.05).rejected[0]);
+  const HolmDecision screened = holm_after_screening(p, smallest, 0.05);
+  EXPECT_EQ(screened.family_size, 1u);
+  EXPECT_TRUE(screened.rejected[0]);
+  EXPECT_DOUBLE_EQ(screened.adjusted_p_values[0], 0.012);
+  for (size_t i = 1; i < p.size(); ++i) {
+    EXPECT_FALSE(screened.tested[i]);
+    EXPECT_FALSE(screened.rejected[i]);
+    EXPECT_EQ(screened.adjusted_p_values[i], 1.0);
+  }
+  // Where every hypothesis can reach alpha / m, it is Holm's procedure.
+  const std::vector<double> reachable(p.size(), 1.0 / 2000);
+  EXPECT_EQ(holm_after_screening(p, reachable, 0.05).adjusted_p_values, holm_bonferroni(p, 0.05).adjusted_p_values);
+  EXPECT_THROW(holm_after_screening(p, std::vector<double>{0.5}, 0.05), std::invalid_argument);
+}
+
+// Boundary tokens cluster in answers: one answer in ten holds them, at 20% of its 64 tokens (a
+// rate of 2%), alike on both sides. Taken as independent tokens (the exact binomial test this
+// replaced) such sides reject 31% of the time at 0.05; relabelling whole answers holds the level.
+TEST(CompareRates, HoldsItsLevelWhenEventsClusterInUnits) {
+  std::mt19937_64 random(5);
+  std::bernoulli_distribution clustered(0.1);
+  std::binomial_distribution<int64_t> events(64, 0.2);
+  const int runs = 300;
+  int rejected = 0;
+  for (int run = 0; run < runs; ++run) {
+    std::vector<UnitEvents> first, second;
+    for (int64_t question = 0; question < 40; ++question) {
+      for (std::vector<UnitEvents>* side : {&first, &second})
+        side->push_back({.events = clustered(random) ? events(random) : 0, .trials = 64, .stratum = question});
+    }
+    rejected += compare_rates(first, second, 999, static_cast<uint64_t>(run)).p_value <= 0.05;
+  }
+  EXPECT_LE(rejected, 24) << "of " << runs;  // 8%; about 15 at the level
+}
+
+TEST(CompareRates, IsOneSidedExactWhereFewRelabellingsAndRefusesBadCounts) {
+  // Three questions, one answer a side, the first side's answers each with more events: of the
+  // 8 relabellings only the observed has an excess as large.
+  const std::vector<UnitEvents> first = {{3, 10, 0}, {2, 10, 1}, {4, 10, 2}}, second = {{0, 10, 0}, {1, 10, 1}, {0, 10, 2}};
+  const RateComparison more = compare_rates(first, second, 1999, 1);
+  EXPECT_TRUE(more.exact);
+  EXPECT_EQ(more.permutations, 8);
+  EXPECT_DOUBLE_EQ(more.p_value, 1.0 / 8);
+  EXPECT_DOUBLE_EQ(more.smallest_p_value, 1.0 / 8);
+  EXPECT_EQ(more.first_events, 9);
+  EXPECT_DOUBLE_EQ(compare_rates(second, first, 1999, 1).p_value, 1.0);
+  EXPECT_EQ(compare_rates(std::vector<UnitEvents>{{0, 5, 0}}, std::vector<UnitEvents>{{0, 5, 0}}, 9, 1).p_value, 1.0);
+  EXPECT_THROW(compare_rates(std::vector<UnitEvents>{{3, 2, 0}}, second, 9, 1), std::invalid_argument);
+  EXPECT_THROW(compare_rates(std::vector<UnitEvents>{{0, 0, 0}}, second, 9, 1), std::invalid_argument);
 }
 
 // A correct sample leaves the simultaneous band in some bin at most alpha of the time; a band of
 // two standard deviations per bin, as the report drew before, is left by most correct samples.
+// Against enumeration of every outcome of a few trials, and scipy's binomial survival function
+// where the probabilities are equal: binom.sf(4, 20, 0.1) = 0.0431745.
+TEST(PoissonBinomial, UpperTailMatchesEnumeration) {
+  const std::vector<double> p = {0.1, 0.5, 0.9, 0.3, 0.0, 1.0};
+  for (int64_t k = 0; k <= 7; ++k) {
+    double tail = 0.0;
+    for (int outcome = 0; outcome < (1 << 6); ++outcome) {
+      double chance = 1.0;
+      int successes = 0;
+      for (int i = 0; i < 6; ++i) {
+        const bool success = (outcome >> i) & 1;
+        chance *= success ? p[i] : 1.0 - p[i];
+        successes += success;
+      }
+      if (successes >= k) tail += chance;
+    }
+    EXPECT_NEAR(poisson_binomial_upper_tail(p, k), tail, 1e-14) << k;
+  }
+  EXPECT_NEAR(poisson_binomial_upper_tail(std::vector<double>(20, 0.1), 5), 0.0431745, 1e-7);
+  EXPECT_THROW(poisson_binomial_upper_tail(std::vector<double>{1.5}, 1), std::invalid_argument);
+  EXPECT_THROW(poisson_binomial_upper_tail(std::vector<double>{0.5}, -1), std::invalid_argument);
+}
+
+// Beyond the exact computation's budget, Chernoff's bound: never below the exact tail.
+TEST(PoissonBinomial, ManyTrialsGiveChernoffsBoundAboveTheTail) {
+  const std::vector<double> p(200000, 0.001);
+  const double bound = poisson_binomial_upper_tail(p, 300);
+  const double mean = 200.0, k = 300.0;
+  EXPECT_NEAR(bound, std::exp(-mean + k * (1.0 + std::log(mean / k))), 1e-9 * bound);
+  EXPECT_GT(bound, 2.7e-11);  // the exact tail: binom.sf(299, 200000, 0.001) = 2.64e-11
+  EXPECT_NEAR(poisson_binomial_upper_tail(p, 100), 1.0, 1e-12);
+}
+
 TEST(UniformHistogramBand, HoldsAllTwentyBinsOfAUniformSample) {
   std::mt19937_64 rng(13);
   constexpr int kSamples = 2000, kValues = 2000;

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The one-sample verdict of `conformance sampling` on bfloat16 engines: its power against warper
+# bugs and sampling faults, and its false alarms on a correct engine. The fixture pair in
+# bfloat16 (EQSPEC, K 3, batch 6, the 30 questions of fixtures/bench/short_prompts.jsonl, 64 new
+# tokens a file), judged by the float64 re-scorer with the bfloat16 support margin and boundary
+# rate at alpha 0.05 at T 0.8, top-k 12, top-p 0.9 (min-p 0.1 for the min-p bug).
+#
+# A warper bug is an engine sampling with other warpers than it states: top-p ignored (sampled at
+# top-p 1), top-k off by one (top-k 13), min-p on the distribution before the temperature (min-p
+# 0.1 there is 0.1^(1/0.8) = 0.056 after it). A sampling fault is one of the catalogue seeded with
+# --inject-fault. Each of DRAWS draws (default 10) takes fresh seeds and PIT seed, and is judged
+# at the first file (1,920 tokens) and at FILES files (default 5: 9,600 tokens).
+#
+# CORRECT_RUNS (default 200) runs of the correct engine at 1,920 tokens measure the false-alarm
+# rate: the verdict holds alpha when the one-sided 95% Clopper-Pearson upper bound of the rate is
+# at most TOLERANCE (default 0.1, twice alpha); the pooled group's p-values are kept and tested
+# for uniformity (Kolmogorov-Smirnov). CASES restricts the cases (default: all). JOBS runs side
+# by side (default: the cores), draw by draw across the cases and the correct runs, so that a run
+# stopped early leaves every case with as many draws; REPORT_ONLY=1 then writes the report from
+# the verdicts already in build/sampling-power-bfloat16. Writes OUT/bfloat16_power.json and .md
+# (default reports/sampling).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${1:-reports/sampling}"
+draws="${DRAWS:-10}" files="${FILES:-5}" correct_runs="${CORRECT_RUNS:-200}" tolerance="${TOLERANCE:-0.1}"
+jobs="${JOBS:-$(nproc)}"
+cases="${CASES:-top-p-ignored top-k-off-by-one min-p-before-temperature always-accept residual-not-normalised raw-draft-distribution bonus-from-draft greedy-verification draft-filter-skipped stale-draft-distribution}"
+work=build/sampling-power-bfloat16
+python=build/venv/bin/python
+if [ -z "${REPORT_ONLY:-}" ]; then
+  build_targets="conformance fixture_pair"
+  source "$root/ci/setup.sh"
+  rm -rf "$work"
+  mkdir -p "$work"
+  # Its own copy of the CLI: a rebuild while it runs changes nothing under it.
+  cp build/bin/conformance "$work/conformance"
+fi
+mkdir -p "$out"
+
+# draw CASE DRAW FILES: generates FILES files of the case with seeds of this draw, judges the
+# first and all of them; appends one JSON line per verdict to $work/CASE-DRAW.jsonl.
+draw() {
+  local name=$1 index=$2 count=$3
+  local B="$work/conformance" F=build/fixture_pair dir="$work/$name-$index"
+  local stated=(--temperature 0.8 --top-k 12 --top-p 0.9) sampled=(--temperature 0.8 --top-k 12 --top-p 0.9) fault=()
+  case "$name" in
+    correct) ;;
+    top-p-ignored) sampled=(--temperature 0.8 --top-k 12 --top-p 1) ;;
+    top-k-off-by-one) sampled=(--temperature 0.8 --top-k 13 --top-p 0.9) ;;
+    min-p-before-temperature)
+      stated=(--temperature 0.8 --min-p 0.1)
+      sampled=(--temperature 0.8 --min-p 0.056234) ;;
+    *) fault=(--inject-fault "$name") ;;
+  esac
+  mkdir -p "$dir"
+  local answers=() file
+  for file in $(seq "$count"); do
+    OMP_NUM_THREADS=1 "$B" generate --engine eqspec --target "$F/target" --draft "$F/draft" --draft-tokens 3 \
+      --batch-size 6 --bench fixtures/bench/short_prompts.jsonl --max-new-tokens 64 --dtype bfloat16 "${sampled[@]}" \
+      "${fault[@]}" --seed $(((index * 16 + file) * 1000)) --out "$dir/$file.jsonl" >/dev/null
+    answers+=(--answers "$dir/$file.jsonl")
+  done
+  local sizes=(1)
+  [ "$count" -gt 1 ] && sizes+=("$count")
+  local size status
+  for size in "${sizes[@]}"; do
+    status=0
+    OMP_NUM_THREADS=1 "$B" sampling --target "$F/target" "${answers[@]:0:$((size * 2))}" "${stated[@]}" \
+      --pit-seed $((index * 16 + size)) --json "$dir/$size.json" >"$dir/$size.out" 2>&1 || status=$?
+    [ $status -le 1 ] || { echo "sampling $name $index failed: $(cat "$dir/$size.out")" >&2; exit 1; }
+    echo "{\"case\": \"$name\", \"draw\": $index, \"files\": $size, \"report\": $(tr -d '\n' <"$dir/$size.json")}" \
+      >>"$work/$name-$index.jsonl"
+  done
+}
+export -f draw
+export work
+
+if [ -z "${REPORT_ONLY:-}" ]; then
+  for index in $(seq "$(( draws > correct_runs ? draws : correct_runs ))"); do
+    [ "$index" -gt "$draws" ] || for name in $cases; do echo "$name $index $files"; done
+    [ "$index" -gt "$correct_runs" ] || echo "correct $((index + 1000)) 1"
+  done | nice xargs -P "$jobs" -L 1 bash -c 'draw "$@"' _
+fi
+
+cat "$work"/*-*.jsonl >"$work/results.jsonl"
+"$python" - "$work/results.jsonl" "$out" "$tolerance" "$draws $files $correct_runs" "$cases" <<'PY'
+import json, pathlib, sys
+from scipy import stats
+rows = [json.loads(line) for line in open(sys.argv[1])]
+out, tolerance, (draws, files, runs), cases = (pathlib.Path(sys.argv[2]), float(sys.argv[3]),
+                                               map(int, sys.argv[4].split()), sys.argv[5].split())
+
+def summary(row):
+    r = row["report"]
+    rate = r["boundary_rate"] or {}
+    return {"case": row["case"], "draw": row["draw"], "files": row["files"], "tokens": r["answers"]["tokens"],
+            "verdict": r["verdict"], "p_all": r["groups"][0]["p_value"] if r["groups"] else None,
+            "outside_support": len(r["answers"]["outside_support"]), "boundary": len(r["answers"]["boundary"]),
+            "boundary_expected": rate.get("expected"), "boundary_p": rate.get("p_value"), "reasons": r["reasons"]}
+
+results = [summary(row) for row in rows]
+lines = ["# The one-sample verdict on bfloat16 engines: power and false alarms", "",
+         f"`DRAWS={draws} FILES={files} CORRECT_RUNS={runs} CASES=\"{' '.join(cases)}\" "
+         "./ci/sampling_power_bfloat16.sh`: EQSPEC on the fixture "
+         "pair in bfloat16 (K 3, batch 6, the 30 short-prompt questions, 64 new tokens a file), judged by "
+         "`conformance sampling` (float64 re-scorer, bfloat16 support margin and boundary rate, alpha 0.05) at T 0.8, "
+         "top-k 12, top-p 0.9 (T 0.8, min-p 0.1 for the min-p bug). Each draw its own seeds and PIT seed.", "",
+         "## Power", "", "| case | tokens | rejected | draws | median outside | median boundary (expected) |",
+         "|---|---:|---:|---:|---:|---:|"]
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
+for case in cases:
+    for size in sorted({r["files"] for r in results if r["case"] == case}):
+        chosen = [r for r in results if r["case"] == case and r["files"] == size]
+        rejected = sum(r["verdict"] == "rejected" for r in chosen)
+        expected = median(r["boundary_expected"] for r in chosen)
+        lines.append(f"| {case} | {median(r['tokens'] for r in chosen)} | {rejected} | {len(chosen)} | "
+                     f"{median(r['outside_support'] for r in chosen)} | {median(r['boundary'] for r in chosen)} "
+                     f"({'-' if expected is None else f'{expected:.2f}'}) |")
+correct = [r for r in results if r["case"] == "correct"]
+if correct:
+    rejected = sum(r["verdict"] == "rejected" for r in correct)
+    upper = stats.beta.ppf(0.95, rejected + 1, len(correct) - rejected) if rejected < len(correct) else 1.0
+    p_values = [r["p_all"] for r in correct if r["p_all"] is not None]
+    uniform = stats.kstest(p_values, "uniform")
+    boundary_p = [r["boundary_p"] for r in correct if r["boundary_p"] is not None]
+    holds = upper <= tolerance
+    lines += ["", "## False alarms of a correct bfloat16 engine", "",
+              f"{rejected} of {len(correct)} runs rejected (rate {rejected / len(correct):.3f}); one-sided 95% "
+              f"Clopper-Pearson upper bound {upper:.3f}, against the tolerance {tolerance}: "
+              f"{'holds' if holds else 'FAILS'}. The pooled group's p-values against Uniform(0, 1): "
+              f"Kolmogorov-Smirnov D = {uniform.statistic:.3f}, p = {uniform.pvalue:.3g} ({len(p_values)} runs). "
+              f"Boundary rate p-values: median {median(boundary_p):.3g}, below 0.05 in "
+              f"{sum(p <= 0.05 for p in boundary_p)} of {len(boundary_p)} runs."]
+    for r in correct:
+        if r["verdict"] == "rejected": lines.append(f"- run {r['draw']}: " + "; ".join(r["reasons"]))
+(out / "bfloat16_power.md").write_text("\n".join(lines) + "\n")
+(out / "bfloat16_power.json").write_text(json.dumps({"results": results}, indent=2) + "\n")
+print("\n".join(lines))
+PY
