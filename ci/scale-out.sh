@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-scoring through the reference engine against re-scoring with the checkpoint, on the real
 # pair (build/real_pair, SmolLM2-135M-Instruct and its layer-skip draft) in float32: specgate serve
-# (and, with VLLM=1, vLLM's CPU build from /work/vllm-venv or $VLLM_PYTHON on port 18200, the draft then
+# (and, with VLLM=1, vLLM's CPU build from ci/vllm-env.sh (VLLM_VENV picks its venv) on port 18200, the draft then
 # re-scored from its checkpoint)
 # as the reference engine, speculation off. For each engine: score's attribution of every first
 # divergence of a faulty engine's greedy answers, sampling's one-sample verdict on T 0.8 top-k 20
@@ -38,7 +38,7 @@ serve_specgate() {  # NAME MODEL: specgate serve, speculation off; sets $url
   exit 2
 }
 serve_vllm() {  # NAME MODEL PORT: vLLM's CPU build, speculation off; sets $url
-  VLLM_CPU_KVCACHE_SPACE=1 "${VLLM_PYTHON:-/work/vllm-venv/bin/python}" -m vllm.entrypoints.openai.api_server \
+  VLLM_CPU_KVCACHE_SPACE=1 "$vllm_python" -m vllm.entrypoints.openai.api_server \
     --model "$2" --served-model-name smollm2 --dtype float32 --enforce-eager --host 127.0.0.1 --port "$3" \
     --max-model-len 4096 --max-logprobs 20 --seed 0 > "$work/vllm-$1.log" 2>&1 &
   servers+=($!)
@@ -88,6 +88,7 @@ rescore_through serve
 stop_servers
 engines=(serve)
 if [ "${VLLM:-0}" = 1 ]; then
+  vllm_python="$("$root/ci/vllm-env.sh")"
   echo "== re-scoring through vLLM"
   # One vLLM server at a time: the draft re-scores from its checkpoint.
   serve_vllm target "$T" 18200; target_url=$url
