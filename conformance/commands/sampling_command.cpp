@@ -22,6 +22,7 @@
 #include "impl/common/error.h"
 #include "impl/common/sha256.h"
 #include "impl/reports/sampling_report.h"
+#include "impl/scoring/answer_reader.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/scoring/sampling_check.h"
 
@@ -43,12 +44,21 @@ struct SamplingOptions {
   RescoreEndpointFlags engine;
 };
 
-// The PIT seed where --pit-seed is not given: from the SHA-256 of the answer files' contents, so
-// that the same answers always get the same verdict and no seed is there to choose.
+// The PIT seed where --pit-seed is not given: from the SHA-256 of the answers' questions and
+// tokens (not of the files' bytes, which hold timestamps), so that the same answers always get
+// the same verdict and no seed is there to choose.
 uint64_t derived_pit_seed(std::span<const std::filesystem::path> files) {
-  Sha256 digests;
-  for (const std::filesystem::path& file : files) digests.update(sha256_file(file));
-  return std::stoull(digests.hex_digest().substr(0, 16), nullptr, 16);
+  Sha256 digest;
+  for (const std::filesystem::path& file : files) {
+    AnswerReader reader(file, TurnScope::kAll);
+    while (const std::optional<AnswerRecord> record = reader.next())
+      digest.update(nlohmann::json::array({record->question_id, record->token_ids.value_or(std::vector<std::vector<int64_t>>{}),
+                                           record->prompt_token_ids.value_or(std::vector<std::vector<int64_t>>{})})
+                        .dump() +
+                    "\n");
+    digest.update("\n");
+  }
+  return std::stoull(digest.hex_digest().substr(0, 16), nullptr, 16);
 }
 
 void run_sampling(const SamplingOptions& o, const CLI::App& command) {
@@ -117,8 +127,8 @@ void add_sampling_command(CLI::App& app) {
   c->add_option("--target", o->target, "Target checkpoint folder that re-scores every token (or --rescore-endpoint)");
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
   c->add_option("--pit-seed", o->pit_seed,
-                "Seed of the PIT's own uniforms and of the permutations (by default derived from the answer files' "
-                "contents: the same answers, the same verdict)")
+                "Seed of the PIT's own uniforms and of the permutations (by default derived from the answers' "
+                "questions and tokens: the same answers, the same verdict)")
       ->check(seed_check());
   add_support_margin_flags(*c, o->margin);
   c->add_option("--support-mass-margin", o->support_mass_margin,

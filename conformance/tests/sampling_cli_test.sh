@@ -30,7 +30,7 @@ sample() {
 }
 # At alpha 0.01: a correct engine's fixed draws pass, which a false alarm at 0.05 (measured by
 # ci/sampling_power.sh) would otherwise make a matter of the seeds.
-# The PIT seed fixed: derived from the answer files, it would follow their timestamps from run to run.
+# The PIT seed fixed, so that these checks do not rest on the seed the answers' tokens derive.
 check() { "$conformance" sampling --target "$fixtures/target" --alpha 0.01 --pit-seed 0 "$@"; }
 
 # A correct engine passes the one-sample test, and the reports say so.
@@ -61,6 +61,22 @@ PY
 grep -q "^# specgate sampling: passed" "$work/report.md" || fail "Markdown report"
 grep -q "<svg" "$work/report.html" || fail "HTML report has no histogram"
 grep -q 'failures="0"' "$work/report.xml" || fail "JUnit report"
+
+# The derived PIT seed follows the answers' tokens, not the files' timestamps.
+"$python" -c '
+import json, sys
+for line in open(sys.argv[1]):
+    answer = json.loads(line)
+    answer["tstamp"] += 1000
+    print(json.dumps(answer))' "$work/eqspec-1.jsonl" >"$work/eqspec-1-later.jsonl"
+for answers in eqspec-1 eqspec-1-later; do
+  "$conformance" sampling --target "$fixtures/target" --answers "$work/$answers.jsonl" --json "$work/$answers-seed.json" \
+    >/dev/null 2>&1
+done
+seeds=$("$python" -c 'import json, sys; print(*(json.load(open(p))["pit_seed"] for p in sys.argv[1:]))' \
+  "$work/eqspec-1-seed.json" "$work/eqspec-1-later-seed.json")
+[ "$(echo "$seeds" | wc -w)" = 2 ] && [ "${seeds% *}" = "${seeds#* }" ] ||
+  fail "the derived PIT seed follows the files' timestamps: $seeds"
 
 # Speculation off passes too, alone and as the baseline of the two-sample test.
 sample "$work/nonspec-1.jsonl" nonspec-batch 11
