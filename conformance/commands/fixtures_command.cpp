@@ -1,5 +1,4 @@
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -26,11 +25,8 @@ void add_fixtures_command(CLI::App& app) {
                       "A Spec-Bench question.jsonl on whose first turns the draft's agreement is also measured")
       ->check(CLI::ExistingFile);
   command->callback([options] {
-    const DraftAgreement agreement = build_default_fixtures(options->out, options->seed, options->measure_bench);
-    std::cout << "wrote " << (options->out / "target").string() << " and " << (options->out / "draft").string()
-              << "\ndraft agreement with the target's greedy choice: " << std::fixed << std::setprecision(3)
-              << agreement.rate() << " over " << agreement.positions << " positions of the sample bench (all figures in "
-              << (options->out / "fixture_report.json").string() << ")\n";
+    std::cout << fixture_summary(options->out,
+                                 build_default_fixtures(options->out, options->seed, options->measure_bench));
   });
 }
 
