@@ -1,0 +1,220 @@
+// Where one decode step and one verification pass of a checkpoint spend their time, against the
+// machine's limit: a step reads every weight once, so no step can beat weight bytes / read
+// bandwidth. Per dtype, interleaved repeats of: this thread's read bandwidth over a buffer the
+// size of the weights (a sum, as STREAM reads) and its copy bandwidth (read and write counted,
+// as STREAM counts), a pass of 1 new position and a pass of K+1 positions over a cache of
+// --context tokens; then each pass operator by operator (libtorch's profiler, self time, calls
+// per pass). One thread, as `conformance` computes. Writes JSON to standard output.
+//
+//   decode_anatomy CHECKPOINT [--context 200] [--positions 5] [--repeats 15] [--dtypes float32,bfloat16]
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include "impl/checkpoint/model_io.h"
+#include "impl/common/cpu_configuration.h"
+#include "impl/common/dtype.h"
+#include "impl/model/kv_cache.h"
+#include "impl/model/transformer.h"
+#include "impl/model/weights.h"
+
+namespace specgate::benchmarks {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Median and the 10th and 90th percentiles.
+json summary(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const auto at = [&](double q) { return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)]; };
+  return {{"median", at(0.5)}, {"p10", at(0.1)}, {"p90", at(0.9)}, {"n", values.size()}};
+}
+
+int64_t weight_bytes(const Transformer& model) {
+  ModelWeights weights = model.weights();
+  int64_t bytes = 0;
+  for (const WeightSlot& slot : weight_slots(model.config(), weights)) bytes += static_cast<int64_t>(slot.tensor->nbytes());
+  return bytes;
+}
+
+// One pass of `positions` new tokens after `context` cached ones, the cache cut back each time.
+class Pass {
+ public:
+  Pass(const Transformer& model, int64_t context, int64_t positions)
+      : model_(model), context_(context), cache_(model.make_cache(1, context + positions)) {
+    const auto ids = at::TensorOptions().dtype(at::kLong);
+    model.forward(at::randint(250, {1, context}, ids), at::arange(context, ids).unsqueeze(0),
+                  at::ones({1, context}, ids.dtype(at::kBool)), &cache_);
+    tokens_ = at::randint(250, {1, positions}, ids);
+    positions_ = at::arange(context, context + positions, ids).unsqueeze(0);
+    valid_ = at::ones({1, context + positions}, ids.dtype(at::kBool));
+  }
+
+  void run() {
+    cache_.truncate(context_);
+    choices_ = model_.logits(model_.forward(tokens_, positions_, valid_, &cache_)).argmax(-1);
+  }
+
+  // Seconds a pass, over `passes` of them.
+  double time(int passes) {
+    const Clock::time_point start = Clock::now();
+    for (int i = 0; i < passes; ++i) run();
+    return seconds_since(start) / passes;
+  }
+
+ private:
+  const Transformer& model_;
+  int64_t context_;
+  KVCache cache_;
+  at::Tensor tokens_, positions_, valid_, choices_;
+};
+
+// The operators of `passes` passes, each by its self time (its own, less the operators it
+// called) and calls, per pass, largest first.
+json anatomy(Pass& pass, int passes) {
+  using namespace torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  using torch::profiler::impl::ProfilerConfig;
+  using torch::profiler::impl::ProfilerState;
+  const ProfilerConfig config(ProfilerState::KINETO);
+  const std::set<ActivityType> activities = {ActivityType::CPU};
+  prepareProfiler(config, activities);
+  enableProfiler(config, activities);
+  for (int i = 0; i < passes; ++i) pass.run();
+  const std::unique_ptr<ProfilerResult> result = disableProfiler();
+
+  std::vector<const KinetoEvent*> events;
+  for (const KinetoEvent& event : result->events())
+    if (event.durationNs() > 0 || event.name().starts_with("aten::")) events.push_back(&event);
+  std::sort(events.begin(), events.end(), [](const KinetoEvent* a, const KinetoEvent* b) {
+    return a->startNs() != b->startNs() ? a->startNs() < b->startNs() : a->endNs() > b->endNs();
+  });
+  struct Total {
+    double self_ns = 0;
+    int64_t calls = 0;
+  };
+  std::map<std::string, Total> totals;
+  std::vector<const KinetoEvent*> open;  // the enclosing operators of the event at hand
+  double all_ns = 0;
+  for (const KinetoEvent* event : events) {
+    while (!open.empty() && open.back()->endNs() <= event->startNs()) open.pop_back();
+    if (!open.empty()) totals[open.back()->name()].self_ns -= static_cast<double>(event->durationNs());
+    else all_ns += static_cast<double>(event->durationNs());
+    Total& total = totals[event->name()];
+    total.self_ns += static_cast<double>(event->durationNs());
+    ++total.calls;
+    open.push_back(event);
+  }
+  std::vector<std::pair<std::string, Total>> ranked(totals.begin(), totals.end());
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.self_ns > b.second.self_ns; });
+  json operators = json::array();
+  int64_t calls = 0;
+  for (const auto& [name, total] : ranked) {
+    calls += total.calls;
+    operators.push_back({{"operator", name},
+                         {"self_us_per_pass", total.self_ns / 1e3 / passes},
+                         {"share", total.self_ns / all_ns},
+                         {"calls_per_pass", static_cast<double>(total.calls) / passes}});
+  }
+  return {{"profiled_us_per_pass", all_ns / 1e3 / passes},
+          {"operator_calls_per_pass", static_cast<double>(calls) / passes},
+          {"operators", operators}};
+}
+
+json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, int64_t context, int64_t positions, int repeats) {
+  const Transformer model = load_transformer(checkpoint, dtype, at::kCPU);
+  const int64_t bytes = weight_bytes(model);
+  const at::Tensor source = at::rand({bytes / 4}, at::kFloat), destination = at::empty_like(source);
+  Pass step(model, context, 1), verification(model, context, positions);
+  for (int i = 0; i < 3; ++i) step.run(), verification.run();  // warm caches and allocator
+
+  std::vector<double> read, copy, step_s, verification_s, cost, step_of_limit;
+  for (int r = 0; r < repeats; ++r) {
+    Clock::time_point start = Clock::now();
+    source.sum().item<float>();
+    read.push_back(static_cast<double>(bytes) / seconds_since(start) / 1e9);
+    start = Clock::now();
+    destination.copy_(source);
+    copy.push_back(2.0 * static_cast<double>(bytes) / seconds_since(start) / 1e9);
+    step_s.push_back(step.time(5));
+    verification_s.push_back(verification.time(5));
+    cost.push_back(verification_s.back() / step_s.back());
+    step_of_limit.push_back(static_cast<double>(bytes) / (read.back() * 1e9) / step_s.back());
+  }
+  std::vector<double> step_ms, verification_ms;
+  for (double s : step_s) step_ms.push_back(s * 1e3);
+  for (double s : verification_s) verification_ms.push_back(s * 1e3);
+  const double read_median = summary(read)["median"];
+  return {{"dtype", dtype_name(dtype)},
+          {"weight_bytes", bytes},
+          {"read_gb_per_s", summary(read)},
+          {"copy_gb_per_s", summary(copy)},
+          {"limit_ms", static_cast<double>(bytes) / (read_median * 1e9) * 1e3},
+          {"step_ms", summary(step_ms)},
+          {"step_of_limit", summary(step_of_limit)},
+          {"verification_ms", summary(verification_ms)},
+          {"verification_in_steps", summary(cost)},
+          {"step_anatomy", anatomy(step, 20)},
+          {"verification_anatomy", anatomy(verification, 20)}};
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+}  // namespace
+}  // namespace specgate::benchmarks
+
+int main(int argc, char** argv) {
+  using namespace specgate;
+  if (argc < 2 || argc % 2 != 0) {
+    std::cerr << "usage: decode_anatomy CHECKPOINT [--context N] [--positions K1] [--repeats N] [--dtypes a,b]\n";
+    return 2;
+  }
+  int64_t context = 200, positions = 5;
+  int repeats = 15;
+  std::string dtypes = "float32,bfloat16";
+  for (int i = 2; i < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--context") context = std::stoll(value);
+    else if (flag == "--positions") positions = std::stoll(value);
+    else if (flag == "--repeats") repeats = std::stoi(value);
+    else if (flag == "--dtypes") dtypes = value;
+    else {
+      std::cerr << "decode_anatomy: unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  const CpuConfiguration cpu = configure_cpu();
+  nlohmann::json report = {{"checkpoint", std::filesystem::path(argv[1]).filename().string()},
+                           {"threads", cpu.intra_op_threads},
+                           {"math_library", cpu.math_library},
+                           {"context", context},
+                           {"positions", positions},
+                           {"repeats", repeats},
+                           {"dtypes", nlohmann::json::array()}};
+  try {
+    for (const std::string& name : benchmarks::split(dtypes))
+      report["dtypes"].push_back(benchmarks::measure(argv[1], dtype_from_name(name, "--dtypes"), context, positions, repeats));
+  } catch (const std::exception& e) {
+    std::cerr << "decode_anatomy: " << e.what() << "\n";
+    return 2;
+  }
+  std::cout << report.dump(2) << "\n";
+}
