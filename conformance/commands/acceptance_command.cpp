@@ -15,6 +15,7 @@
 #include "conformance/commands/verdict.h"
 #include "conformance/commands/sampling_flags.h"
 #include "conformance/files/output_file.h"
+#include "conformance/terminal/progress_bar.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/error.h"
 #include "impl/reports/acceptance_report.h"
@@ -72,6 +73,7 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   }
   const Rescorer& target = target_engine.rescorer ? *target_engine.rescorer : *target_checkpoint;
   const Rescorer* draft = draft_engine.rescorer ? draft_engine.rescorer.get() : draft_checkpoint.get();
+  std::optional<ProgressBar> progress;
   const AcceptanceCheckReport report = check_acceptance(
       {.answers = o.answers,
        .target = &target,
@@ -83,7 +85,9 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .alpha = o.alpha,
        .near_tie_threshold = o.near_tie_threshold,
        .engine_dtype = given_engine_dtype(o.margin, command),
-       .support_margin = given_support_margin(o.margin, command)});
+       .support_margin = given_support_margin(o.margin, command),
+       .progress = progress_in(progress, "acceptance")});
+  progress.reset();
   std::vector<NamedInput> inputs = {{"--target", o.target}, {"--draft", o.draft}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
   if (target_engine.rescorer) print_rescore_cost(target_engine, "target re-scored through " + o.engine.endpoint);

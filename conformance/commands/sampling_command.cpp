@@ -17,6 +17,7 @@
 #include "conformance/commands/seed_check.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
+#include "conformance/terminal/progress_bar.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
@@ -86,6 +87,7 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
       dtype_from_name(margin.engine_dtype, "--engine-dtype") != o.loading.scalar_type())
     in_engine_dtype.emplace(o.target, dtype_from_name(margin.engine_dtype, "--engine-dtype"), o.loading.torch_device(),
                             ChatTemplate::kRaw);
+  std::optional<ProgressBar> progress;
   const SamplingCheckReport report = check_sampling({.answers = o.answers,
                                                      .baseline = o.baseline,
                                                      .rescorer = engine.rescorer ? engine.rescorer.get() : checkpoint.get(),
@@ -97,7 +99,9 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
                                                                      : derived_pit_seed(every_file),
                                                      .turns = turns,
                                                      .margin = margin,
-                                                     .permutations = o.permutations});
+                                                     .permutations = o.permutations,
+                                                     .progress = progress_in(progress, "sampling")});
+  progress.reset();
   std::vector<NamedInput> inputs = {{"--target", o.target}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
   for (const auto& path : o.baseline) inputs.emplace_back("--baseline", path);

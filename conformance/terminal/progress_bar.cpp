@@ -43,4 +43,11 @@ void ProgressBar::update(int64_t done, const std::string& detail) {
   std::fflush(stderr);
 }
 
+std::function<void(int64_t, int64_t)> progress_in(std::optional<ProgressBar>& bar, std::string label) {
+  return [&bar, label = std::move(label)](int64_t done, int64_t total) {
+    if (!bar) bar.emplace(label, total);
+    bar->update(done);
+  };
+}
+
 }  // namespace specgate::cli

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 namespace specgate::cli {
@@ -28,5 +30,9 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_;
   double logged_at_ = 0.0;  // seconds after start_ of the last plain line
 };
+
+// A callback of a check's progress (done, total) that draws a bar labelled `label` in `bar` from
+// its first call on; reset `bar` to clear the line before printing the verdict.
+std::function<void(int64_t, int64_t)> progress_in(std::optional<ProgressBar>& bar, std::string label);
 
 }  // namespace specgate::cli

@@ -82,6 +82,10 @@ for p in problems: print("  " + p)
 sys.exit(1 if problems else 0)
 PY
 grep -q "failures=\"0\"" "$work/eqspec.xml" || fail "JUnit of the correct engine"
+# On a terminal (script gives it one), a progress bar over the answers while they are re-scored.
+script -qec "$conformance acceptance ${pair[*]} --answers $work/eqspec.jsonl" /dev/null >"$work/terminal.out" 2>&1
+grep -q "acceptance \[.*\] 30/30" "$work/terminal.out" ||
+  fail "no progress bar on a terminal: $(tr '\r' '\n' <"$work/terminal.out" | head -3)"
 
 # Rounds that append every token of a turn, the first included: here the prefill's token as an
 # entry of its own. That entry may be the prefill's pass, not a round of drafts, and is left out;

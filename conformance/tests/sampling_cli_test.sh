@@ -61,6 +61,12 @@ grep -q "^# specgate sampling: passed" "$work/report.md" || fail "Markdown repor
 grep -q "<svg" "$work/report.html" || fail "HTML report has no histogram"
 grep -q 'failures="0"' "$work/report.xml" || fail "JUnit report"
 
+# On a terminal (script gives it one), a progress bar over the answers while they are re-scored.
+script -qec "$conformance sampling --target $fixtures/target --answers $work/eqspec-1.jsonl \
+  --answers $work/eqspec-2.jsonl" /dev/null >"$work/terminal.out" 2>&1
+grep -q "sampling \[.*\] 60/60" "$work/terminal.out" ||
+  fail "no progress bar on a terminal: $(tr '\r' '\n' <"$work/terminal.out" | head -3)"
+
 # The derived PIT seed follows the answers' tokens, not the files' timestamps.
 "$python" -c '
 import json, sys

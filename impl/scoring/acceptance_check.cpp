@@ -39,14 +39,21 @@ std::vector<PositionOdds> greedy_odds(const GreedyChoices& choices, const std::v
 class AcceptanceReader {
  public:
   AcceptanceReader(const AcceptanceCheckRequest& request, AcceptanceCheckReport& report)
-      : request_(request), report_(report), warpers_(request.sampling, ""), draft_tokens_(request.draft_tokens) {}
+      : request_(request),
+        report_(report),
+        warpers_(request.sampling, ""),
+        draft_tokens_(request.draft_tokens),
+        total_(request.progress ? count_answers(request.answers) : 0) {}
 
   void read(const std::filesystem::path& file) {
     const std::vector<std::vector<int64_t>> sequences = rescorable_sequences(file, TurnScope::kAll);
     request_.target->prepare(sequences);
     if (request_.draft != nullptr) request_.draft->prepare(sequences);
     AnswerReader reader(file, TurnScope::kAll);
-    while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record);
+    while (const std::optional<AnswerRecord> record = reader.next()) {
+      add(file, *record);
+      if (request_.progress) request_.progress(++done_, total_);
+    }
     report_.files.push_back(reader.file());
     report_.answers += reader.answers();
   }
@@ -75,11 +82,9 @@ class AcceptanceReader {
 
   void add_turn(const std::filesystem::path& file, const AnswerRecord& record, size_t turn, const SamplingParams& warpers,
                 int64_t k, const std::string& at) {
-    const std::vector<int64_t>& generated = (*record.token_ids)[turn];
     const std::string field = at + ": field 'choices[0].accept_lengths" +
                               (record.token_ids->size() > 1 ? "[" + std::to_string(turn) + "]" : "") + "'";
     const std::vector<int64_t>& lengths = (*record.speed.accept_lengths)[turn];
-    const int64_t n = static_cast<int64_t>(generated.size());
     for (size_t r = 0; r < lengths.size(); ++r) {
       if (lengths[r] < 1 || lengths[r] > k + 1)
         throw InputError(field + ": entry " + std::to_string(r) + " appends " + std::to_string(lengths[r]) +
@@ -313,6 +318,7 @@ class AcceptanceReader {
   StreamRegistry streams_;  // an answer drawn twice would count its trials twice
   std::optional<int64_t> draft_tokens_;
   std::vector<BernoulliTrial> trials_;
+  int64_t done_ = 0, total_;  // answers read, and in every file
 };
 
 }  // namespace

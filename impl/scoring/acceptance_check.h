@@ -8,6 +8,7 @@
 
 #include "impl/decoding/ngram_lookup.h"
 #include "impl/sampling/sampling.h"
+#include "impl/scoring/answer_reader.h"
 #include "impl/scoring/input_file.h"
 #include "impl/scoring/support_margin.h"
 #include "impl/statistics/bernoulli_sum.h"
@@ -59,6 +60,7 @@ struct AcceptanceCheckRequest {
   // or the margin itself (resolve_support_margin).
   std::optional<std::string> engine_dtype;
   std::optional<double> support_margin;
+  AnswerProgress progress;
 };
 
 struct AcceptanceCheckReport {

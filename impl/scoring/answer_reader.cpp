@@ -1,6 +1,7 @@
 #include "impl/scoring/answer_reader.h"
 
 #include <algorithm>
+#include <fstream>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -623,6 +624,16 @@ std::optional<AnswerRecord> AnswerReader::next() {
     return record;
   }
   return std::nullopt;
+}
+
+int64_t count_answers(std::span<const std::filesystem::path> paths) {
+  int64_t answers = 0;
+  for (const std::filesystem::path& path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    for (std::string line; std::getline(in, line);)
+      answers += line.find_first_not_of(" \t\r") != std::string::npos;
+  }
+  return answers;
 }
 
 std::vector<std::vector<int64_t>> rescorable_sequences(const std::filesystem::path& path, TurnScope scope) {

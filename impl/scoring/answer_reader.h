@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,6 +95,14 @@ void check_rescorable_turn(const AnswerRecord& record, size_t turn, int64_t voca
 // both and generated tokens in that turn: what re-scoring them feeds the target. Lines are
 // parsed as AnswerReader does.
 std::vector<std::vector<int64_t>> rescorable_sequences(const std::filesystem::path& path, TurnScope scope);
+
+// Called by a check after each answer it has re-scored: answers done, and the answers of all its
+// files (count_answers). Empty: no progress to report.
+using AnswerProgress = std::function<void(int64_t done, int64_t total)>;
+
+// The answers in `paths`, their lines that are not blank, unparsed: what a check's progress
+// counts toward. A file that cannot be read counts none; its reader says why.
+int64_t count_answers(std::span<const std::filesystem::path> paths);
 
 // Reads an answer file one line at a time; blank lines are skipped.
 class AnswerReader {

@@ -43,15 +43,19 @@ struct SideValues {
 
 class SideReader {
  public:
-  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, StreamRegistry& streams, uint64_t stream)
-      : request_(request), warpers_(warpers), streams_(streams), uniforms_(request.pit_seed, stream) {}
+  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, StreamRegistry& streams, uint64_t stream,
+             int64_t& done, int64_t total)
+      : request_(request), warpers_(warpers), streams_(streams), uniforms_(request.pit_seed, stream), done_(done), total_(total) {}
 
   SideValues read(const std::vector<std::filesystem::path>& files) {
     SideValues values;
     for (const std::filesystem::path& file : files) {
       request_.rescorer->prepare(rescorable_sequences(file, request_.turns));
       AnswerReader reader(file, request_.turns);
-      while (const std::optional<AnswerRecord> record = reader.next()) add(file, *record, values);
+      while (const std::optional<AnswerRecord> record = reader.next()) {
+        add(file, *record, values);
+        if (request_.progress) request_.progress(++done_, total_);
+      }
       values.side.files.push_back(reader.file());
     }
     return values;
@@ -111,6 +115,8 @@ class SideReader {
   AnswerWarpers& warpers_;
   StreamRegistry& streams_;
   SequenceRng uniforms_;
+  int64_t& done_;  // answers read on both sides
+  int64_t total_;
 };
 
 // The units of one subtask, or of every subtask when `subtask` is empty.
@@ -214,11 +220,13 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   report.margin = request.margin;
 
   StreamRegistry streams;
-  SideValues answers = SideReader(request, warpers, streams, /*stream=*/0).read(request.answers);
+  int64_t done = 0;
+  const int64_t total = request.progress ? count_answers(request.answers) + count_answers(request.baseline) : 0;
+  SideValues answers = SideReader(request, warpers, streams, /*stream=*/0, done, total).read(request.answers);
   summarise(answers, request.alpha, "--answers");
   std::optional<SideValues> baseline;
   if (!request.baseline.empty()) {
-    baseline = SideReader(request, warpers, streams, /*stream=*/1).read(request.baseline);
+    baseline = SideReader(request, warpers, streams, /*stream=*/1, done, total).read(request.baseline);
     summarise(*baseline, request.alpha, "--baseline");
   }
   report.sampling = *warpers.settled();

@@ -112,6 +112,7 @@ struct SamplingCheckRequest {
   SupportMargin margin;  // resolve_support_margin
   // Of the two-sample test: enough that 1 / (permutations + 1) reaches alpha over the family.
   int64_t permutations = 1999;
+  AnswerProgress progress;  // over the answers and the baseline's
 };
 
 struct SamplingCheckReport {

@@ -1,5 +1,6 @@
 #include <cstdint>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -326,6 +327,20 @@ TEST_F(AnswerFileTest, ReadsLinesWithOffsetsSkippingBlankOnesAndHashesTheFile) {
   EXPECT_EQ(reader.bytes(), std::filesystem::file_size(path));
   EXPECT_EQ(reader.sha256().size(), 64u);
   EXPECT_EQ(read_line_at(path, two->offset), R"({"question_id": 2, "token_ids": []})");
+}
+
+TEST_F(AnswerFileTest, CountsTheAnswersItWouldReadAcrossFiles) {
+  const std::filesystem::path a = dir_ / "a.jsonl", b = dir_ / "b.jsonl";
+  std::ofstream(a, std::ios::binary) << R"({"question_id": 1, "text": "a"})" << "\r\n\n  \n" << R"({"question_id": 2, "text": "b"})";
+  std::ofstream(b, std::ios::binary) << R"({"question_id": 3, "text": "c"})" << "\n";
+  const std::vector<std::filesystem::path> files = {a, b, dir_ / "missing.jsonl"};
+  EXPECT_EQ(count_answers(files), 3);
+  int64_t read = 0;
+  for (const std::filesystem::path& file : std::span(files).first(2)) {
+    AnswerReader reader(file, TurnScope::kAll);
+    while (reader.next()) ++read;
+  }
+  EXPECT_EQ(read, 3);
 }
 
 TEST_F(AnswerFileTest, Sha256MatchesAKnownDigest) {
