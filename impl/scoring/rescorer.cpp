@@ -138,7 +138,6 @@ at::Tensor id_column(std::span<const int64_t> tokens, const at::Tensor& like) {
 // defined, the mass it gives the tokens on the boundary: [n, 3] or [n, 4].
 at::Tensor token_masses(const at::Tensor& logits, std::span<const int64_t> generated, const SamplingParams& sampling,
                         const SupportMargin& margin, const at::Tensor& engine) {
-  const int64_t n = static_cast<int64_t>(generated.size());
   const at::Tensor probabilities = sampling_distribution(logits, sampling);  // [n, V]
   const at::Tensor chosen = id_column(generated, probabilities);
   const at::Tensor own = probabilities.gather(1, chosen);  // [n, 1]

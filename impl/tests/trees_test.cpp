@@ -229,7 +229,9 @@ TEST(Trees, ExspecVerifiesTreesAsEqspecDoes) {
     const auto laid_out = by_sequence(tree_generate(models().target, *drafter, requests, options));
     EXPECT_EQ(pooled, laid_out);
     for (const SequenceRequest& request : requests) {
-      if (!request.sampling) EXPECT_EQ(pooled.at(request.sequence_index), oracle_continuations(requests, options).at(request.sequence_index));
+      if (!request.sampling) {
+        EXPECT_EQ(pooled.at(request.sequence_index), oracle_continuations(requests, options).at(request.sequence_index));
+      }
     }
     EXPECT_GT(exspec.exspec_stats().grouped_steps, 0);
     EXPECT_GT(exspec.exspec_stats().fallback_steps, 0);
