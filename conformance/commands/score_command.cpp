@@ -17,6 +17,7 @@
 #include "conformance/commands/rescore_flags.h"
 #include "conformance/commands/verdict.h"
 #include "conformance/files/output_file.h"
+#include "conformance/terminal/progress_bar.h"
 #include "impl/bench/chat_template.h"
 #include "impl/common/counted.h"
 #include "impl/common/device.h"
@@ -176,7 +177,10 @@ void run_score(const ScoreOptions& o, const CLI::App& command) {
     engine = engine_rescorer(o.engine, o.engine.endpoint, "--rescore-endpoint");
     request.rescorer = engine.rescorer.get();
   }
+  std::optional<ProgressBar> progress;
+  request.progress = progress_in(progress, "score");
   const ScoreReport report = score_answers(request);
+  progress.reset();
   // Where the prompts of what was re-scored came from; nothing when nothing was.
   std::vector<std::string> sources;
   if (report.rescored_from_answer_prompts > 0)

@@ -113,6 +113,11 @@ expect_value "$work/exact.json" summary.partial_match 1.0
 expect_value "$work/exact.json" summary.unit '"token_ids"'
 expect_value "$work/exact.json" gate.passed true
 grep -q '✅ specgate score: PASSED' "$work/exact.md" || fail "Markdown lacks the passing verdict"
+# On a terminal (script gives it one), a progress bar over the candidate's answers.
+script -qec "$conformance score --reference $work/oracle.jsonl --candidate $work/eqspec.jsonl" /dev/null \
+  >"$work/terminal.out" 2>&1
+grep -q "score \[.*\] 12/12" "$work/terminal.out" ||
+  fail "no progress bar on a terminal: $(tr '\r' '\n' <"$work/terminal.out" | head -3)"
 # Coverage: the fixture pair's EQSPEC realigns its rows often enough to have caught a layout fault.
 expect_value "$work/exact.json" summary.coverage.warning null
 "$python" - "$work/exact.json" <<'EOF' || fail "the fixture pair's coverage"

@@ -76,7 +76,8 @@ void drop_unmatched_eos(TurnSequences& reference, TurnSequences& candidate, cons
 
 class Scorer {
  public:
-  explicit Scorer(const ScoreRequest& request) : request_(request) {
+  explicit Scorer(const ScoreRequest& request)
+      : request_(request), total_(request.progress ? count_answers(std::span(&request.candidate, 1)) : 0) {
     report_.generated_at = utc_now();
     report_.settings = request.settings;
     if (request.bench) load_bench(*request.bench);
@@ -201,6 +202,11 @@ class Scorer {
   }
 
   void compare(ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate) {
+    compare_pair(item, reference, candidate);
+    if (request_.progress) request_.progress(++compared_, total_);
+  }
+
+  void compare_pair(ItemResult& item, const AnswerRecord& reference, const AnswerRecord& candidate) {
     item.candidate_line = candidate.line;
     item.candidate_turns = turn_count(candidate);
     item.reference_speed = reference.speed;
@@ -390,6 +396,7 @@ class Scorer {
   }
 
   const ScoreRequest& request_;
+  int64_t compared_ = 0, total_;  // answers compared, and the candidate's
   ScoreReport report_;
   std::unordered_map<int64_t, Question> bench_;
   std::unordered_map<int64_t, Parked> waiting_references_, waiting_candidates_;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "impl/scoring/answer_reader.h"
 #include "impl/scoring/score_report.h"
 
 namespace specgate {
@@ -16,6 +17,7 @@ struct ScoreRequest {
   ScoreSettings settings;
   const Rescorer* rescorer = nullptr;    // re-scores divergences when set
   const Tokenizer* tokenizer = nullptr;  // decodes the tokens around divergences when set
+  AnswerProgress progress;               // over the candidate's answers
 };
 
 // Scores the candidate answers against the reference answers question by question (DESIGN.md
