@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
+#include "impl/model/few_row_linear.h"
 #include "impl/model/kv_cache.h"
 
 namespace specgate {
@@ -40,7 +41,7 @@ bool is_reduced_precision(at::ScalarType dtype) {
 }
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
+  return bias.defined() ? at::linear(x, weight, bias) : few_row_linear(x, weight);
 }
 
 // Additive attention mask [B, 1, 1, T, S]: 0 where query t may see key s, -inf elsewhere.
@@ -189,12 +190,12 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
     x = x + attention(w, i, rms_norm(x, w.input_norm), cos, sin, windowed ? window_mask : full_mask,
                       windowed ? window_start : 0, cache);
     const at::Tensor h = rms_norm(x, w.post_attention_norm);
-    x = x + at::linear(at::silu(at::linear(h, w.gate_proj)) * at::linear(h, w.up_proj), w.down_proj);
+    x = x + few_row_linear(at::silu(few_row_linear(h, w.gate_proj)) * few_row_linear(h, w.up_proj), w.down_proj);
   }
   if (cache != nullptr) cache->advance(tokens.size(1));
   return rms_norm(x, weights_.final_norm);
 }
 
-at::Tensor Transformer::logits(const at::Tensor& hidden) const { return at::linear(hidden, weights_.lm_head); }
+at::Tensor Transformer::logits(const at::Tensor& hidden) const { return few_row_linear(hidden, weights_.lm_head); }
 
 }  // namespace specgate

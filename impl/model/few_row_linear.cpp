@@ -1,0 +1,147 @@
+#include "impl/model/few_row_linear.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include <ATen/record_function.h>
+
+namespace specgate {
+namespace {
+
+__attribute__((target("avx2,fma"))) float horizontal_sum(__m256 v) {
+  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 quarter = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(quarter, _mm_movehdup_ps(quarter)));
+}
+
+__attribute__((target("avx512f"))) float horizontal_sum(__m512 v) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, v);
+  return horizontal_sum(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)));
+}
+
+// How far ahead of the product the weight is fetched: the hardware prefetcher alone keeps too
+// few lines in flight for one core to read at its bandwidth.
+constexpr int64_t kPrefetchBytes = 4096;
+
+// y[r, j] = sum over k of x[r, k] * weight[j, k] for ROWS rows: one pass over the weight, two of
+// its rows at a time, each 16 of their floats multiplied into every row's accumulators while x
+// stays in the L1 cache.
+template <int ROWS>
+__attribute__((target("avx512f"))) void rows_avx512(const float* x, int64_t in, const float* weight, int64_t out,
+                                                    float* y) {
+  const int64_t whole = in / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (in - whole)) - 1u);
+  int64_t j = 0;
+  for (; j + 2 <= out; j += 2) {
+    const float* w0 = weight + j * in;
+    const float* w1 = w0 + in;
+    __m512 sum0[ROWS], sum1[ROWS];
+    for (int r = 0; r < ROWS; ++r) sum0[r] = sum1[r] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < whole; k += 16) {
+      _mm_prefetch(reinterpret_cast<const char*>(w0 + k) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w1 + k) + kPrefetchBytes, _MM_HINT_T0);
+      const __m512 v0 = _mm512_loadu_ps(w0 + k), v1 = _mm512_loadu_ps(w1 + k);
+      for (int r = 0; r < ROWS; ++r) {
+        const __m512 xr = _mm512_loadu_ps(x + r * in + k);
+        sum0[r] = _mm512_fmadd_ps(xr, v0, sum0[r]);
+        sum1[r] = _mm512_fmadd_ps(xr, v1, sum1[r]);
+      }
+    }
+    if (tail != 0) {
+      const __m512 v0 = _mm512_maskz_loadu_ps(tail, w0 + whole), v1 = _mm512_maskz_loadu_ps(tail, w1 + whole);
+      for (int r = 0; r < ROWS; ++r) {
+        const __m512 xr = _mm512_maskz_loadu_ps(tail, x + r * in + whole);
+        sum0[r] = _mm512_fmadd_ps(xr, v0, sum0[r]);
+        sum1[r] = _mm512_fmadd_ps(xr, v1, sum1[r]);
+      }
+    }
+    for (int r = 0; r < ROWS; ++r) {
+      y[r * out + j] = horizontal_sum(sum0[r]);
+      y[r * out + j + 1] = horizontal_sum(sum1[r]);
+    }
+  }
+  for (; j < out; ++j) {
+    const float* w = weight + j * in;
+    __m512 sum[ROWS];
+    for (int r = 0; r < ROWS; ++r) sum[r] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < whole; k += 16) {
+      const __m512 v = _mm512_loadu_ps(w + k);
+      for (int r = 0; r < ROWS; ++r) sum[r] = _mm512_fmadd_ps(_mm512_loadu_ps(x + r * in + k), v, sum[r]);
+    }
+    if (tail != 0) {
+      const __m512 v = _mm512_maskz_loadu_ps(tail, w + whole);
+      for (int r = 0; r < ROWS; ++r) sum[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, x + r * in + whole), v, sum[r]);
+    }
+    for (int r = 0; r < ROWS; ++r) y[r * out + j] = horizontal_sum(sum[r]);
+  }
+}
+
+template <int ROWS>
+__attribute__((target("avx2,fma"))) void rows_avx2(const float* x, int64_t in, const float* weight, int64_t out, float* y) {
+  const int64_t whole = in / 8 * 8;
+  for (int64_t j = 0; j < out; ++j) {
+    const float* w = weight + j * in;
+    __m256 sum[ROWS];
+    for (int r = 0; r < ROWS; ++r) sum[r] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < whole; k += 8) {
+      _mm_prefetch(reinterpret_cast<const char*>(w + k) + kPrefetchBytes, _MM_HINT_T0);
+      const __m256 v = _mm256_loadu_ps(w + k);
+      for (int r = 0; r < ROWS; ++r) sum[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x + r * in + k), v, sum[r]);
+    }
+    for (int r = 0; r < ROWS; ++r) {
+      float total = horizontal_sum(sum[r]);
+      for (int64_t k = whole; k < in; ++k) total += x[r * in + k] * w[k];
+      y[r * out + j] = total;
+    }
+  }
+}
+
+enum class Isa { kNone, kAvx2, kAvx512 };
+
+// As libtorch picks its own kernels: the widest the CPU runs, lowered by ATEN_CPU_CAPABILITY.
+Isa usable_isa() {
+  static const Isa isa = [] {
+    Isa best = __builtin_cpu_supports("avx512f")                                      ? Isa::kAvx512
+               : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::kAvx2
+                                                                                   : Isa::kNone;
+    const char* asked = std::getenv("ATEN_CPU_CAPABILITY");
+    const std::string_view capability = asked != nullptr ? asked : "";
+    if (capability == "default") best = Isa::kNone;
+    if (capability == "avx2" && best == Isa::kAvx512) best = Isa::kAvx2;
+    return best;
+  }();
+  return isa;
+}
+
+using Kernel = void (*)(const float* x, int64_t in, const float* weight, int64_t out, float* y);
+constexpr Kernel kAvx512Rows[kFewRows] = {rows_avx512<1>, rows_avx512<2>, rows_avx512<3>, rows_avx512<4>,
+                                          rows_avx512<5>, rows_avx512<6>, rows_avx512<7>, rows_avx512<8>};
+constexpr Kernel kAvx2Rows[kFewRows] = {rows_avx2<1>, rows_avx2<2>, rows_avx2<3>, rows_avx2<4>,
+                                        rows_avx2<5>, rows_avx2<6>, rows_avx2<7>, rows_avx2<8>};
+
+}  // namespace
+
+at::Tensor few_row_linear(const at::Tensor& x, const at::Tensor& weight) {
+  const int64_t in = weight.size(1), out = weight.size(0);
+  const int64_t rows = x.numel() / std::max<int64_t>(in, 1);
+  const bool few = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && x.device().is_cpu() &&
+                   weight.device().is_cpu() && !x.requires_grad() && !weight.requires_grad() && rows >= 2 &&
+                   rows <= kFewRows && x.size(-1) == in && weight.is_contiguous();
+  const Isa isa = few ? usable_isa() : Isa::kNone;
+  if (isa == Isa::kNone) return at::linear(x, weight);
+  RECORD_FUNCTION("specgate::few_row_linear", std::vector<c10::IValue>());  // for libtorch's profiler
+  const at::Tensor rows_of_x = x.reshape({rows, in}).contiguous();
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = out;
+  at::Tensor y = at::empty(shape, x.options());
+  const Kernel kernel = (isa == Isa::kAvx512 ? kAvx512Rows : kAvx2Rows)[rows - 1];
+  kernel(rows_of_x.data_ptr<float>(), in, weight.data_ptr<float>(), out, y.data_ptr<float>());
+  return y;
+}
+
+}  // namespace specgate

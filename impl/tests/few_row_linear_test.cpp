@@ -1,0 +1,55 @@
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "impl/model/few_row_linear.h"
+
+namespace specgate {
+namespace {
+
+// Shapes with and without a tail past the vector width (16 and 8 floats), an odd number of
+// output rows (the kernel takes them two at a time), and the real model's.
+struct Shape {
+  int64_t in, out;
+};
+constexpr Shape kShapes[] = {{576, 1536}, {37, 11}, {8, 3}, {3, 5}, {64, 259}};
+
+TEST(FewRowLinear, EqualsLinearWithinFloat32RoundingForEveryRowCount) {
+  at::manual_seed(0);
+  for (const Shape& shape : kShapes) {
+    const at::Tensor weight = at::randn({shape.out, shape.in});
+    for (int64_t rows = 1; rows <= kFewRows + 2; ++rows) {
+      const at::Tensor x = at::randn({1, rows, shape.in});
+      const at::Tensor ours = few_row_linear(x, weight), reference = at::linear(x.to(at::kDouble), weight.to(at::kDouble));
+      ASSERT_EQ(ours.sizes(), (std::vector<int64_t>{1, rows, shape.out}));
+      const double tolerance = 1e-5 * std::sqrt(static_cast<double>(shape.in));
+      EXPECT_LT((ours.to(at::kDouble) - reference).abs().max().item<double>(), tolerance)
+          << "in " << shape.in << ", out " << shape.out << ", rows " << rows;
+    }
+  }
+}
+
+// A verification pass of K+1 positions gives each position what it gets among any other 2 to 8:
+// the same bits, so that the batch a row is decoded in cannot move its tokens.
+TEST(FewRowLinear, ARowsResultIsTheSameWhateverRowsComeWithIt) {
+  at::manual_seed(1);
+  const at::Tensor weight = at::randn({1536, 576});
+  const at::Tensor x = at::randn({kFewRows, 576});
+  const at::Tensor all = few_row_linear(x, weight);
+  for (int64_t rows = 2; rows < kFewRows; ++rows) {
+    for (int64_t first = 0; first + rows <= kFewRows; first += rows) {
+      EXPECT_TRUE(at::equal(few_row_linear(x.narrow(0, first, rows), weight), all.narrow(0, first, rows)))
+          << rows << " rows from row " << first;
+    }
+  }
+}
+
+TEST(FewRowLinear, OtherDtypesAndGradientsGoToLinear) {
+  const at::Tensor weight = at::randn({7, 5}, at::kDouble), x = at::randn({3, 5}, at::kDouble);
+  EXPECT_TRUE(at::equal(few_row_linear(x, weight), at::linear(x, weight)));
+  const at::Tensor trained = at::randn({7, 5}).requires_grad_(true);
+  const at::Tensor y = few_row_linear(at::randn({3, 5}), trained);
+  EXPECT_TRUE(y.requires_grad());
+}
+
+}  // namespace
+}  // namespace specgate
