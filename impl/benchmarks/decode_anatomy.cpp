@@ -9,7 +9,6 @@
 //   decode_anatomy CHECKPOINT [--context 200] [--positions 5] [--repeats 15] [--dtypes float32,bfloat16]
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
@@ -183,26 +183,25 @@ std::vector<std::string> split(const std::string& text) {
 
 int main(int argc, char** argv) {
   using namespace specgate;
-  if (argc < 2 || argc % 2 != 0) {
-    std::cerr << "usage: decode_anatomy CHECKPOINT [--context N] [--positions K1] [--repeats N] [--dtypes a,b]\n";
-    return 2;
-  }
+  CLI::App app{"A checkpoint's decode step and verification pass against one core's read bandwidth, operator by operator"};
+  std::filesystem::path checkpoint;
   int64_t context = 200, positions = 5;
   int repeats = 15;
   std::string dtypes = "float32,bfloat16";
-  for (int i = 2; i < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--context") context = std::stoll(value);
-    else if (flag == "--positions") positions = std::stoll(value);
-    else if (flag == "--repeats") repeats = std::stoi(value);
-    else if (flag == "--dtypes") dtypes = value;
-    else {
-      std::cerr << "decode_anatomy: unknown flag " << flag << "\n";
-      return 2;
-    }
+  app.add_option("checkpoint", checkpoint, "Checkpoint folder")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--context", context, "Cached tokens before each pass")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("--positions", positions, "Positions of the verification pass (K+1)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--repeats", repeats, "Interleaved repeats")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("--dtypes", dtypes, "Comma-separated dtypes")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // bad flags exit 2, as conformance's do
   }
   const CpuConfiguration cpu = configure_cpu();
-  nlohmann::json report = {{"checkpoint", std::filesystem::path(argv[1]).filename().string()},
+  nlohmann::json report = {{"checkpoint", checkpoint.filename().string()},
                            {"threads", cpu.intra_op_threads},
                            {"math_library", cpu.math_library},
                            {"context", context},
@@ -211,7 +210,7 @@ int main(int argc, char** argv) {
                            {"dtypes", nlohmann::json::array()}};
   try {
     for (const std::string& name : benchmarks::split(dtypes))
-      report["dtypes"].push_back(benchmarks::measure(argv[1], dtype_from_name(name, "--dtypes"), context, positions, repeats));
+      report["dtypes"].push_back(benchmarks::measure(checkpoint, dtype_from_name(name, "--dtypes"), context, positions, repeats));
   } catch (const std::exception& e) {
     std::cerr << "decode_anatomy: " << e.what() << "\n";
     return 2;
