@@ -11,20 +11,23 @@
 #              the target (one sample) and against the speculation-off server (two samples)
 #   fixed/     the same sampled verdicts with vLLM's CPU expand kernel corrected (SPECGATE_VLLM=
 #              expand-fix, peers/vllm), the baseline that shows what the defect is
-#   bfloat16/  greedy answers scored with the bfloat16 thresholds; sampled n-gram answers against
-#              the bfloat16 speculation-off server (two samples)
-#   faults/    each seeded fault (peers/vllm/specgate_vllm/faults.py) in a copy of the corrected vLLM:
-#              the sampled verdicts and differential (log-probabilities, the speculation-off server,
-#              streams); faults.md, the table of which verdict caught which (peers/vllm/fault_table.py)
+#   bfloat16/  the n-gram and draft-model servers' greedy answers scored with the bfloat16
+#              thresholds, their sampled answers against the bfloat16 speculation-off server's
+#              (two samples)
+#   faults/    each seeded fault (peers/vllm/specgate_vllm/faults.py; FAULTS picks some) in a copy
+#              of the corrected vLLM: the sampled verdicts and differential (log-probabilities, the
+#              speculation-off server, streams); faults.md, the table of which verdict caught which
+#              (peers/vllm/fault_table.py)
 #   dependence/ what the defect depends on: the installed n-gram server's sampled answers at T 1
-#              with no top-p, at top-p 0.5, at top-k 50, one request at a time, K = 2, and the
-#              draft model's at T 1, each judged by the one-sample verdict; dependence.md, the table
-#              (peers/vllm/dependence_table.py)
+#              with no top-p, at top-p 0.5, one request at a time, K = 2, at top-k 50 (and top-k 50
+#              on the corrected copy), and the draft model's at T 1, each judged by the one-sample
+#              verdict; dependence.md, the table (peers/vllm/dependence_table.py)
 #   sizes/     the fewest tokens at which each sampled verdict rejects the installed servers in 9
 #              of 10 disjoint draws of their answers (peers/vllm/verdict_sizes.py)
 # Each phase's folder holds commands.txt, every command it ran. PHASES (default "float32 fixed
-# bfloat16 faults dependence sizes") picks some; QUESTIONS (16: one in 30 of
-# Spec-Bench, every subtask), NEW_TOKENS (64) and SAMPLES (4) size it. About an hour on 2 cores.
+# bfloat16 faults dependence sizes") picks some; QUESTIONS (16: one in 30 of Spec-Bench, every
+# subtask), NEW_TOKENS (64) and SAMPLES (4) size it. On 2 cores: float32 about 70 minutes, fixed
+# 40, each fault 25, bfloat16 and dependence 30 to 40 each.
 # Bash reads a script as it runs it: in braces, this one is read whole first, so that editing it
 # while it runs changes nothing.
 {
@@ -34,6 +37,7 @@ cd "$root"
 out="${1:-reports/vllm}"
 questions="${QUESTIONS:-16}" new_tokens="${NEW_TOKENS:-64}" samples="${SAMPLES:-4}"
 phases="${PHASES:-float32 fixed bfloat16 faults dependence sizes}"
+faults="${FAULTS:-greedy-verify target-not-residual accepted-logprobs-zero stream-drops-multi-token usage-counts-drafts}"
 source "$root/ci/setup.sh"
 vllm_python="$("$root/ci/vllm-env.sh")"
 B=build/bin/conformance T=build/real_pair/target D=build/real_pair/draft Q=../shared/specbench/question.jsonl
@@ -159,20 +163,24 @@ for phase in $phases; do
       sampled_verdicts "$dir" draft 18123 "$out/float32/off-sampled.jsonl"
       stop_servers ;;
     bfloat16)
-      echo "== vLLM as installed, bfloat16: speculation off and n-gram"
+      echo "== vLLM as installed, bfloat16: speculation off, n-gram and draft model"
       serve off-bf16 18131 bfloat16 ""
       serve ngram-bf16 18132 bfloat16 "" "$speculation_ngram"
-      collect "$dir" ngram-greedy 18132 vllm --engine-dtype bfloat16
-      # Against the float32 oracle a bfloat16 engine's greedy answers diverge at near-ties only.
-      score "$dir" ngram-greedy --min-exact 0 --max-hard-divergences 0
+      serve draft-bf16 18133 bfloat16 "" "$speculation_draft"
       collect "$dir" off-sampled 18131 vllm --engine-dtype bfloat16 "${sampled[@]}" --seed 100001
-      collect "$dir" ngram-sampled 18132 vllm --engine-dtype bfloat16 "${sampled[@]}" --seed 1
-      two_sample "$dir" ngram-sampled "$dir/off-sampled.jsonl" bfloat16
+      for server in ngram:18132 draft:18133; do
+        name=${server%%:*} port=${server##*:}
+        collect "$dir" "$name-greedy" "$port" vllm --engine-dtype bfloat16
+        # Against the float32 oracle a bfloat16 engine's greedy answers diverge at near-ties only.
+        score "$dir" "$name-greedy" --min-exact 0 --max-hard-divergences 0
+        collect "$dir" "$name-sampled" "$port" vllm --engine-dtype bfloat16 "${sampled[@]}" --seed 1
+        two_sample "$dir" "$name-sampled" "$dir/off-sampled.jsonl" bfloat16
+      done
       stop_servers ;;
     faults)
       echo "== seeded faults, each in a copy of the corrected vLLM (SPECGATE_VLLM=expand-fix,FAULT), n-gram, float32"
       serve off-faults 18141 float32 ""
-      for fault in greedy-verify target-not-residual accepted-logprobs-zero stream-drops-multi-token usage-counts-drafts; do
+      for fault in $faults; do
         serve "$fault" 18142 float32 "expand-fix,$fault" "$speculation_ngram"
         mkdir -p "$dir/$fault"
         sampled_verdicts "$dir/$fault" ngram 18142 "$out/float32/off-sampled.jsonl"
@@ -192,7 +200,7 @@ for phase in $phases; do
       echo "== what the defect depends on: the installed vLLM, float32, sampled answers judged by one sample"
       serve ngram-k4 18151 float32 "" "$speculation_ngram"
       serve ngram-k2 18152 float32 "" "${speculation_ngram/\"num_speculative_tokens\": 4/\"num_speculative_tokens\": 2}"
-      for setting in "t0.8-p0.95 0.8 --top-p 0.95" "t1.0 1.0" "t0.8-k50 0.8 --top-k 50" "t1.0-p0.5 1.0 --top-p 0.5"; do
+      for setting in "t0.8-p0.95 0.8 --top-p 0.95" "t1.0 1.0" "t1.0-p0.5 1.0 --top-p 0.5"; do
         read -r name temperature shaping <<< "$setting"
         collect "$dir" "ngram-$name" 18151 vllm --temperature "$temperature" $shaping --samples "$samples" --seed 1
         one_sample "$dir" "ngram-$name" float32
@@ -201,6 +209,13 @@ for phase in $phases; do
       one_sample "$dir" ngram-t0.8-p0.95-alone float32
       collect "$dir" ngram-k2-t0.8-p0.95 18152 vllm "${sampled[@]}" --seed 1
       one_sample "$dir" ngram-k2-t0.8-p0.95 float32
+      # Top-k last: its first request ends the installed engine (dependence.md).
+      collect "$dir" ngram-t0.8-k50 18151 vllm --temperature 0.8 --top-k 50 --samples "$samples" --seed 1
+      one_sample "$dir" ngram-t0.8-k50 float32
+      stop_servers
+      serve ngram-fixed 18154 float32 expand-fix "$speculation_ngram"
+      collect "$dir" ngram-fixed-t0.8-k50 18154 vllm --temperature 0.8 --top-k 50 --samples "$samples" --seed 1
+      one_sample "$dir" ngram-fixed-t0.8-k50 float32
       stop_servers
       serve draft-k4 18153 float32 "" "$speculation_draft"
       collect "$dir" draft-t1.0 18153 vllm --temperature 1.0 --samples "$samples" --seed 1

@@ -49,7 +49,10 @@ def accepted_logprobs_zero() -> None:
         kept = sampled_token_ids != PLACEHOLDER_TOKEN_ID
         last = kept.sum(dim=1, keepdim=True) - 1
         accepted = kept & (torch.arange(kept.shape[1]).unsqueeze(0) < last)
-        tensors.logprobs[accepted.flatten(), 0] = 0.0
+        # The token's own column and any top-k column holding it: the response takes the token's
+        # log-probability from whichever column vLLM reads last, the top-k one where it is there.
+        ids = tensors.logprob_token_ids
+        tensors.logprobs[(ids == ids[:, :1]) & accepted.flatten().unsqueeze(1)] = 0.0
         return tensors
 
     RejectionSampler._get_logprobs_tensors = zero_for_accepted
