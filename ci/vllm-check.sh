@@ -22,12 +22,15 @@
 #              with no top-p, at top-p 0.5, one request at a time, K = 2, at top-k 50 (and top-k 50
 #              on the corrected copy), and the draft model's at T 1, each judged by the one-sample
 #              verdict; dependence.md, the table (peers/vllm/dependence_table.py)
+#   counters/  servers started without per-request rounds (installed and corrected, n-gram and draft
+#              model): greedy and sampled answers whose rounds their tokens imply, held by acceptance
+#              to vLLM's /metrics counts of drafts accepted at each draft position (collect --counters)
 #   sizes/     the fewest tokens at which each sampled verdict rejects the installed servers in 9
 #              of 10 disjoint draws of their answers (peers/vllm/verdict_sizes.py)
 # Each phase's folder holds commands.txt, every command it ran. PHASES (default "float32 fixed
-# bfloat16 faults dependence sizes") picks some; QUESTIONS (16: one in 30 of Spec-Bench, every
+# bfloat16 faults dependence counters sizes") picks some; QUESTIONS (16: one in 30 of Spec-Bench, every
 # subtask), NEW_TOKENS (64) and SAMPLES (4) size it. On 2 cores: float32 about 70 minutes, fixed
-# 40, each fault 25, bfloat16 and dependence 30 to 40 each.
+# 40, each fault 25, bfloat16, dependence and counters 30 to 40 each.
 # Bash reads a script as it runs it: in braces, this one is read whole first, so that editing it
 # while it runs changes nothing.
 {
@@ -36,7 +39,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-reports/vllm}"
 questions="${QUESTIONS:-16}" new_tokens="${NEW_TOKENS:-64}" samples="${SAMPLES:-4}"
-phases="${PHASES:-float32 fixed bfloat16 faults dependence sizes}"
+phases="${PHASES:-float32 fixed bfloat16 faults dependence counters sizes}"
 faults="${FAULTS:-greedy-verify target-not-residual accepted-logprobs-zero stream-drops-multi-token usage-counts-drafts}"
 source "$root/ci/setup.sh"
 vllm_python="$("$root/ci/vllm-env.sh")"
@@ -66,8 +69,10 @@ serve() {  # NAME PORT DTYPE SWITCHES [SPECULATIVE_CONFIG]: a vLLM server on 127
   local name="$1" port="$2" dtype="$3" switches="$4" speculation="${5:-}"
   local args=(--model "$T" --served-model-name smollm2 --dtype "$dtype" --enforce-eager --host 127.0.0.1 --port "$port"
               --max-model-len 4096 --seed 0)
-  # Each answer's rounds, which acceptance reads (vLLM refuses the flag without speculation).
-  [ -z "$speculation" ] || args+=(--speculative-config "$speculation" --per-request-spec-decode-metrics detailed)
+  # Each answer's rounds, which acceptance reads (vLLM refuses the flag without speculation), unless
+  # rounds=none: then only /metrics counts them.
+  [ -z "$speculation" ] || args+=(--speculative-config "$speculation")
+  [ -z "$speculation" ] || [ "${rounds:-}" = none ] || args+=(--per-request-spec-decode-metrics detailed)
   echo "SPECGATE_VLLM=$switches VLLM_CPU_KVCACHE_SPACE=1 python -m vllm.entrypoints.openai.api_server ${args[*]}" >> "$commands"
   SPECGATE_VLLM="$switches" VLLM_CPU_KVCACHE_SPACE=1 "$vllm_python" -m vllm.entrypoints.openai.api_server "${args[@]}" \
     > "$work/server-$name.log" 2>&1 &
@@ -106,11 +111,11 @@ sampled_verdicts() {  # DIR NAME PORT BASELINE: sampled answers, then one sample
   two_sample "$1" "$2-sampled" "$4" float32
   acceptance "$1" "$2-sampled" "$2"
 }
-acceptance() {  # DIR NAME DRAFTER
+acceptance() {  # DIR NAME DRAFTER [ARGS...]
   local drafter=(--draft "$D" --draft-sampling greedy)
   [ "$3" = draft ] || drafter=(--drafter ngram --ngram-min 2 --ngram-max 4 --ngram-through-eos)
   run "$1/$2.acceptance.txt" "$B" acceptance --answers "$1/$2.jsonl" --target "$T" --draft-tokens 4 "${drafter[@]}" \
-    --engine-dtype float32 --json "$1/$2.acceptance.json" --markdown "$1/$2.acceptance.md"
+    --engine-dtype float32 --json "$1/$2.acceptance.json" --markdown "$1/$2.acceptance.md" "${@:4}"
 }
 
 if [[ " $phases " == *" float32 "* || " $phases " == *" fixed "* ]] && ! [ -s "$work/oracle.jsonl" ]; then
@@ -222,12 +227,26 @@ for phase in $phases; do
       one_sample "$dir" draft-t1.0 float32
       stop_servers
       build/venv/bin/python peers/vllm/dependence_table.py "$dir" > "$out/dependence.md" ;;
+    counters)
+      echo "== answers that list no rounds, held to vLLM's /metrics counts by draft position: installed and corrected, float32"
+      for server in ngram:"":"$speculation_ngram" ngram-fixed:expand-fix:"$speculation_ngram" \
+                    draft:"":"$speculation_draft" draft-fixed:expand-fix:"$speculation_draft"; do
+        IFS=: read -r name switches speculation <<< "$server"
+        rounds=none serve "$name-counted" 18161 float32 "$switches" "$speculation"
+        for run_name in "$name-greedy:" "$name-sampled:${sampled[*]} --seed 1"; do
+          answers=${run_name%%:*} asked=${run_name#*:}
+          # shellcheck disable=SC2086  # the sampling flags, split into words
+          collect "$dir" "$answers" 18161 vllm $asked --counters "$dir/$answers.counters.json"
+          acceptance "$dir" "$answers" "${name%-fixed}" --server-counters "$dir/$answers.counters.json"
+        done
+        stop_servers
+      done ;;
     sizes)
       echo "== the fewest tokens at which each verdict rejects, 9 of 10 disjoint draws"
       run "$dir/sizes.txt" build/venv/bin/python peers/vllm/verdict_sizes.py --conformance "$B" --target "$T" --draft "$D" \
         --work "$work/sizes" --markdown "$out/sizes.md" --baseline "$out/float32/off-sampled.jsonl" \
         ngram="$out/float32/ngram-sampled.jsonl" draft="$out/float32/draft-sampled.jsonl" ;;
-    *) echo "PHASES: unknown phase '$phase' (float32, fixed, bfloat16, faults, dependence, sizes)" >&2; exit 2 ;;
+    *) echo "PHASES: unknown phase '$phase' (float32, fixed, bfloat16, faults, dependence, counters, sizes)" >&2; exit 2 ;;
   esac
 done
 exit

@@ -7,20 +7,9 @@
 #include <vector>
 
 #include "conformance/collect/http_client.h"
+#include "impl/scoring/speculation_counters.h"
 
 namespace specgate::cli {
-
-// A server's own speculation counters, from its Prometheus GET /metrics: vLLM's
-// vllm:spec_decode_num_drafts, _num_draft_tokens and _num_accepted_tokens (serve exposes the
-// same), and serve's specgate:ragged_rounds and specgate:realignments (per sequence, summed).
-// Each sums the series of every label set. vLLM's
-// vllm:spec_decode_num_accepted_tokens_per_pos counts, for each draft position (0-based), the
-// drafts accepted there.
-struct SpeculationCounters {
-  int64_t drafts = 0, draft_tokens = 0, accepted_tokens = 0;
-  std::optional<int64_t> ragged_rounds, realignments;
-  std::vector<int64_t> accepted_per_position;  // empty where the server has no such counter
-};
 
 // What a run added between two readings of one server; none when a counter went back (the
 // server restarted).

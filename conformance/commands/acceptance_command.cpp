@@ -27,7 +27,7 @@ namespace {
 
 struct AcceptanceOptions {
   std::vector<std::filesystem::path> answers;
-  std::filesystem::path target, draft;
+  std::filesystem::path target, draft, server_counters;
   std::filesystem::path json, junit, markdown, html;
   double alpha = 0.05;
   int64_t draft_tokens = 0;
@@ -73,6 +73,13 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   }
   const Rescorer& target = target_engine.rescorer ? *target_engine.rescorer : *target_checkpoint;
   const Rescorer* draft = draft_engine.rescorer ? draft_engine.rescorer.get() : draft_checkpoint.get();
+  std::optional<SpeculationCounters> server_counters;
+  if (!o.server_counters.empty()) {
+    server_counters = read_speculation_counters_file(o.server_counters);
+    if (server_counters->accepted_per_position.empty())
+      throw InputError(o.server_counters.string() + ": field 'accepted_per_position': missing or empty; the server counted "
+                       "no drafts by draft position (vLLM's vllm:spec_decode_num_accepted_tokens_per_pos)");
+  }
   std::optional<ProgressBar> progress;
   const AcceptanceCheckReport report = check_acceptance(
       {.answers = o.answers,
@@ -86,9 +93,10 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .near_tie_threshold = o.near_tie_threshold,
        .engine_dtype = given_engine_dtype(o.margin, command),
        .support_margin = given_support_margin(o.margin, command),
+       .server_counters = server_counters,
        .progress = progress_in(progress, "acceptance")});
   progress.reset();
-  std::vector<NamedInput> inputs = {{"--target", o.target}, {"--draft", o.draft}};
+  std::vector<NamedInput> inputs = {{"--target", o.target}, {"--draft", o.draft}, {"--server-counters", o.server_counters}};
   for (const auto& path : o.answers) inputs.emplace_back("--answers", path);
   if (target_engine.rescorer) print_rescore_cost(target_engine, "target re-scored through " + o.engine.endpoint);
   if (draft_engine.rescorer) print_rescore_cost(draft_engine, "draft re-scored through " + o.draft_endpoint);
@@ -121,6 +129,10 @@ void add_acceptance_command(CLI::App& app) {
                 "most likely token (vLLM's default draft_sample_method), accepted with the target's probability of it")
       ->check(CLI::IsMember({"sampled", "greedy"}))
       ->capture_default_str();
+  c->add_option("--server-counters", o->server_counters,
+                "The server's speculation counters over the run that wrote the answers (collect --counters): each draft "
+                "position's accepted count is held to what the answers show; answers without rounds then have them "
+                "implied by their tokens (--drafter ngram, --draft-sampling greedy, or greedy decoding)");
   add_draft_tokens_flag(*c, o->draft_tokens, "K, drafts per round; replaces every answer's run.draft_tokens");
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();

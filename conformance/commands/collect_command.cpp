@@ -21,7 +21,7 @@ namespace {
 
 struct CollectOptions {
   ServerFlags server;
-  std::filesystem::path out;
+  std::filesystem::path out, counters;
   SamplingParams sampling;
   int64_t concurrency = 1;
   bool resume = false;
@@ -68,7 +68,14 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
   check_output_path("--out", job.out, job.inputs);
   job.server = check_server(job.endpoint, *dialect, job.defaults.model, job.http).server;
 
+  if (!o.counters.empty()) {
+    if (o.resume) throw InputError("--counters: the server's counters cover one run, and --resume keeps earlier runs' answers");
+    check_output_path("--counters", o.counters, job.inputs);
+    if (o.counters == o.out) throw InputError("--counters: the same file as --out");
+  }
   const std::optional<SpeculationCounters> before = read_speculation_counters(job.endpoint);
+  if (!o.counters.empty() && !before)
+    throw InputError("--counters: " + o.server.endpoint + " has no speculation counters at GET /metrics");
   const CollectResult result = collect_answers(job);
   std::printf("collect: %lld answers written, %lld already in %s\n", static_cast<long long>(result.written),
               static_cast<long long>(result.skipped), o.out.string().c_str());
@@ -78,6 +85,13 @@ void run_collect(const CollectOptions& o, const CLI::App& command) {
     if (run->drafts > 0 && !result.answers_report_drafts && (api == "vllm" || api == "vllm-chat"))
       std::printf("the answers carry no drafts of their own: started with --per-request-spec-decode-metrics detailed, "
                   "vLLM reports each answer's rounds, which acceptance and score's accepted/drafted read\n");
+  }
+  if (!o.counters.empty() && !result.error && !result.interrupted) {
+    const auto run = after ? counted_between(*before, *after) : std::nullopt;
+    if (!run) throw InputError("--counters: the server's counters went back during the run (it restarted); nothing written");
+    write_output_file("--counters", o.counters, [&](std::ostream& out) { out << speculation_counters_json(*run).dump(2) << "\n"; },
+                      job.inputs);
+    std::printf("wrote %s\n", o.counters.string().c_str());
   }
   std::fflush(stdout);
   const int64_t asked = static_cast<int64_t>(job.questions.size()) * job.samples;
@@ -98,6 +112,10 @@ void add_collect_command(CLI::App& app) {
   c->add_option("--out", o->out, "Answer JSONL to write")->required();
   add_sampling_flags(*c, o->sampling, SamplingUse::kSend);
   c->add_option("--concurrency", o->concurrency, "Requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
+  c->add_option("--counters", o->counters,
+                "Write the server's speculation counters over the run (GET /metrics before and after; vLLM's drafts "
+                "accepted per draft position) as JSON here, for acceptance --server-counters; the run must be the "
+                "server's only traffic");
   c->add_flag("--resume", o->resume, "Skip the questions --out already answers, and append");
   c->add_flag("--tokenizer-from-server", o->tokenizer_from_server,
               "No local model: send the prompts as text or messages and record the prompt_token_ids and token_ids the "

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -14,7 +16,8 @@ namespace specgate::cli {
 // What the server decoded, as vLLM's Prometheus counters name it (vllm/v1/metrics/loggers.py):
 // requests answered (a request of n choices once, when its last choice is decoded), prompt and generated tokens, and of speculation the drafts (a row's
 // proposal in one round), the draft tokens and those accepted; and what the batch layout went
-// through, summed over sequences (SequenceResult's coverage), under specgate's own names.
+// through, summed over sequences (SequenceResult's coverage), under specgate's own names. Like
+// vLLM, the drafts accepted at each draft position, from the rounds' accept_lengths.
 class DecodedCounters {
  public:
   // One choice of `request` decoded; `last`: the request's last one.
@@ -28,6 +31,12 @@ class DecodedCounters {
     drafts_ += sequence.rounds;
     draft_tokens_ += sequence.drafted;
     accepted_tokens_ += sequence.accepted;
+    for (const int64_t appended : sequence.accept_lengths) {
+      const int64_t kept = std::min<int64_t>(appended - 1, kPositions);
+      for (int64_t j = 0; j < kept; ++j) ++accepted_at_[static_cast<size_t>(j)];
+      int64_t known = positions_.load();
+      while (kept > known && !positions_.compare_exchange_weak(known, kept)) {}
+    }
   }
 
   std::string prometheus_text(const std::string& model) const {
@@ -43,6 +52,14 @@ class DecodedCounters {
     counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", drafts_);
     counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", draft_tokens_);
     counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", accepted_tokens_);
+    if (drafts_.load() > 0) {
+      const char* name = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
+      text += std::string("# HELP ") + name + " Accepted draft tokens, by draft position.\n# TYPE " + name + " counter\n";
+      // Position 0 always, so that a server that drafted shows it counts by position.
+      for (int64_t j = 0; j < std::max<int64_t>(positions_.load(), 1); ++j)
+        text += std::string(name) + labels.substr(0, labels.size() - 1) + ",position=\"" + std::to_string(j) + "\"} " +
+                std::to_string(accepted_at_[static_cast<size_t>(j)].load()) + "\n";
+    }
     counter("specgate:ragged_rounds", "Rounds in which rows of a sequence's batch kept different numbers of drafts, "
             "summed over sequences.", ragged_rounds_);
     counter("specgate:realignments", "Moves of a sequence's K/V within the batch caches, summed over sequences.",
@@ -51,6 +68,9 @@ class DecodedCounters {
   }
 
  private:
+  static constexpr int64_t kPositions = 64;  // the most drafts a round may take (--draft-tokens)
+  std::array<std::atomic<int64_t>, kPositions> accepted_at_{};
+  std::atomic<int64_t> positions_{0};  // draft positions at which a draft was accepted
   std::atomic<int64_t> requests_{0}, prompt_tokens_{0}, generation_tokens_{0}, drafts_{0}, draft_tokens_{0}, accepted_tokens_{0},
       ragged_rounds_{0}, realignments_{0};
 };

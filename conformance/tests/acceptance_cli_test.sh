@@ -208,6 +208,60 @@ PY
 check ngram-recovered-draft 1 "$work/ngram-recovered-draft.jsonl"
 grep -q "1 token drawn after a rejected draft is that draft, which the residual excludes where the drafter proposes with certainty" \
   "$work/ngram-recovered-draft.out" || fail "ngram-recovered-draft: $(cat "$work/ngram-recovered-draft.out")"
+# A server that reports no rounds (vLLM without --per-request-spec-decode-metrics) but counts the
+# drafts it accepted at each draft position (/metrics, written by collect --counters): the
+# answers' tokens imply their rounds, whose accepted counts must be the server's. Built from the
+# answers with rounds: the counters they imply, then the rounds removed. The engine that draws
+# a rejected draft again shows it in its tokens as an accepted draft, which its counters lack.
+python3 - "$work" <<'PY' || fail "building server counters"
+import json, sys
+work = sys.argv[1]
+def turn_lengths(answer):
+    lengths = answer["choices"][0]["accept_lengths"]
+    return lengths[0] if isinstance(lengths[0], list) else lengths
+for name in ("ngram", "ngram-sampled", "ngram-recovered-draft"):
+    answers = [json.loads(line) for line in open(f"{work}/{name}.jsonl")]
+    per_position, drafts = [0] * 4, 0
+    for answer in answers:
+        lengths = turn_lengths(answer)
+        if sum(lengths) == len(answer["choices"][0]["token_ids"][0]):
+            lengths = lengths[1:]  # the prefill's pass
+        for length in lengths:
+            for j in range(length - 1):
+                per_position[j] += 1
+        drafts += len(lengths)
+    counters = {"drafts": drafts, "draft_tokens": 4 * drafts, "accepted_tokens": sum(per_position),
+                "accepted_per_position": per_position}
+    json.dump(counters, open(f"{work}/{name}.counters.json", "w"))
+    lowered = dict(counters, accepted_per_position=[per_position[0] - 1] + per_position[1:])
+    json.dump(lowered, open(f"{work}/{name}.lowered.json", "w"))
+    with open(f"{work}/{name}-no-rounds.jsonl", "w") as out:
+        for answer in answers:
+            for field in ("accept_lengths", "round_drafts", "accepted_drafts", "drafted_tokens"):
+                answer["choices"][0].pop(field, None)
+            out.write(json.dumps(answer) + "\n")
+PY
+for name in ngram ngram-sampled; do
+  check "$name-counters" 0 "$work/$name-no-rounds.jsonl" --server-counters "$work/$name.counters.json" --json "$work/$name-counters.json"
+  grep -q "the rounds of 30 turns implied by their tokens" "$work/$name-counters.out" || fail "$name-counters: $(cat "$work/$name-counters.out")"
+  check "$name-counters-with-rounds" 0 "$work/$name.jsonl" --server-counters "$work/$name.counters.json"
+  check "$name-counters-lowered" 1 "$work/$name-no-rounds.jsonl" --server-counters "$work/$name.lowered.json"
+  grep -q "the server's counters disagree with its answers on the drafts accepted at 1 draft position (position 1: counted" \
+    "$work/$name-counters-lowered.out" || fail "$name-counters-lowered: $(cat "$work/$name-counters-lowered.out")"
+done
+"$python" - "$work/ngram-sampled-counters.json" "$work/ngram-sampled.counters.json" <<'PY' || fail "counters report"
+import json, sys
+report, counters = (json.load(open(p)) for p in sys.argv[1:3])
+positions = report["positions"]
+assert [p["counted"] for p in positions] == counters["accepted_per_position"], positions
+assert all(p["shown"] <= p["counted"] <= p["shown"] + p["open"] for p in positions), positions
+assert report["implied_turns"] == 30 and report["server_counters"] == counters, report["implied_turns"]
+assert sum(p["reached"] for p in positions) == report["test"]["trials"], positions
+PY
+check ngram-recovered-draft-counters 1 "$work/ngram-recovered-draft-no-rounds.jsonl" \
+  --server-counters "$work/ngram-recovered-draft.counters.json"
+grep -q "the server's counters disagree with its answers on the drafts accepted at" "$work/ngram-recovered-draft-counters.out" ||
+  fail "ngram-recovered-draft-counters: $(cat "$work/ngram-recovered-draft-counters.out")"
 check ngram-other-lookup 1 "$work/ngram.jsonl" --ngram-max 1
 check ngram-padding 1 "$work/ngram-padding.jsonl"
 expect_usage_error "--draft: --drafter ngram uses no draft model" acceptance "${ngram[@]}" --draft "$fixtures/draft" \
@@ -219,6 +273,19 @@ models=("${pair[@]}")
   --out "$work/oracle.jsonl" >/dev/null || fail "generate oracle"
 expect_usage_error "oracle.jsonl:1: field 'choices[0].accept_lengths': missing or empty" \
   acceptance "${pair[@]}" --answers "$work/oracle.jsonl" --draft-tokens 4
+# A sampled draft model's proposals are draws: its tokens do not fix its rounds.
+sed 's/"accept_lengths"/"x"/' "$work/sampled.jsonl" > "$work/sampled-no-rounds.jsonl"
+expect_usage_error "sampled-no-rounds.jsonl:1: field 'choices[0].accept_lengths': missing or empty" \
+  acceptance "${pair[@]}" --answers "$work/sampled-no-rounds.jsonl" --server-counters "$work/ngram.counters.json"
+echo '{"drafts": 3, "draft_tokens": 12, "accepted_per_position": [1]}' > "$work/bad.counters.json"
+expect_usage_error "bad.counters.json: field 'accepted_tokens': missing" \
+  acceptance "${ngram[@]}" --answers "$work/ngram.jsonl" --server-counters "$work/bad.counters.json"
+echo '{"drafts": 3, "draft_tokens": 12, "accepted_tokens": 1}' > "$work/bad.counters.json"
+expect_usage_error "bad.counters.json: field 'accepted_per_position': missing or empty" \
+  acceptance "${ngram[@]}" --answers "$work/ngram.jsonl" --server-counters "$work/bad.counters.json"
+echo '{"drafts": 3, "draft_tokens": 12, "accepted_tokens": 1, "accepted_per_position": [1.5]}' > "$work/bad.counters.json"
+expect_usage_error "bad.counters.json: field 'accepted_per_position[0]': must be an integer >= 0" \
+  acceptance "${ngram[@]}" --answers "$work/ngram.jsonl" --server-counters "$work/bad.counters.json"
 "$python" - "$work/eqspec.jsonl" "$work" <<'PY' || fail "writing bad answers"
 import json, sys
 lines = [json.loads(line) for line in open(sys.argv[1])]

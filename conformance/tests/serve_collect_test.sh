@@ -114,6 +114,36 @@ assert f"{counter('specgate:realignments')} realignment" in printed, printed
 assert all(json.loads(l)["run"]["server"] == "specgate" for l in open(sys.argv[3])), "answers not labelled by their server"
 PY
     fail "collect's counters or labels from $engine: $(cat "$work/$engine.collect.out")"
+  # Its answers list no rounds, but /metrics counts the drafts accepted at each draft position:
+  # collect --counters keeps them over its run, and acceptance holds the rounds the answers'
+  # tokens imply to them (a greedy draft model proposes with certainty). Counters that lose one
+  # accepted draft disagree with the answers.
+  if [ "$engine" = exspec ]; then
+    collect --api vllm --target "$fixtures/target" --limit 12 --concurrency 4 --counters "$work/counters.json" \
+      --out "$work/exspec.counted.jsonl" >"$work/counted.out" || fail "collect --counters: $(cat "$work/counted.out")"
+    "$python" - "$work/counters.json" "$work/exspec.generate.jsonl" <<'PY' || fail "collect --counters: $(cat "$work/counters.json")"
+import json, sys
+counters = json.load(open(sys.argv[1]))
+answers = [json.loads(line)["choices"][0] for line in open(sys.argv[2])]
+per_position = [0] * 4
+for answer in answers:
+    for length in answer["accept_lengths"]:
+        for j in range(length - 1):
+            per_position[j] += 1
+assert counters["accepted_per_position"] == per_position, (counters, per_position)
+assert counters["accepted_tokens"] == sum(a["accepted_drafts"][0] for a in answers), counters
+json.dump(dict(counters, accepted_per_position=[per_position[0] - 1] + per_position[1:]),
+          open(sys.argv[1].replace(".json", ".lowered.json"), "w"))
+PY
+    for counters in counters:0 counters.lowered:1; do
+      "$conformance" acceptance --target "$fixtures/target" --draft "$fixtures/draft" --draft-tokens 4 \
+        --answers "$work/exspec.counted.jsonl" --server-counters "$work/${counters%:*}.json" >"$work/counted.out" 2>&1
+      [ $? -eq "${counters#*:}" ] || fail "acceptance --server-counters ${counters%:*}: $(cat "$work/counted.out")"
+    done
+    expect_usage_error "--counters: the server's counters cover one run, and --resume keeps earlier runs' answers" \
+      collect --endpoint "http://127.0.0.1:$port" --model fixture --bench "$bench" --api vllm --target "$fixtures/target" \
+      --resume --counters "$work/resumed.json" --out "$work/exspec.counted.jsonl"
+  fi
   # --question-ids chooses and orders the questions, as generate's does.
   collect --api vllm --target "$fixtures/target" --question-ids 5,2 --out "$work/$engine.ids.jsonl" >/dev/null ||
     fail "collect --question-ids from $engine"

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "impl/common/counted.h"
 #include "impl/reports/input_file_json.h"
 #include "impl/reports/markup.h"
 #include "impl/reports/report_text.h"
@@ -49,6 +50,30 @@ std::string rounds_line(const AcceptanceCheckReport& report) {
     line += "; " + std::to_string(report.boundary_trials) + " outcomes the models rule out stand within the support margin of " +
             short_number(report.margin->logits) + " logits" +
             (report.margin->engine_dtype.empty() ? "" : " (" + report.margin->engine_dtype + ")");
+  if (report.implied_turns > 0)
+    line += "; the rounds of " + std::to_string(report.implied_turns) +
+            " turns implied by their tokens (the answers list none, the drafter proposes with certainty)";
+  return line;
+}
+
+std::string shown_text(const DraftPosition& p) {
+  return std::to_string(p.shown) + (p.open > 0 ? "-" + std::to_string(p.shown + p.open) : "");
+}
+
+// "by draft position, reached / accepted as the models imply / as the answers show / as the
+// server counted: 1: 707 / 403 / 358 / 94, 2: ..."
+std::string positions_line(const AcceptanceCheckReport& report) {
+  const bool by_server = report.server_counters.has_value();
+  std::string line = std::string("by draft position, reached / accepted as the models imply / as the answers show") +
+                     (by_server ? " / as the server counted" : "") + ": ";
+  for (size_t j = 0; j < report.positions.size(); ++j) {
+    const DraftPosition& p = report.positions[j];
+    line += (j > 0 ? ", " : "") + std::to_string(j + 1) + ": " + std::to_string(p.reached) + " / " +
+            short_number(p.implied, 4) + " / " + shown_text(p) + (p.counted ? " / " + std::to_string(*p.counted) : "");
+  }
+  if (by_server)
+    line += "; the server counted " + counted(report.server_counters->drafts, "draft") + ", the answers show " +
+            std::to_string(report.rounds_with_drafts) + " rounds with drafts";
   return line;
 }
 
@@ -108,6 +133,16 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
           {"recovered_drafts", recovered_drafts},
           {"rejected", report.rejected},
           {"reasons", report.reasons}};
+  json positions = json::array();
+  for (size_t j = 0; j < report.positions.size(); ++j) {
+    const DraftPosition& p = report.positions[j];
+    positions.push_back({{"position", j + 1}, {"reached", p.reached}, {"implied", p.implied}, {"shown", p.shown},
+                         {"open", p.open}, {"counted", p.counted ? json(*p.counted) : json(nullptr)}});
+  }
+  out["positions"] = positions;
+  out["implied_turns"] = report.implied_turns;
+  out["rounds_with_drafts"] = report.rounds_with_drafts;
+  if (report.server_counters) out["server_counters"] = speculation_counters_json(*report.server_counters);
   if (report.margin) {
     out["support_margin"] = {{"logits", report.margin->logits},
                              {"engine_dtype", report.margin->engine_dtype},
@@ -118,7 +153,8 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
 }
 
 void write_acceptance_summary(const AcceptanceCheckReport& report, std::ostream& out) {
-  out << "acceptance: " << settings_line(report) << "\n  " << rounds_line(report) << "\n  " << figures_line(report) << "\n";
+  out << "acceptance: " << settings_line(report) << "\n  " << rounds_line(report) << "\n  " << figures_line(report) << "\n  "
+      << positions_line(report) << "\n";
   constexpr size_t kShown = 10;
   for (size_t i = 0; i < report.mismatches.size() && i < kShown; ++i) out << "  " << mismatch_text(report.mismatches[i]) << "\n";
   if (report.mismatches.size() > kShown) out << "  ... " << report.mismatches.size() - kShown << " more rounds differ\n";
@@ -131,6 +167,15 @@ void write_acceptance_markdown(const AcceptanceCheckReport& report, std::ostream
       << "The engine's accepted drafts against what its target and draft checkpoints imply; " << settings_line(report)
       << ".\n\n- " << rounds_line(report) << "\n- " << figures_line(report) << "\n";
   for (const std::string& reason : report.reasons) out << "- **" << reason << "**\n";
+  const bool by_server = report.server_counters.has_value();
+  out << "\n| draft position | reached | accepted, as the models imply | as the answers show |"
+      << (by_server ? " as the server counted |" : "") << "\n|---:|---:|---:|---:|" << (by_server ? "---:|" : "") << "\n";
+  for (size_t j = 0; j < report.positions.size(); ++j) {
+    const DraftPosition& p = report.positions[j];
+    out << "| " << j + 1 << " | " << p.reached << " | " << short_number(p.implied, 4) << " | " << shown_text(p) << " |";
+    if (by_server) out << " " << p.counted.value_or(0) << " |";
+    out << "\n";
+  }
   if (report.mismatches.empty()) return;
   out << "\n| file:line | question | turn | round | token | accepted | draft matches |\n|---|---:|---:|---:|---:|---:|---:|\n";
   for (const RoundMismatch& m : report.mismatches)
@@ -142,7 +187,7 @@ void write_acceptance_html(const AcceptanceCheckReport& report, std::ostream& ou
   out << html_report_start("specgate acceptance", verdict_word(report), !report.rejected)
       << "<p>The engine's accepted drafts against what its target and draft checkpoints imply; "
       << escape_markup(settings_line(report)) << ".</p>\n<ul><li>" << escape_markup(rounds_line(report)) << "</li><li>"
-      << escape_markup(figures_line(report)) << "</li></ul>\n";
+      << escape_markup(figures_line(report)) << "</li><li>" << escape_markup(positions_line(report)) << "</li></ul>\n";
   if (!report.reasons.empty()) {
     out << "<ul class=\"fail\">";
     for (const std::string& reason : report.reasons) out << "<li>" << escape_markup(reason) << "</li>";

@@ -68,16 +68,65 @@ class AcceptanceReader {
     if (!record.token_ids) throw InputError(at + ": field 'token_ids': missing; the acceptance check needs the engine's token ids");
     if (!record.prompt_token_ids)
       throw InputError(at + ": field 'prompt_token_ids': missing; the acceptance check re-scores the prompt the engine was fed");
-    if (record.speed.accept_steps == 0 && !record.speed.round_drafts)
+    const SamplingParams warpers = warpers_.of(record, at);
+    const bool listed = record.speed.accept_steps > 0 || record.speed.round_drafts;
+    const bool certain_drafts = request_.ngram || request_.greedy_drafts || warpers.greedy();
+    if (!listed && !(request_.server_counters && certain_drafts))
       throw InputError(at + ": field 'choices[0].accept_lengths': missing or empty; the acceptance check needs the rounds "
-                       "of a speculative engine");
-    if (!record.speed.accept_lengths)
+                       "of a speculative engine, or the server's counters (--server-counters) and a drafter that proposes "
+                       "with certainty (--drafter ngram, --draft-sampling greedy, or greedy decoding)");
+    if (listed && !record.speed.accept_lengths)
       throw InputError(at + ": field 'choices[0].accept_lengths': one flat list over several turns; the acceptance check "
                        "needs each turn's rounds, one list per turn");
-    const SamplingParams warpers = warpers_.of(record, at);
     if (!warpers.greedy()) streams_.add(record, at);
     const int64_t k = draft_tokens_of(record, at);
-    for (size_t turn = 0; turn < record.token_ids->size(); ++turn) add_turn(file, record, turn, warpers, k, at);
+    for (size_t turn = 0; turn < record.token_ids->size(); ++turn) {
+      if (listed) {
+        add_turn(file, record, turn, warpers, k, at);
+        continue;
+      }
+      check_rescorable_turn(record, turn, request_.target->vocab_size(), at);
+      const auto [lengths, drafted] = implied_rounds(record, turn, k, at);
+      ++report_.implied_turns;
+      add_rounds(file, record, turn, warpers, k, at, lengths, &drafted);
+    }
+  }
+
+  // The rounds of a turn whose answer lists none, from its tokens, for a drafter that proposes
+  // with certainty: after the prefill's token, each round keeps its proposal's longest prefix that
+  // the answer continues with, and one token more (a correct engine's token after a rejected draft
+  // is never that draft: the residual excludes it). Each round's length, and its drafts: the
+  // lookup's, or K from a draft model.
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> implied_rounds(const AnswerRecord& record, size_t turn, int64_t k,
+                                                                     const std::string& at) const {
+    const std::vector<int64_t>& generated = (*record.token_ids)[turn];
+    const std::vector<int64_t>& prompt = (*record.prompt_token_ids)[turn];
+    const int64_t n = static_cast<int64_t>(generated.size());
+    std::vector<int64_t> lengths, drafted;
+    if (n == 0) return {lengths, drafted};
+    std::vector<int64_t> most_likely;
+    if (!request_.ngram) {
+      std::string why_not;
+      const std::optional<GreedyChoices> choices = request_.draft->greedy_choices(prompt, generated, why_not);
+      if (!choices) throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
+      most_likely = choices->most_likely;
+    }
+    std::vector<int64_t> context = prompt;
+    context.push_back(generated.front());
+    for (int64_t start = 1; start < n;) {
+      const std::vector<int64_t> proposal =
+          request_.ngram ? ngram_proposal(context, k, *request_.ngram, request_.target->eos_token_ids())
+                         : std::vector<int64_t>(most_likely.begin() + start, most_likely.begin() + std::min(n, start + k));
+      int64_t kept = 0;
+      while (kept < static_cast<int64_t>(proposal.size()) && start + kept < n && proposal[kept] == generated[start + kept])
+        ++kept;
+      const int64_t length = std::min(kept + 1, n - start);
+      lengths.push_back(length);
+      drafted.push_back(request_.ngram ? static_cast<int64_t>(proposal.size()) : k);
+      context.insert(context.end(), generated.begin() + start, generated.begin() + start + length);
+      start += length;
+    }
+    return {lengths, drafted};
   }
 
   void add_turn(const std::filesystem::path& file, const AnswerRecord& record, size_t turn, const SamplingParams& warpers,
@@ -223,6 +272,14 @@ class AcceptanceReader {
                                       static_cast<int64_t>(r), start, drafted[r], accepted});
         continue;
       }
+      report_.rounds_with_drafts += drafted[r] > 0;
+      // The last round's drafts past the final token are unknown unless the engine counted them.
+      const int64_t open = last && !last_accepted ? std::max<int64_t>(drafted[r] - accepted, 0) : 0;
+      for (int64_t j = 0; j < accepted + open; ++j) {
+        DraftPosition& position = position_at(j);
+        position.shown += j < accepted;
+        position.open += j >= accepted;
+      }
       bool resolved = false, differs = false;
       for (int64_t j = 0; j < reached; ++j) {
         const PositionOdds& at_j = odds[start + j];
@@ -238,6 +295,8 @@ class AcceptanceReader {
           trials_.push_back({at_j.probability, success});
           differs = differs || ruled_out;
         }
+        ++position_at(j).reached;
+        position_at(j).implied += trials_.back().probability;
       }
       if (!warpers.greedy()) {
         const int64_t rejected_at = start + accepted;
@@ -299,6 +358,11 @@ class AcceptanceReader {
     return counted;
   }
 
+  DraftPosition& position_at(int64_t j) {
+    if (report_.positions.size() <= static_cast<size_t>(j)) report_.positions.resize(static_cast<size_t>(j) + 1);
+    return report_.positions[static_cast<size_t>(j)];
+  }
+
   // The flag's K, or the answer's run.draft_tokens, which must be every answer's.
   int64_t draft_tokens_of(const AnswerRecord& record, const std::string& at) {
     if (request_.draft_tokens) return *request_.draft_tokens;
@@ -320,6 +384,27 @@ class AcceptanceReader {
   std::vector<BernoulliTrial> trials_;
   int64_t done_ = 0, total_;  // answers read, and in every file
 };
+
+// Each draft position's accepted count as the server counted it, against what the answers show.
+void hold_to_counters(const SpeculationCounters& counters, AcceptanceCheckReport& report) {
+  report.server_counters = counters;
+  if (report.positions.size() < counters.accepted_per_position.size())
+    report.positions.resize(counters.accepted_per_position.size());
+  std::vector<std::string> differ;
+  for (size_t j = 0; j < report.positions.size(); ++j) {
+    DraftPosition& position = report.positions[j];
+    position.counted = j < counters.accepted_per_position.size() ? counters.accepted_per_position[j] : 0;
+    if (*position.counted >= position.shown && *position.counted <= position.shown + position.open) continue;
+    differ.push_back("position " + std::to_string(j + 1) + ": counted " + std::to_string(*position.counted) +
+                     ", the answers show " + std::to_string(position.shown) +
+                     (position.open > 0 ? " to " + std::to_string(position.shown + position.open) : ""));
+  }
+  if (differ.empty()) return;
+  std::string listed;
+  for (const std::string& line : differ) listed += (listed.empty() ? "" : "; ") + line;
+  report.reasons.push_back("the server's counters disagree with its answers on the drafts accepted at " +
+                           counted(static_cast<int64_t>(differ.size()), "draft position") + " (" + listed + ")");
+}
 
 }  // namespace
 
@@ -373,6 +458,7 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
                              ", turn " + std::to_string(first.turn) + ", token " + std::to_string(first.position) + ", id " +
                              std::to_string(first.token) + ")");
   }
+  if (request.server_counters) hold_to_counters(*request.server_counters, report);
   report.rejected = !report.reasons.empty();
   return report;
 }

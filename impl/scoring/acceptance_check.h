@@ -10,6 +10,7 @@
 #include "impl/sampling/sampling.h"
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/input_file.h"
+#include "impl/scoring/speculation_counters.h"
 #include "impl/scoring/support_margin.h"
 #include "impl/statistics/bernoulli_sum.h"
 
@@ -41,6 +42,18 @@ struct RoundMismatch {
   int64_t predicted = 0, observed = 0;  // drafts accepted
 };
 
+// One draft position (0-based within its round), over every round compared: the rounds that
+// reached it before their answer's final token, the drafts accepted there that the models imply
+// (the sum of those trials' probabilities), and the drafts accepted there that the answers show:
+// at least `shown`, at most `shown + open`, where a turn's last round may have kept drafts past
+// its final token. `counted`: the server's own count (--server-counters).
+struct DraftPosition {
+  int64_t reached = 0;
+  double implied = 0.0;
+  int64_t shown = 0, open = 0;
+  std::optional<int64_t> counted;
+};
+
 struct AcceptanceCheckRequest {
   std::vector<std::filesystem::path> answers;
   const Rescorer* target = nullptr;
@@ -60,6 +73,10 @@ struct AcceptanceCheckRequest {
   // or the margin itself (resolve_support_margin).
   std::optional<std::string> engine_dtype;
   std::optional<double> support_margin;
+  // The server's counters over the run that wrote the answers (collect --counters): each draft
+  // position's accepted count is held to what the answers show. Answers without rounds then have
+  // them implied by their tokens, where the drafter proposes with certainty.
+  std::optional<SpeculationCounters> server_counters;
   AnswerProgress progress;
 };
 
@@ -79,6 +96,10 @@ struct AcceptanceCheckReport {
   // Turns whose rounds append every token, the first included: their first entry may be the
   // prefill's pass rather than a round of drafts, and is left out whatever it appended.
   int64_t first_rounds_skipped = 0;
+  // Turns without rounds of their own, whose rounds their tokens imply (with server_counters):
+  // after the prefill's token, each round keeps its proposal's longest prefix that the answer
+  // continues with, and one token more.
+  int64_t implied_turns = 0;
   // Turns whose final token's trial the engine's own accepted_drafts decides (the answer stopped
   // at max_new_tokens within a round of drafts).
   int64_t final_trials = 0;
@@ -94,6 +115,9 @@ struct AcceptanceCheckReport {
   BernoulliSumTest test;
   std::vector<RoundMismatch> mismatches;  // greedy only: every round that differs
   std::vector<RecoveredDraft> recovered_drafts;  // sampled, drafts proposed with certainty: every one
+  std::vector<DraftPosition> positions;          // by draft position, 0 to K - 1
+  std::optional<SpeculationCounters> server_counters;
+  int64_t rounds_with_drafts = 0;  // rounds compared that drafted a token, as vLLM counts its drafts
   bool rejected = false;
   std::vector<std::string> reasons;  // why it was rejected, one line each
 };
@@ -120,7 +144,10 @@ struct AcceptanceCheckReport {
 // the draft's most likely tokens on the answer's prefixes. Where the answer records each round's
 // drafts (round_drafts) a round is held to those, not to K; a server that lists only its passes
 // with drafts (vLLM) leaves the n-gram engine's passes without any unlisted, and they are put
-// back where the lookup finds nothing. Throws InputError naming the file, line and field for answers without token_ids,
+// back where the lookup finds nothing. With server counters, each draft position's accepted count
+// must lie within what the answers show there; answers without rounds then get the rounds their
+// tokens imply, which only a drafter that proposes with certainty fixes (a correct engine never
+// draws a rejected certain draft again). Throws InputError naming the file, line and field for answers without token_ids,
 // prompt_token_ids or per-turn accept_lengths, accept_lengths that do not add up to the
 // answer, a round accepting more than K, or missing or disagreeing settings.
 AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request);
