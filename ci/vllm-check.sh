@@ -27,7 +27,7 @@
 #              to vLLM's /metrics counts of drafts accepted at each draft position (collect --counters)
 #   sizes/     the fewest tokens at which each sampled verdict rejects the installed servers in 9
 #              of 10 disjoint draws of their answers (peers/vllm/verdict_sizes.py)
-# Each phase's folder holds commands.txt, every command it ran. PHASES (default "float32 fixed
+# Each phase's folder holds commands.txt, every command it ran (each fault's folder its own). PHASES (default "float32 fixed
 # bfloat16 faults dependence counters sizes") picks some; QUESTIONS (16: one in 30 of Spec-Bench, every
 # subtask), NEW_TOKENS (64) and SAMPLES (4) size it. On 2 cores: float32 about 70 minutes, fixed
 # 40, each fault 25, bfloat16, dependence and counters 30 to 40 each.
@@ -118,7 +118,8 @@ acceptance() {  # DIR NAME DRAFTER [ARGS...]
     --engine-dtype float32 --json "$1/$2.acceptance.json" --markdown "$1/$2.acceptance.md" "${@:4}"
 }
 
-if [[ " $phases " == *" float32 "* || " $phases " == *" fixed "* ]] && ! [ -s "$work/oracle.jsonl" ]; then
+# The greedy answers' reference, which float32 and bfloat16 score against.
+if [[ " $phases " == *" float32 "* || " $phases " == *" bfloat16 "* ]] && ! [ -s "$work/oracle.jsonl" ]; then
   run "$work/oracle.txt" "$B" generate --engine oracle --target "$T" --bench "$Q" --chat-template smollm2 --question-ids "$ids" \
     --max-new-tokens "$new_tokens" --top-logprobs 5 --out "$work/oracle.jsonl"
 fi
@@ -186,8 +187,10 @@ for phase in $phases; do
       echo "== seeded faults, each in a copy of the corrected vLLM (SPECGATE_VLLM=expand-fix,FAULT), n-gram, float32"
       serve off-faults 18141 float32 ""
       for fault in $faults; do
-        serve "$fault" 18142 float32 "expand-fix,$fault" "$speculation_ngram"
         mkdir -p "$dir/$fault"
+        commands="$dir/$fault/commands.txt"
+        : > "$commands"
+        serve "$fault" 18142 float32 "expand-fix,$fault" "$speculation_ngram"
         sampled_verdicts "$dir/$fault" ngram 18142 "$out/float32/off-sampled.jsonl"
         for streamed in "" -stream; do
           checks=(--top-logprobs 3 --rescore-with "$T" --spec-off-endpoint http://127.0.0.1:18141)

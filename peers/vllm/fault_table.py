@@ -39,6 +39,16 @@ def tokens(folder):
         return str(sum(len(t) for line in f if line.strip() for t in json.loads(line)["choices"][0]["token_ids"]))
 
 
+def sampled_tokens(folder):
+    """Each sampled answer's tokens by question and seed, or None without answers."""
+    path = os.path.join(folder, "ngram-sampled.jsonl")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        answers = [json.loads(line) for line in f if line.strip()]
+    return {(a["question_id"], a["run"].get("sampling", {}).get("seed")): a["choices"][0]["token_ids"] for a in answers}
+
+
 def main():
     reports = sys.argv[1]
     rows = [("none: vLLM 0.32 as installed (the expand defect)", os.path.join(reports, "float32")),
@@ -56,9 +66,18 @@ def main():
           "peers/vllm/fault_table.py from ci/vllm-check.sh's logs.\n")
     print("| fault | sampled tokens | " + " | ".join(v for v, _ in VERDICTS) + " |")
     print("|---|---:|" + "---|" * len(VERDICTS))
+    corrected = sampled_tokens(os.path.join(reports, "fixed"))
+    same = []
     for label, folder in rows:
         cells = [outcome(folder, name) for _, name in VERDICTS]
         print(f"| {label} | {tokens(folder)} | " + " | ".join(cells) + " |")
+        if folder != os.path.join(reports, "fixed") and corrected and sampled_tokens(folder) == corrected:
+            same.append(label)
+    if same:
+        print(f"\nThe sampled answers of {', '.join(same)} are the corrected copy's token for token (the same seeds): "
+              "a sampled verdict that catches them is a false alarm, whose rate is the verdict's alpha. The sampled "
+              "verdicts draw their randomised PIT values from a seed derived from the answers in file order, and "
+              "collect writes answers as they finish, so the same answers in another order get other draws.")
 
 
 if __name__ == "__main__":
