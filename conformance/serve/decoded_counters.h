@@ -31,12 +31,8 @@ class DecodedCounters {
     drafts_ += sequence.rounds;
     draft_tokens_ += sequence.drafted;
     accepted_tokens_ += sequence.accepted;
-    for (const int64_t appended : sequence.accept_lengths) {
-      const int64_t kept = std::min<int64_t>(appended - 1, kPositions);
-      for (int64_t j = 0; j < kept; ++j) ++accepted_at_[static_cast<size_t>(j)];
-      int64_t known = positions_.load();
-      while (kept > known && !positions_.compare_exchange_weak(known, kept)) {}
-    }
+    for (const int64_t appended : sequence.accept_lengths)
+      for (int64_t j = 0; j < std::min<int64_t>(appended - 1, kPositions); ++j) ++accepted_at_[static_cast<size_t>(j)];
   }
 
   std::string prometheus_text(const std::string& model) const {
@@ -55,8 +51,12 @@ class DecodedCounters {
     if (drafts_.load() > 0) {
       const char* name = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
       text += std::string("# HELP ") + name + " Accepted draft tokens, by draft position.\n# TYPE " + name + " counter\n";
-      // Position 0 always, so that a server that drafted shows it counts by position.
-      for (int64_t j = 0; j < std::max<int64_t>(positions_.load(), 1); ++j)
+      // Up to the last position with an accepted draft, and position 0 always, so that a server
+      // that drafted shows it counts by position.
+      int64_t positions = 1;
+      for (int64_t j = 0; j < kPositions; ++j)
+        if (accepted_at_[static_cast<size_t>(j)].load() > 0) positions = j + 1;
+      for (int64_t j = 0; j < positions; ++j)
         text += std::string(name) + labels.substr(0, labels.size() - 1) + ",position=\"" + std::to_string(j) + "\"} " +
                 std::to_string(accepted_at_[static_cast<size_t>(j)].load()) + "\n";
     }
@@ -70,7 +70,6 @@ class DecodedCounters {
  private:
   static constexpr int64_t kPositions = 64;  // the most drafts a round may take (--draft-tokens)
   std::array<std::atomic<int64_t>, kPositions> accepted_at_{};
-  std::atomic<int64_t> positions_{0};  // draft positions at which a draft was accepted
   std::atomic<int64_t> requests_{0}, prompt_tokens_{0}, generation_tokens_{0}, drafts_{0}, draft_tokens_{0}, accepted_tokens_{0},
       ragged_rounds_{0}, realignments_{0};
 };

@@ -278,13 +278,13 @@ sed 's/"accept_lengths"/"x"/' "$work/sampled.jsonl" > "$work/sampled-no-rounds.j
 expect_usage_error "sampled-no-rounds.jsonl:1: field 'choices[0].accept_lengths': missing or empty" \
   acceptance "${pair[@]}" --answers "$work/sampled-no-rounds.jsonl" --server-counters "$work/ngram.counters.json"
 echo '{"drafts": 3, "draft_tokens": 12, "accepted_per_position": [1]}' > "$work/bad.counters.json"
-expect_usage_error "bad.counters.json: field 'accepted_tokens': missing" \
+expect_usage_error "bad.counters.json:1: field 'accepted_tokens': missing" \
   acceptance "${ngram[@]}" --answers "$work/ngram.jsonl" --server-counters "$work/bad.counters.json"
 echo '{"drafts": 3, "draft_tokens": 12, "accepted_tokens": 1}' > "$work/bad.counters.json"
 expect_usage_error "bad.counters.json: field 'accepted_per_position': missing or empty" \
   acceptance "${ngram[@]}" --answers "$work/ngram.jsonl" --server-counters "$work/bad.counters.json"
 echo '{"drafts": 3, "draft_tokens": 12, "accepted_tokens": 1, "accepted_per_position": [1.5]}' > "$work/bad.counters.json"
-expect_usage_error "bad.counters.json: field 'accepted_per_position[0]': must be an integer >= 0" \
+expect_usage_error "bad.counters.json:1: field 'accepted_per_position[0]': expected a non-negative integer, got" \
   acceptance "${ngram[@]}" --answers "$work/ngram.jsonl" --server-counters "$work/bad.counters.json"
 "$python" - "$work/eqspec.jsonl" "$work" <<'PY' || fail "writing bad answers"
 import json, sys
