@@ -3,7 +3,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@
 #include "impl/bench/chat_template.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
-#include "impl/common/sha256.h"
 #include "impl/reports/sampling_report.h"
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/rescorer.h"
@@ -44,23 +42,6 @@ struct SamplingOptions {
   ModelFlags loading{.dtype = "float64"};
   RescoreEndpointFlags engine;
 };
-
-// The PIT seed where --pit-seed is not given: from the SHA-256 of the answers' questions and
-// tokens (not of the files' bytes, which hold timestamps), so that the same answers always get
-// the same verdict and no seed is there to choose.
-uint64_t derived_pit_seed(std::span<const std::filesystem::path> files) {
-  Sha256 digest;
-  for (const std::filesystem::path& file : files) {
-    AnswerReader reader(file, TurnScope::kAll);
-    while (const std::optional<AnswerRecord> record = reader.next())
-      digest.update(nlohmann::json::array({record->question_id, record->token_ids.value_or(std::vector<std::vector<int64_t>>{}),
-                                           record->prompt_token_ids.value_or(std::vector<std::vector<int64_t>>{})})
-                        .dump() +
-                    "\n");
-    digest.update("\n");
-  }
-  return std::stoull(digest.hex_digest().substr(0, 16), nullptr, 16);
-}
 
 void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   if (o.turns != "all" && o.turns != "first") throw InputError("--turns: expected all or first, got '" + o.turns + "'");
@@ -96,7 +77,7 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
                                                      .alpha = o.alpha,
                                                      .pit_seed = command.count("--pit-seed") > 0
                                                                      ? o.pit_seed
-                                                                     : derived_pit_seed(every_file),
+                                                                     : derived_pit_seed(o.answers, o.baseline),
                                                      .turns = turns,
                                                      .margin = margin,
                                                      .permutations = o.permutations,
@@ -132,7 +113,7 @@ void add_sampling_command(CLI::App& app) {
   c->add_option("--alpha", o->alpha, "Family-wise false-alarm rate of the verdict")->capture_default_str();
   c->add_option("--pit-seed", o->pit_seed,
                 "Seed of the PIT's own uniforms and of the permutations (by default derived from the answers' "
-                "questions and tokens: the same answers, the same verdict)")
+                "questions and tokens, in any order: the same answers, the same verdict)")
       ->check(seed_check());
   add_support_margin_flags(*c, o->margin);
   c->add_option("--support-mass-margin", o->support_mass_margin,

@@ -4,11 +4,15 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <numeric>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "impl/bench/question.h"
 #include "impl/common/counted.h"
 #include "impl/common/error.h"
+#include "impl/common/sha256.h"
 #include "impl/common/short_number.h"
 #include "impl/common/utc_now.h"
 #include "impl/scoring/answer_warpers.h"
@@ -21,6 +25,17 @@
 namespace specgate {
 
 namespace {
+
+// An answer's identity: the SHA-256 of its question, its turns' generated tokens and prompts.
+std::string answer_digest(const AnswerRecord& record) {
+  Sha256 digest;
+  digest.update(nlohmann::json::array({record.question_id, record.token_ids.value_or(std::vector<std::vector<int64_t>>{}),
+                                       record.prompt_token_ids.value_or(std::vector<std::vector<int64_t>>{})})
+                    .dump());
+  return digest.hex_digest();
+}
+
+uint64_t leading_bits(const std::string& hex_digest) { return std::stoull(hex_digest.substr(0, 16), nullptr, 16); }
 
 // What an answer was drawn under, beside the warpers: answers of one question are exchangeable
 // between the sides only when these agree (else their lengths differ by design).
@@ -39,13 +54,33 @@ struct SideValues {
   std::vector<std::string> unit_subtasks;
   std::vector<AnswerDesign> unit_designs;
   std::vector<UnitEvents> unit_boundary;  // per answer, its tokens on the support's boundary
+  // Per answer, its digest and how many answers alike came before it on this side: the order the
+  // permutations see.
+  std::vector<std::pair<std::string, int64_t>> unit_keys;
 };
+
+// The answers in their keys' order, whatever their order in their files.
+void sort_by_key(SideValues& values) {
+  std::vector<size_t> order(values.units.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::ranges::sort(order, {}, [&](size_t i) { return values.unit_keys[i]; });
+  const auto reorder = [&](auto& per_answer) {
+    auto read_order = std::move(per_answer);
+    per_answer.clear();
+    for (const size_t i : order) per_answer.push_back(std::move(read_order[i]));
+  };
+  reorder(values.units);
+  reorder(values.unit_subtasks);
+  reorder(values.unit_designs);
+  reorder(values.unit_boundary);
+  reorder(values.unit_keys);
+}
 
 class SideReader {
  public:
-  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, StreamRegistry& streams, uint64_t stream,
+  SideReader(const SamplingCheckRequest& request, AnswerWarpers& warpers, StreamRegistry& streams, int side,
              int64_t& done, int64_t total)
-      : request_(request), warpers_(warpers), streams_(streams), uniforms_(request.pit_seed, stream), done_(done), total_(total) {}
+      : request_(request), warpers_(warpers), streams_(streams), side_(side), done_(done), total_(total) {}
 
   SideValues read(const std::vector<std::filesystem::path>& files) {
     SideValues values;
@@ -58,6 +93,7 @@ class SideReader {
       }
       values.side.files.push_back(reader.file());
     }
+    sort_by_key(values);
     return values;
   }
 
@@ -69,6 +105,11 @@ class SideReader {
       throw InputError(at + ": field 'prompt_token_ids': missing; the sampling check re-scores the prompt the engine was fed");
     const SamplingParams warpers = warpers_.of(record, at);
     streams_.add(record, at);
+    const std::string digest = answer_digest(record);
+    const int64_t occurrence = occurrences_[digest]++;
+    Sha256 stream;
+    stream.update(digest + " " + std::to_string(side_) + " " + std::to_string(occurrence));
+    SequenceRng uniforms(request_.pit_seed, leading_bits(stream.hex_digest()));
     const std::string subtask = subtask_of(record.category.value_or("(none)"));
     ++values.side.answers;
     SampleUnit unit{.values = {}, .stratum = record.question_id};
@@ -86,7 +127,7 @@ class SideReader {
                                           masses->boundary_chance.end());
       for (size_t i = 0; i < generated.size(); ++i) {
         ++values.side.tokens;
-        const double uniform = uniforms_.uniform();
+        const double uniform = uniforms.uniform();
         const UnsupportedToken token{file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
                                      static_cast<int64_t>(i), generated[i]};
         if (!masses->exact[i]) {
@@ -109,12 +150,14 @@ class SideReader {
     values.unit_designs.push_back({at, record.prompt_token_ids->empty() ? std::vector<int64_t>{} : record.prompt_token_ids->front(),
                                    record.token_ids->size(),
                                    record.speed.run ? std::optional(record.speed.run->max_new_tokens) : std::nullopt});
+    values.unit_keys.emplace_back(digest, occurrence);
   }
 
   const SamplingCheckRequest& request_;
   AnswerWarpers& warpers_;
   StreamRegistry& streams_;
-  SequenceRng uniforms_;
+  int side_;  // 0 the answers, 1 the baseline
+  std::map<std::string, int64_t> occurrences_;  // answers read, by digest
   int64_t& done_;  // answers read on both sides
   int64_t total_;
 };
@@ -206,6 +249,22 @@ BoundaryRateTest boundary_rate_test(std::initializer_list<const SampledSide*> si
 
 }  // namespace
 
+uint64_t derived_pit_seed(const std::vector<std::filesystem::path>& answers,
+                          const std::vector<std::filesystem::path>& baseline) {
+  Sha256 digest;
+  for (const std::vector<std::filesystem::path>* side : {&answers, &baseline}) {
+    std::vector<std::string> digests;
+    for (const std::filesystem::path& file : *side) {
+      AnswerReader reader(file, TurnScope::kAll);
+      while (const std::optional<AnswerRecord> record = reader.next()) digests.push_back(answer_digest(*record));
+    }
+    std::ranges::sort(digests);
+    for (const std::string& answer : digests) digest.update(answer + "\n");
+    digest.update("\n");
+  }
+  return leading_bits(digest.hex_digest());
+}
+
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   if (!(request.alpha > 0.0 && request.alpha < 1.0))
     throw InputError("--alpha: must be in (0, 1), got " + std::to_string(request.alpha));
@@ -222,11 +281,11 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
   StreamRegistry streams;
   int64_t done = 0;
   const int64_t total = request.progress ? count_answers(request.answers) + count_answers(request.baseline) : 0;
-  SideValues answers = SideReader(request, warpers, streams, /*stream=*/0, done, total).read(request.answers);
+  SideValues answers = SideReader(request, warpers, streams, /*side=*/0, done, total).read(request.answers);
   summarise(answers, request.alpha, "--answers");
   std::optional<SideValues> baseline;
   if (!request.baseline.empty()) {
-    baseline = SideReader(request, warpers, streams, /*stream=*/1, done, total).read(request.baseline);
+    baseline = SideReader(request, warpers, streams, /*side=*/1, done, total).read(request.baseline);
     summarise(*baseline, request.alpha, "--baseline");
   }
   report.sampling = *warpers.settled();

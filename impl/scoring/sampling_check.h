@@ -107,7 +107,11 @@ struct SamplingCheckRequest {
   // The warpers the engine applied; nullopt: every answer's run.sampling, which must agree.
   std::optional<SamplingParams> sampling;
   double alpha = 0.05;
-  uint64_t pit_seed = 0;  // seeds the PIT's own uniforms and the permutations, so that a verdict can be replayed
+  // Seeds the PIT's own uniforms and the permutations, so that a verdict can be replayed. Each
+  // answer draws its uniforms from its own stream, keyed by its question and tokens, and the
+  // permutations see the answers in that key's order: the answers' order in their files, and the
+  // files' on each side, changes no figure.
+  uint64_t pit_seed = 0;
   TurnScope turns = TurnScope::kAll;
   SupportMargin margin;  // resolve_support_margin
   // Of the two-sample test: enough that 1 / (permutations + 1) reaches alpha over the family.
@@ -150,6 +154,12 @@ struct SamplingCheckReport {
 // settings that are missing, greedy or disagree, a random stream drawn twice (the same seed, and
 // stream where recorded, on two answers of either side), a baseline that answers none of the
 // answers' questions, or too few permutations for the family.
+// The PIT seed where none is given: from the SHA-256 of each side's answers (their questions and
+// tokens, not the files' bytes, which hold timestamps), whatever their order, so that the same
+// answers always get the same verdict and no seed is there to choose.
+uint64_t derived_pit_seed(const std::vector<std::filesystem::path>& answers,
+                          const std::vector<std::filesystem::path>& baseline);
+
 SamplingCheckReport check_sampling(const SamplingCheckRequest& request);
 
 }  // namespace specgate
