@@ -24,10 +24,11 @@ std::optional<std::vector<int64_t>> DecodeLoop::submit(std::vector<Submission> g
   {
     const std::lock_guard lock(mutex_);
     if (closing_ || static_cast<int64_t>(unfinished_.size() + group.size()) > capacity_) return std::nullopt;
+    const int64_t first = next_id_;
     for (Submission& submission : group) {
       const int64_t id = next_id_++;
       unfinished_.emplace(id, Callbacks{std::move(submission.on_finished), std::move(submission.on_tokens)});
-      arrived_.emplace_back(id, std::move(submission.request));
+      arrived_.push_back({id, first, std::move(submission.request)});
       ids.push_back(id);
     }
   }
@@ -48,7 +49,7 @@ void DecodeLoop::cancel(int64_t id) {
     const std::lock_guard lock(mutex_);
     if (unfinished_.erase(id) == 0) return;  // finished already
     const size_t waiting = arrived_.size();
-    std::erase_if(arrived_, [id](const auto& request) { return request.first == id; });
+    std::erase_if(arrived_, [id](const Arrival& arrival) { return arrival.id == id; });
     if (arrived_.size() == waiting) cancelled_.push_back(id);
   }
   changed_.notify_all();
@@ -80,7 +81,7 @@ void DecodeLoop::run() {
       if (stopping_ && unfinished_.empty()) return;
       for (int64_t id : cancelled_) engine_->cancel(id);
       cancelled_.clear();
-      for (auto& [id, request] : arrived_) engine_->admit(id, std::move(request));
+      for (Arrival& arrival : arrived_) engine_->admit(arrival.id, arrival.group, std::move(arrival.request));
       arrived_.clear();
     }
     std::vector<SequenceResult> finished;
@@ -111,7 +112,7 @@ void DecodeLoop::run() {
         // and those that arrived meanwhile go to a fresh engine.
         for (auto it = unfinished_.begin(); it != unfinished_.end();) {
           const int64_t id = it->first;
-          if (std::any_of(arrived_.begin(), arrived_.end(), [id](const auto& request) { return request.first == id; })) {
+          if (std::any_of(arrived_.begin(), arrived_.end(), [id](const Arrival& arrival) { return arrival.id == id; })) {
             ++it;
             continue;
           }

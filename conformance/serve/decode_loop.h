@@ -68,7 +68,12 @@ class DecodeLoop {
   const int64_t capacity_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::pair<int64_t, ServeRequest>> arrived_;
+  struct Arrival {
+    int64_t id;
+    int64_t group;  // the first id of its submission
+    ServeRequest request;
+  };
+  std::deque<Arrival> arrived_;
   std::vector<int64_t> cancelled_;  // admitted to the engine, to leave it before the next step
   struct Callbacks {
     OnFinished on_finished;

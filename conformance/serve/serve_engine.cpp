@@ -1,6 +1,8 @@
 #include "conformance/serve/serve_engine.h"
 
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -24,21 +26,31 @@ SequenceRequest sequence(int64_t id, const ServeRequest& request) {
           .random_stream = random_stream(request), .sampling = request.sampling};
 }
 
-using Waiting = std::deque<std::pair<int64_t, ServeRequest>>;
+struct Admitted {
+  int64_t id;
+  int64_t group;
+  ServeRequest request;
+};
+using Waiting = std::deque<Admitted>;
 
 void erase_waiting(Waiting& waiting, int64_t id) {
-  std::erase_if(waiting, [id](const auto& request) { return request.first == id; });
+  std::erase_if(waiting, [id](const Admitted& request) { return request.id == id; });
 }
 
 // One of the batch decoders fed as requests come: each is admitted when the decoder has a
 // place, and leaves when it finishes or is cancelled. The decoder lives while there is work;
 // the next request after a pause gets a fresh one. Rollback decodes greedy and sampled requests
-// in batches of their own: a batch takes the waiting requests of the first one's kind.
+// in batches of their own: a batch takes the waiting requests of the first one's kind. exspec's
+// window, which admits as places free, keeps a place that the choices of one client request
+// cannot take: a long request of many choices (a stream nobody reads, until its timeout) would
+// otherwise hold every place for as long as it decodes.
 class DecoderServeEngine : public ServeEngine {
  public:
   explicit DecoderServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
 
-  void admit(int64_t id, ServeRequest request) override { waiting_.emplace_back(id, std::move(request)); }
+  void admit(int64_t id, int64_t group, ServeRequest request) override {
+    waiting_.push_back({id, group, std::move(request)});
+  }
 
   bool has_work() const override { return !waiting_.empty() || (pool_ && pool_->decoder->has_work()); }
 
@@ -47,16 +59,19 @@ class DecoderServeEngine : public ServeEngine {
     if (!pool_) pool_ = std::make_unique<Pool>(settings_);
     Decoder& decoder = *pool_->decoder;
     const bool one_kind = settings_.engine == Engine::kRollback;
-    const bool greedy = !waiting_.empty() && waiting_.front().second.sampling.greedy();
+    const bool greedy = !waiting_.empty() && waiting_.front().request.sampling.greedy();
     for (auto next = waiting_.begin(); next != waiting_.end() && decoder.free_places() > 0;) {
-      if (one_kind && next->second.sampling.greedy() != greedy) {
+      if ((one_kind && next->request.sampling.greedy() != greedy) || holds_its_share(next->group)) {
         ++next;
         continue;
       }
-      decoder.admit(sequence(next->first, next->second));
+      decoder.admit(sequence(next->id, next->request));
+      group_of_.emplace(next->id, next->group);
+      ++places_[next->group];
       next = waiting_.erase(next);
     }
     std::vector<SequenceResult> finished = decoder.step();
+    for (const SequenceResult& result : finished) leave(result.sequence_index);
     if (!decoder.has_work()) pool_.reset();
     return finished;
   }
@@ -65,6 +80,7 @@ class DecoderServeEngine : public ServeEngine {
     erase_waiting(waiting_, id);
     if (!pool_) return;
     pool_->decoder->cancel(id);
+    leave(id);
     if (!pool_->decoder->has_work()) pool_.reset();
   }
 
@@ -88,28 +104,46 @@ class DecoderServeEngine : public ServeEngine {
     }
   };
 
+  bool holds_its_share(int64_t group) const {
+    if (settings_.engine != Engine::kExspec) return false;
+    const auto held = places_.find(group);
+    return held != places_.end() && held->second >= std::max<int64_t>(1, settings_.decoder.exspec.window - 1);
+  }
+
+  // Request `id` has left the decoder, or was never in it.
+  void leave(int64_t id) {
+    const auto it = group_of_.find(id);
+    if (it == group_of_.end()) return;
+    if (--places_[it->second] == 0) places_.erase(it->second);
+    group_of_.erase(it);
+  }
+
   ServeEngineSettings settings_;
   std::unique_ptr<Pool> pool_;  // while there is work
   Waiting waiting_;             // for a place in the decoder
+  std::map<int64_t, int64_t> group_of_;  // in the decoder, by id
+  std::map<int64_t, int64_t> places_;    // in the decoder, by group
 };
 
 class OracleServeEngine : public ServeEngine {
  public:
   explicit OracleServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
 
-  void admit(int64_t id, ServeRequest request) override { waiting_.emplace_back(id, std::move(request)); }
+  void admit(int64_t id, int64_t group, ServeRequest request) override {
+    waiting_.push_back({id, group, std::move(request)});
+  }
   bool has_work() const override { return !waiting_.empty(); }
   void cancel(int64_t id) override { erase_waiting(waiting_, id); }
   void visit_live(const Decoder::LiveVisitor&) const override {}
 
   std::vector<SequenceResult> step() override {
     if (waiting_.empty()) return {};
-    auto [id, request] = std::move(waiting_.front());
+    const Admitted next = std::move(waiting_.front());
     waiting_.pop_front();
-    const OracleOptions options{.max_new_tokens = request.max_new_tokens, .sampling = request.sampling,
+    const OracleOptions options{.max_new_tokens = next.request.max_new_tokens, .sampling = next.request.sampling,
                                 .eos_ids = settings_.decoder.decode.eos_ids, .top_logprobs = 0};
-    SequenceResult result = oracle_generate(*settings_.target, request.prompt, options, random_stream(request));
-    result.sequence_index = id;
+    SequenceResult result = oracle_generate(*settings_.target, next.request.prompt, options, random_stream(next.request));
+    result.sequence_index = next.id;
     return {std::move(result)};
   }
 

@@ -20,7 +20,8 @@ namespace specgate::cli {
 class ServeEngine {
  public:
   virtual ~ServeEngine() = default;
-  virtual void admit(int64_t id, ServeRequest request) = 0;
+  // `group`: the id the choices of one client request share (its first choice's).
+  virtual void admit(int64_t id, int64_t group, ServeRequest request) = 0;
   virtual bool has_work() const = 0;
   virtual std::vector<SequenceResult> step() = 0;
   // Drops request `id` before the next step, waiting or decoding; no step returns it.
@@ -43,7 +44,8 @@ struct ServeEngineSettings {
 };
 
 // exspec: continuous admission, each step one speculative round (requests join the window at
-// the next step). nonspec-batch and eqspec: the oldest requests, up to batch_size, decoded as
+// the next step); the choices of one client request hold every place of the window but one, so
+// that another client's request always finds a place at once. nonspec-batch and eqspec: the oldest requests, up to batch_size, decoded as
 // one batch, a round a step, the next batch once the last of them finished. oracle: one request
 // per step, whole (none is live between steps). Requests of any sampling settings and lengths
 // share a batch, each decoded as it asked.

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/serve/decode_loop.h"
+#include "impl/decoding/batch_scheduler.h"
 #include "impl/tests/decoding_test_support.h"
 
 namespace specgate::cli {
@@ -40,13 +41,15 @@ class ServeEngineTest : public testing::TestWithParam<Engine> {};
 // their distribution, then depend on the company).
 class BatchIndependentSamplingTest : public testing::TestWithParam<Engine> {};
 
-// The engine over the tiny target with a near copy as its draft: batches of 3, a window of 5,
-// K = 3, no EOS, pool slots for any request of up to 4096 tokens.
+// The engine over the tiny target with a near copy as its draft: batches of 3, a window of 5
+// whose sequences wait at most a step, as serve sets it, K = 3, no EOS, pool slots for any
+// request of up to 4096 tokens.
 ServeEngineSettings settings_for(Engine engine) {
   DecodeOptions decode;
   decode.draft_tokens = 3;
   return {.engine = engine, .target = &test_support::models().target, .draft = &test_support::models().near_target,
-          .decoder = {.decode = decode, .batch_size = 3, .exspec = {.window = 5}, .sequence_capacity = cache_capacity(4096, 3)}};
+          .decoder = {.decode = decode, .batch_size = 3, .exspec = {.window = 5, .max_wait_steps = smallest_feasible_wait(5, 3)},
+                      .sequence_capacity = cache_capacity(4096, 3)}};
 }
 
 TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
@@ -171,8 +174,8 @@ struct StepCount {
 class StepCounter : public ServeEngine {
  public:
   StepCounter(std::unique_ptr<ServeEngine> engine, StepCount& count) : engine_(std::move(engine)), count_(count) {}
-  void admit(int64_t id, ServeRequest request) override {
-    engine_->admit(id, std::move(request));
+  void admit(int64_t id, int64_t group, ServeRequest request) override {
+    engine_->admit(id, group, std::move(request));
     const std::lock_guard lock(count_.mutex);
     count_.idle = false;
   }
@@ -225,14 +228,43 @@ TEST_P(ServeEngineTest, ACancelledRequestLeavesMidDecodeAndTheOthersGoOnAsAlone)
   EXPECT_FALSE(long_answered.load());
 }
 
+// exspec keeps a place of its window (5) that the choices of one request cannot take, and leaves
+// no sequence out of its batches (3) more than a step in a row: beside 12 choices of 3,000
+// tokens, a 4-token request admitted a step later is answered within a few rounds (a prompt
+// pass and three rounds, each of which it may sit out once), not once a long choice finished.
+TEST(ServeExspec, TheChoicesOfOneRequestLeaveAPlaceForAnother) {
+  const std::unique_ptr<ServeEngine> engine = make_serve_engine(settings_for(Engine::kExspec));
+  for (int64_t choice = 0; choice < 12; ++choice)
+    engine->admit(choice, 0, {.prompt = {1, 2, 3}, .max_new_tokens = 3000, .seed = static_cast<uint64_t>(choice)});
+  engine->step();
+  const auto live = [&] {
+    int64_t count = 0;
+    engine->visit_live([&](int64_t, std::span<const int64_t>) { ++count; });
+    return count;
+  };
+  EXPECT_EQ(live(), 4) << "the long request's choices in a window of 5";
+  const std::vector<int64_t> prompt = {4, 5};
+  engine->admit(12, 12, {.prompt = prompt, .max_new_tokens = 4});
+  const std::vector<int64_t> expected =
+      oracle_generate(test_support::models().target, prompt, {.max_new_tokens = 4, .top_logprobs = 0}, 0).tokens;
+  for (int round = 1; round <= 10; ++round) {
+    for (const SequenceResult& result : engine->step()) {
+      ASSERT_EQ(result.sequence_index, 12) << "a choice of 3,000 tokens finished after " << round << " rounds";
+      EXPECT_EQ(result.tokens, expected);
+      return;
+    }
+  }
+  FAIL() << "the 4-token request was not answered within 10 rounds";
+}
+
 // Returns the first sequence that finished once more, a step later, while it holds another, as
 // a decoder that let a sequence into its window twice would.
 class Duplicating : public ServeEngine {
  public:
   explicit Duplicating(std::unique_ptr<ServeEngine> engine) : engine_(std::move(engine)) {}
-  void admit(int64_t id, ServeRequest request) override {
+  void admit(int64_t id, int64_t group, ServeRequest request) override {
     ++admitted_;
-    engine_->admit(id, std::move(request));
+    engine_->admit(id, group, std::move(request));
   }
   bool has_work() const override { return engine_->has_work(); }
   std::vector<SequenceResult> step() override {
