@@ -20,6 +20,7 @@ for setup in "nonspec-batch 2" "exspec 2" "exspec 30"; do
   read -r engine timeout <<<"$setup"
   draft=()
   [ "$engine" = nonspec-batch ] || draft=(--draft "$fixtures/draft")
+  : >"$work/serve.out"  # before the server starts, so that the port read below is never the last server's
   "$conformance" serve --target "$fixtures/target" "${draft[@]}" --engine "$engine" --port 0 --model fixture \
     --request-timeout "$timeout" >"$work/serve.out" 2>"$work/serve.err" &
   serve_pid=$!
