@@ -18,7 +18,6 @@
 #include "impl/bench/chat_template.h"
 #include "impl/bench/conversation.h"
 #include "impl/common/error.h"
-#include "impl/decoding/batch_scheduler.h"
 #include "impl/decoding/faults.h"
 
 namespace specgate::cli {
@@ -89,8 +88,7 @@ void run_serve(const ServeOptions& o, const CLI::App& command) {
   decode.faults = faults;
   const ServeEngineSettings settings{
       .engine = engine, .target = &models.target, .drafting = drafting, .draft = models.draft_or_null(),
-      .decoder = {.decode = decode, .batch_size = o.decoder.batch_size,
-                  .exspec = {.window = window, .max_wait_steps = smallest_feasible_wait(window, o.decoder.batch_size)},
+      .decoder = {.decode = decode, .batch_size = o.decoder.batch_size, .exspec = {.window = window},
                   .sequence_capacity = cache_capacity(limits.context, decode.draft_tokens)},
       .tree = tree ? &*tree : nullptr};
   DecodeLoop loop([&settings] { return make_serve_engine(settings); }, o.max_queue);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "conformance/engines/drafting.h"
+#include "impl/decoding/batch_scheduler.h"
 #include "impl/decoding/decoders.h"
 #include "oracle/oracle.h"
 
@@ -37,6 +38,15 @@ void erase_waiting(Waiting& waiting, int64_t id) {
   std::erase_if(waiting, [id](const Admitted& request) { return request.id == id; });
 }
 
+// exspec behind a server leaves no sequence out of its batches more than ceil(W / B) - 1 steps in
+// a row, so that a request given a place in the window is decoded whatever shares it.
+ServeEngineSettings with_bounded_wait(ServeEngineSettings settings) {
+  if (settings.engine == Engine::kExspec)
+    settings.decoder.exspec.max_wait_steps =
+        smallest_feasible_wait(settings.decoder.exspec.window, settings.decoder.batch_size);
+  return settings;
+}
+
 // One of the batch decoders fed as requests come: each is admitted when the decoder has a
 // place, and leaves when it finishes or is cancelled. The decoder lives while there is work;
 // the next request after a pause gets a fresh one. Rollback decodes greedy and sampled requests
@@ -46,7 +56,7 @@ void erase_waiting(Waiting& waiting, int64_t id) {
 // otherwise hold every place for as long as it decodes.
 class DecoderServeEngine : public ServeEngine {
  public:
-  explicit DecoderServeEngine(const ServeEngineSettings& settings) : settings_(settings) {}
+  explicit DecoderServeEngine(const ServeEngineSettings& settings) : settings_(with_bounded_wait(settings)) {}
 
   void admit(int64_t id, int64_t group, ServeRequest request) override {
     waiting_.push_back({id, group, std::move(request)});

@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 
 #include "conformance/serve/decode_loop.h"
-#include "impl/decoding/batch_scheduler.h"
 #include "impl/tests/decoding_test_support.h"
 
 namespace specgate::cli {
@@ -41,15 +40,13 @@ class ServeEngineTest : public testing::TestWithParam<Engine> {};
 // their distribution, then depend on the company).
 class BatchIndependentSamplingTest : public testing::TestWithParam<Engine> {};
 
-// The engine over the tiny target with a near copy as its draft: batches of 3, a window of 5
-// whose sequences wait at most a step, as serve sets it, K = 3, no EOS, pool slots for any
-// request of up to 4096 tokens.
+// The engine over the tiny target with a near copy as its draft: batches of 3, a window of 5,
+// K = 3, no EOS, pool slots for any request of up to 4096 tokens.
 ServeEngineSettings settings_for(Engine engine) {
   DecodeOptions decode;
   decode.draft_tokens = 3;
   return {.engine = engine, .target = &test_support::models().target, .draft = &test_support::models().near_target,
-          .decoder = {.decode = decode, .batch_size = 3, .exspec = {.window = 5, .max_wait_steps = smallest_feasible_wait(5, 3)},
-                      .sequence_capacity = cache_capacity(4096, 3)}};
+          .decoder = {.decode = decode, .batch_size = 3, .exspec = {.window = 5}, .sequence_capacity = cache_capacity(4096, 3)}};
 }
 
 TEST_P(ServeEngineTest, GreedyAnswersEqualTheOraclesWhateverTheArrivalPattern) {
