@@ -44,11 +44,12 @@ struct ServeEngineSettings {
 };
 
 // exspec: continuous admission, each step one speculative round (requests join the window at
-// the next step); the choices of one client request hold every place of the window but one, so
-// that another client's request always finds a place at once. nonspec-batch and eqspec: the oldest requests, up to batch_size, decoded as
-// one batch, a round a step, the next batch once the last of them finished. oracle: one request
-// per step, whole (none is live between steps). Requests of any sampling settings and lengths
-// share a batch, each decoded as it asked.
+// the next step); the choices of one client request hold at most every place of the window but
+// one, and no sequence sits out of the batches more than ceil(W / B) - 1 steps in a row, so that
+// another client's request is decoded at once. nonspec-batch and eqspec: the oldest requests, up
+// to batch_size, decoded as one batch, a round a step, the next batch once the last of them
+// finished. oracle: one request per step, whole (none is live between steps). Requests of any
+// sampling settings and lengths share a batch, each decoded as it asked.
 std::unique_ptr<ServeEngine> make_serve_engine(const ServeEngineSettings& settings);
 
 }  // namespace specgate::cli
