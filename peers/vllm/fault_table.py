@@ -75,9 +75,8 @@ def main():
             same.append(label)
     if same:
         print(f"\nThe sampled answers of {', '.join(same)} are the corrected copy's token for token (the same seeds): "
-              "a sampled verdict that catches them is a false alarm, whose rate is the verdict's alpha. The sampled "
-              "verdicts draw their randomised PIT values from a seed derived from the answers in file order, and "
-              "collect writes answers as they finish, so the same answers in another order get other draws.")
+              "whatever order collect wrote them in, the sampled verdicts give them the corrected copy's figures, "
+              "since each answer draws its randomised PIT values from a stream keyed by its question and tokens.")
 
 
 if __name__ == "__main__":
