@@ -77,11 +77,10 @@ class DecoderServeEngine : public ServeEngine {
       }
       decoder.admit(sequence(next->id, next->request));
       group_of_.emplace(next->id, next->group);
-      ++places_[next->group];
       next = waiting_.erase(next);
     }
     std::vector<SequenceResult> finished = decoder.step();
-    for (const SequenceResult& result : finished) leave(result.sequence_index);
+    for (const SequenceResult& result : finished) group_of_.erase(result.sequence_index);
     if (!decoder.has_work()) pool_.reset();
     return finished;
   }
@@ -90,7 +89,7 @@ class DecoderServeEngine : public ServeEngine {
     erase_waiting(waiting_, id);
     if (!pool_) return;
     pool_->decoder->cancel(id);
-    leave(id);
+    group_of_.erase(id);
     if (!pool_->decoder->has_work()) pool_.reset();
   }
 
@@ -116,23 +115,14 @@ class DecoderServeEngine : public ServeEngine {
 
   bool holds_its_share(int64_t group) const {
     if (settings_.engine != Engine::kExspec) return false;
-    const auto held = places_.find(group);
-    return held != places_.end() && held->second >= std::max<int64_t>(1, settings_.decoder.exspec.window - 1);
-  }
-
-  // Request `id` has left the decoder, or was never in it.
-  void leave(int64_t id) {
-    const auto it = group_of_.find(id);
-    if (it == group_of_.end()) return;
-    if (--places_[it->second] == 0) places_.erase(it->second);
-    group_of_.erase(it);
+    const auto held = std::ranges::count_if(group_of_, [group](const auto& entry) { return entry.second == group; });
+    return held >= std::max<int64_t>(1, settings_.decoder.exspec.window - 1);
   }
 
   ServeEngineSettings settings_;
   std::unique_ptr<Pool> pool_;  // while there is work
   Waiting waiting_;             // for a place in the decoder
   std::map<int64_t, int64_t> group_of_;  // in the decoder, by id
-  std::map<int64_t, int64_t> places_;    // in the decoder, by group
 };
 
 class OracleServeEngine : public ServeEngine {
