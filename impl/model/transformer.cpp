@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include <ATen/Context.h>
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <torch/version.h>
@@ -80,7 +81,11 @@ at::Tensor grouped_attention(const at::Tensor& q, const at::Tensor& k, const at:
 }  // namespace
 
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
-    : config_(std::move(config)), weights_(std::move(weights)), rope_(config_, weights_.embed_tokens.options()) {}
+    : config_(std::move(config)), weights_(std::move(weights)), rope_(config_, weights_.embed_tokens.options()) {
+  // Every decode step attends over one key more, a shape cuDNN's attention has not planned for:
+  // building its plan costs tens of milliseconds a step, the efficient kernel's nothing.
+  if (options().device().is_cuda()) at::globalContext().setSDPUseCuDNN(false);
+}
 
 at::TensorOptions Transformer::options() const { return weights_.embed_tokens.options(); }
 
