@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The manual and the program agree: every command `conformance --help` lists has its page,
 # docs/COMMAND.md, and every flag `conformance COMMAND --help` prints appears on that page in
-# backticks. And every relative link of README.md and docs/*.md names a file that exists.
+# backticks. And every relative link of README.md and docs/*.md names a file that exists; a link
+# into ../shared, beside the checkout, is looked for in SHARED (the build's SPECGATE_SHARED_DIR).
 set -uo pipefail
-conformance=$1 docs=$2
+conformance=$1 docs=$2 shared=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 commands=$("$conformance" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
@@ -21,9 +22,10 @@ for command in $commands; do
   done
 done
 
-"${PYTHON:-python3}" - "$docs" <<'PY' || fail "links to missing files"
+"${PYTHON:-python3}" - "$docs" "$shared" <<'PY' || fail "links to missing files"
 import glob, os, re, sys
-docs = sys.argv[1]
+docs, shared = sys.argv[1:3]
+beside = os.path.normpath(os.path.join(docs, "..", "..", "shared"))
 pages = [os.path.join(docs, "..", "README.md")] + sorted(glob.glob(os.path.join(docs, "*.md")))
 missing = []
 for page in pages:
@@ -32,6 +34,8 @@ for page in pages:
             if re.match(r"[a-z]+:", target) or target.startswith("#"):
                 continue
             path = os.path.normpath(os.path.join(os.path.dirname(page), target.split("#")[0]))
+            if os.path.commonpath([path, beside]) == beside:
+                path = os.path.join(shared, os.path.relpath(path, beside))
             if not os.path.exists(path):
                 missing.append(f"{os.path.relpath(page, os.path.join(docs, '..'))}:{number}: {target}")
 for m in missing:
