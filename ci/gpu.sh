@@ -25,8 +25,12 @@
 #            category), 128 new tokens: the float32 oracle is the reference; the bfloat16 oracle,
 #            nonspec-batch, EQSPEC and EXSPEC (batch 16) are scored against it with every
 #            divergence attributed by re-scoring with the target in float32
-#   bench    bench_fixture.*, bench_real.*: nonspec-batch, EQSPEC and EXSPEC at batch 1, 4, 8 and
-#            16 on 16 questions, 48 new tokens, 3 repeats: the fixture pair in float32 on the sample
+#   anatomy  anatomy_real.json: the real target's decode step and K+1 = 5 verification pass on CUDA in
+#            float32 and bfloat16 (impl/benchmarks/decode_anatomy.cpp), host operators and device
+#            kernels apart; anatomy_attention.jsonl: one attention call at the target's shapes per
+#            SDPA backend and dtype, new shapes against a repeated one (ci/gpu_attention.py)
+#   bench    bench_fixture.*, bench_real.*: nonspec-batch, EQSPEC and EXSPEC at batch 1, 8 and 16
+#            on 8 questions, 32 new tokens, 3 repeats: the fixture pair in float32 on the sample
 #            bench, the real pair in bfloat16 on Spec-Bench
 # summary.txt gets a line per step with its exit code and seconds; the exit code is 0 when every
 # step run exited 0. GPU_END (seconds since the epoch) bounds every step, so that what is done is
@@ -37,7 +41,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mkdir -p "${1:?usage: ci/gpu.sh OUT [STEP...]}" && cd "$1" && pwd)"
 shift
-[ $# -gt 0 ] || set -- build pair ctest fixture sampling real bench
+[ $# -gt 0 ] || set -- build pair ctest fixture sampling real anatomy bench
 carry="$root/gpu-carry" build="${GPU_BUILD:-$root/build-gpu}" device="${GPU_DEVICE:-cuda}"
 end="${GPU_END:-$(($(date +%s) + 86400))}"
 summary="$out/summary.txt" failed=0 ctest_pid=""
@@ -74,7 +78,7 @@ if [ -d "$carry/debs" ]; then
   fi
   [ -d "$pylib" ] || python3 -m pip install -q --no-index --no-deps --target "$pylib" "$carry"/wheels/*.whl
   export PKG_CONFIG_SYSROOT_DIR="$prefix" PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig:$prefix/usr/share/pkgconfig"
-  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" PATH="$prefix/usr/bin:$PATH"
   export PYTHONPATH="$pylib${PYTHONPATH:+:$PYTHONPATH}"
 fi
 B="$build/bin/conformance"
@@ -86,6 +90,8 @@ run_ctest() {
     -E "tokenizer_reference|ReferenceTokenizer|chat_template_jinja|chat_prompt_ids|tokenizer_benchmark" && return 0
   local crashed command
   {  # which copy of std::filesystem the tests call, and why (LibstdcxxBinding)
+    ninja -C "$build" -t commands bin/impl_tests | tail -1
+    g++ -dumpspecs | grep -A1 '^\*link:'
     readelf -d "$build/bin/impl_tests" | grep NEEDED
     echo "LD_PRELOAD=${LD_PRELOAD:-}"
     cat /etc/ld.so.preload
@@ -169,7 +175,7 @@ for name in "$@"; do
       -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DSPECGATE_SHARED_DIR="$carry/shared"
     step build 900 cmake --build "$build" -j "$(nproc)" -- -k 0 ;;  # every error in one go
   pair)
-    step pair_join 60 sh -c 'cat "$0"/part0[01]/model.gguf.* >"$1"' "$carry" "$build/smollm2.gguf"
+    step pair_join 60 sh -c 'cat "$0"/part0[0-9]/model.gguf.* >"$1"' "$carry" "$build/smollm2.gguf"
     step pair_make 300 python3 "$root/fixtures/real_model/make_real_pair.py" "$pair" --gguf "$build/smollm2.gguf"
     python3 "$root/fixtures/real_model/pair_digest.py" "$pair" >"$out/pair_digest.txt"
     step pair_digest 10 cmp "$out/pair_digest.txt" "$carry/pair_digest.txt" ;;
@@ -208,15 +214,19 @@ for name in "$@"; do
       scores+=($!)
     done
     wait_all "${scores[@]}" ;;
+  anatomy)
+    step anatomy_real 240 sh -c '"$0" "$1" --device "$2" --context 200 --positions 5 --repeats 5 >"$3"' \
+      "$build/bin/decode_anatomy" "$pair/target" "$device" "$out/anatomy_real.json"
+    step anatomy_attention 120 sh -c 'python3 "$0" >"$1"' "$root/ci/gpu_attention.py" "$out/anatomy_attention.jsonl" ;;
   bench)
     wait_for_ctest  # timings on a quiet machine
-    step bench_fixture 200 "$B" bench --target "$fixtures/target" --draft "$fixtures/draft" --bench "$sample" --sample 16 \
-      --engines nonspec-batch,eqspec,exspec --dtype float32 --device "$device" --batch-sizes 1,4,8,16 \
-      --max-new-tokens 48 --repeat 3 --json "$out/bench_fixture.json" --svg "$out/bench_fixture.svg"
-    step bench_real 400 "$B" bench --target "$pair/target" --draft "$pair/draft" --bench "$questions" --sample 16 \
-      --engines nonspec-batch,eqspec,exspec --dtype bfloat16 --device "$device" --batch-sizes 1,4,8,16 \
-      --max-new-tokens 48 --repeat 3 --json "$out/bench_real.json" --svg "$out/bench_real.svg" ;;
-  *) echo "gpu.sh: unknown step '$name' (build, pair, ctest, fixture, sampling, real or bench)" >&2; exit 2 ;;
+    step bench_fixture 200 "$B" bench --target "$fixtures/target" --draft "$fixtures/draft" --bench "$sample" --sample 8 \
+      --engines nonspec-batch,eqspec,exspec --dtype float32 --device "$device" --batch-sizes 1,8,16 \
+      --max-new-tokens 32 --repeat 3 --json "$out/bench_fixture.json" --svg "$out/bench_fixture.svg"
+    step bench_real 400 "$B" bench --target "$pair/target" --draft "$pair/draft" --bench "$questions" --sample 8 \
+      --engines nonspec-batch,eqspec,exspec --dtype bfloat16 --device "$device" --batch-sizes 1,8,16 \
+      --max-new-tokens 32 --repeat 3 --json "$out/bench_real.json" --svg "$out/bench_real.svg" ;;
+  *) echo "gpu.sh: unknown step '$name' (build, pair, ctest, fixture, sampling, real, anatomy or bench)" >&2; exit 2 ;;
   esac
 done
 wait_for_ctest

@@ -4,9 +4,13 @@
 // size of the weights (a sum, as STREAM reads) and its copy bandwidth (read and write counted,
 // as STREAM counts), a pass of 1 new position and a pass of K+1 positions over a cache of
 // --context tokens; then each pass operator by operator (libtorch's profiler, self time, calls
-// per pass). One thread, as `conformance` computes. Writes JSON to standard output.
+// per pass). One thread, as `conformance` computes. On CUDA each operator's self time is the host's
+// time to launch it, and the kernels it launched are totalled apart, so that a pass's time shows
+// whether the host or the device bounds it, and decoding is timed with cuDNN's attention allowed
+// and not. Writes JSON to standard output.
 //
 //   decode_anatomy CHECKPOINT [--context 200] [--positions 5] [--repeats 15] [--dtypes float32,bfloat16]
+//                  [--device cpu]
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -23,6 +27,7 @@
 
 #include "impl/checkpoint/model_io.h"
 #include "impl/common/cpu_configuration.h"
+#include "impl/common/device.h"
 #include "impl/common/dtype.h"
 #include "impl/model/kv_cache.h"
 #include "impl/model/transformer.h"
@@ -35,6 +40,9 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Waits for the work queued on `t`'s device (reading one element back does, on CUDA's stream).
+void finish(const at::Tensor& t) { t.reshape(-1)[0].item(); }
 
 // Median and the 10th and 90th percentiles.
 json summary(std::vector<double> values) {
@@ -55,7 +63,7 @@ class Pass {
  public:
   Pass(const Transformer& model, int64_t context, int64_t positions)
       : model_(model), context_(context), cache_(model.make_cache(1, context + positions)) {
-    const auto ids = at::TensorOptions().dtype(at::kLong);
+    const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
     model.forward(at::randint(250, {1, context}, ids), at::arange(context, ids).unsqueeze(0),
                   at::ones({1, context}, ids.dtype(at::kBool)), &cache_);
     tokens_ = at::randint(250, {1, positions}, ids);
@@ -72,8 +80,11 @@ class Pass {
   double time(int passes) {
     const Clock::time_point start = Clock::now();
     for (int i = 0; i < passes; ++i) run();
+    finish(choices_);
     return seconds_since(start) / passes;
   }
+
+  void finish_queued() const { finish(choices_); }
 
  private:
   const Transformer& model_;
@@ -82,23 +93,74 @@ class Pass {
   at::Tensor tokens_, positions_, valid_, choices_;
 };
 
+// Milliseconds a decode step over `steps` steps after `first` cached tokens, the cache growing a
+// key a step as it does in decoding, so that every step's attention meets a key count of its own.
+double decode_step_ms(const Transformer& model, int64_t first, int64_t steps) {
+  const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
+  KVCache cache = model.make_cache(1, first + steps);
+  model.forward(at::randint(250, {1, first}, ids), at::arange(first, ids).unsqueeze(0),
+                at::ones({1, first}, ids.dtype(at::kBool)), &cache);
+  at::Tensor token = at::randint(250, {1, 1}, ids);
+  finish(token);
+  const Clock::time_point start = Clock::now();
+  for (int64_t s = 0; s < steps; ++s) {
+    const at::Tensor position = at::full({1, 1}, first + s, ids);
+    const at::Tensor valid = at::ones({1, first + s + 1}, ids.dtype(at::kBool));
+    token = model.logits(model.forward(token, position, valid, &cache)).argmax(-1);
+  }
+  finish(token);
+  return seconds_since(start) * 1e3 / static_cast<double>(steps);
+}
+
+// On CUDA, decoding as it runs, with cuDNN's attention (which builds a plan for each shape it
+// meets) allowed and not, each over key counts no pass has met yet and again over the same ones;
+// interleaved. The transformer itself keeps cuDNN's attention off.
+json attention_backends(const Transformer& model, int64_t context, int repeats) {
+  constexpr int64_t kSteps = 32;
+  std::map<std::string, std::vector<double>> ms;
+  int64_t first = context;
+  for (int r = 0; r < repeats; ++r) {
+    for (const bool cudnn : {false, true}) {
+      at::globalContext().setSDPUseCuDNN(cudnn);
+      const std::string backend = cudnn ? "cudnn_allowed" : "cudnn_off";
+      ms[backend + "_new_shapes"].push_back(decode_step_ms(model, first, kSteps));
+      ms[backend + "_seen_shapes"].push_back(decode_step_ms(model, first, kSteps));
+      first += kSteps;
+    }
+  }
+  at::globalContext().setSDPUseCuDNN(false);
+  json report = {{"steps", kSteps}};
+  for (const auto& [name, values] : ms) report[name + "_step_ms"] = summary(values);
+  return report;
+}
+
 // The operators of `passes` passes, each by its self time (its own, less the operators it
-// called) and calls, per pass, largest first.
-json anatomy(Pass& pass, int passes) {
+// called) and calls, per pass, largest first; on CUDA also the kernels, by their time on the device.
+json anatomy(Pass& pass, int passes, bool on_cuda) {
   using namespace torch::autograd::profiler;
   using torch::profiler::impl::ActivityType;
   using torch::profiler::impl::ProfilerConfig;
   using torch::profiler::impl::ProfilerState;
   const ProfilerConfig config(ProfilerState::KINETO);
-  const std::set<ActivityType> activities = {ActivityType::CPU};
+  std::set<ActivityType> activities = {ActivityType::CPU};
+  if (on_cuda) activities.insert(ActivityType::CUDA);
   prepareProfiler(config, activities);
   enableProfiler(config, activities);
   for (int i = 0; i < passes; ++i) pass.run();
+  pass.finish_queued();
   const std::unique_ptr<ProfilerResult> result = disableProfiler();
 
   std::vector<const KinetoEvent*> events;
-  for (const KinetoEvent& event : result->events())
-    if (event.durationNs() > 0 || event.name().starts_with("aten::")) events.push_back(&event);
+  std::map<std::string, double> kernel_ns;
+  double all_kernel_ns = 0;
+  for (const KinetoEvent& event : result->events()) {
+    if (event.deviceType() != c10::DeviceType::CPU) {
+      kernel_ns[event.name()] += static_cast<double>(event.durationNs());
+      all_kernel_ns += static_cast<double>(event.durationNs());
+    } else if (event.durationNs() > 0 || event.name().starts_with("aten::")) {
+      events.push_back(&event);
+    }
+  }
   std::sort(events.begin(), events.end(), [](const KinetoEvent* a, const KinetoEvent* b) {
     return a->startNs() != b->startNs() ? a->startNs() < b->startNs() : a->endNs() > b->endNs();
   });
@@ -129,15 +191,26 @@ json anatomy(Pass& pass, int passes) {
                          {"share", total.self_ns / all_ns},
                          {"calls_per_pass", static_cast<double>(total.calls) / passes}});
   }
-  return {{"profiled_us_per_pass", all_ns / 1e3 / passes},
-          {"operator_calls_per_pass", static_cast<double>(calls) / passes},
-          {"operators", operators}};
+  json report = {{"profiled_us_per_pass", all_ns / 1e3 / passes},
+                 {"operator_calls_per_pass", static_cast<double>(calls) / passes},
+                 {"operators", operators}};
+  if (!on_cuda) return report;
+  std::vector<std::pair<std::string, double>> kernels(kernel_ns.begin(), kernel_ns.end());
+  std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  json listed = json::array();
+  for (const auto& [name, ns] : kernels)
+    listed.push_back({{"kernel", name}, {"us_per_pass", ns / 1e3 / passes}, {"share", ns / all_kernel_ns}});
+  report["kernel_us_per_pass"] = all_kernel_ns / 1e3 / passes;
+  report["kernels"] = listed;
+  return report;
 }
 
-json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, int64_t context, int64_t positions, int repeats) {
-  const Transformer model = load_transformer(checkpoint, dtype, at::kCPU);
+json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10::Device device, int64_t context,
+             int64_t positions, int repeats) {
+  const Transformer model = load_transformer(checkpoint, dtype, device);
   const int64_t bytes = weight_bytes(model);
-  const at::Tensor source = at::rand({bytes / 4}, at::kFloat), destination = at::empty_like(source);
+  const at::Tensor source = at::rand({bytes / 4}, at::TensorOptions().dtype(at::kFloat).device(device));
+  const at::Tensor destination = at::empty_like(source);
   Pass step(model, context, 1), verification(model, context, positions);
   for (int i = 0; i < 3; ++i) step.run(), verification.run();  // warm caches and allocator
 
@@ -148,6 +221,7 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, int6
     read.push_back(static_cast<double>(bytes) / seconds_since(start) / 1e9);
     start = Clock::now();
     destination.copy_(source);
+    finish(destination);
     copy.push_back(2.0 * static_cast<double>(bytes) / seconds_since(start) / 1e9);
     step_s.push_back(step.time(5));
     verification_s.push_back(verification.time(5));
@@ -158,7 +232,7 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, int6
   for (double s : step_s) step_ms.push_back(s * 1e3);
   for (double s : verification_s) verification_ms.push_back(s * 1e3);
   const double read_median = summary(read)["median"];
-  return {{"dtype", dtype_name(dtype)},
+  json report = {{"dtype", dtype_name(dtype)},
           {"weight_bytes", bytes},
           {"read_gb_per_s", summary(read)},
           {"copy_gb_per_s", summary(copy)},
@@ -167,8 +241,10 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, int6
           {"step_of_limit", summary(step_of_limit)},
           {"verification_ms", summary(verification_ms)},
           {"verification_in_steps", summary(cost)},
-          {"step_anatomy", anatomy(step, 20)},
-          {"verification_anatomy", anatomy(verification, 20)}};
+          {"step_anatomy", anatomy(step, 20, device.is_cuda())},
+          {"verification_anatomy", anatomy(verification, 20, device.is_cuda())}};
+  if (device.is_cuda()) report["decoding_by_attention_backend"] = attention_backends(model, context, repeats);
+  return report;
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -187,7 +263,7 @@ int main(int argc, char** argv) {
   std::filesystem::path checkpoint;
   int64_t context = 200, positions = 5;
   int repeats = 15;
-  std::string dtypes = "float32,bfloat16";
+  std::string dtypes = "float32,bfloat16", device_name = "cpu";
   app.add_option("checkpoint", checkpoint, "Checkpoint folder")->required()->check(CLI::ExistingDirectory);
   app.add_option("--context", context, "Cached tokens before each pass")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--positions", positions, "Positions of the verification pass (K+1)")
@@ -195,6 +271,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--repeats", repeats, "Interleaved repeats")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--dtypes", dtypes, "Comma-separated dtypes")->capture_default_str();
+  app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -202,6 +279,7 @@ int main(int argc, char** argv) {
   }
   const CpuConfiguration cpu = configure_cpu();
   nlohmann::json report = {{"checkpoint", checkpoint.filename().string()},
+                           {"device", device_name},
                            {"threads", cpu.intra_op_threads},
                            {"math_library", cpu.math_library},
                            {"context", context},
@@ -209,8 +287,10 @@ int main(int argc, char** argv) {
                            {"repeats", repeats},
                            {"dtypes", nlohmann::json::array()}};
   try {
+    const c10::Device device = device_from_name(device_name, "--device");
     for (const std::string& name : benchmarks::split(dtypes))
-      report["dtypes"].push_back(benchmarks::measure(checkpoint, dtype_from_name(name, "--dtypes"), context, positions, repeats));
+      report["dtypes"].push_back(
+          benchmarks::measure(checkpoint, dtype_from_name(name, "--dtypes"), device, context, positions, repeats));
   } catch (const std::exception& e) {
     std::cerr << "decode_anatomy: " << e.what() << "\n";
     return 2;
