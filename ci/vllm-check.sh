@@ -30,7 +30,7 @@
 # Each phase's folder holds commands.txt, every command it ran (each fault's folder its own). PHASES (default "float32 fixed
 # bfloat16 faults dependence counters sizes") picks some; QUESTIONS (16: one in 30 of Spec-Bench, every
 # subtask), NEW_TOKENS (64) and SAMPLES (4) size it. On 2 cores: float32 about 45 minutes, fixed
-# 30, each fault 15 to 30, bfloat16, dependence and counters 15 to 30 each, sizes 3 hours.
+# 30, each fault 15 to 30, bfloat16, dependence and counters 15 to 30 each, sizes 10.
 # Bash reads a script as it runs it: in braces, this one is read whole first, so that editing it
 # while it runs changes nothing.
 {
