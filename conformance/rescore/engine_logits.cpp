@@ -61,10 +61,12 @@ bool fill_position(const std::vector<TokenLogprob>& row, int64_t token, int64_t 
   const auto unseen_count = vocab - static_cast<int64_t>(row.size());
   const double mass = std::max(0.0, 1.0 - seen_mass);
   if (unseen_count == 0 || mass == 0.0) return false;
-  // Every unseen entry is at most as likely as the k-th most likely returned; at a tie, behind it.
+  // Every unseen entry is at most as likely as the k-th most likely returned; at a tie, behind it,
+  // and far enough behind that a temperature's division cannot round the two together (one step
+  // of a double below would, and top-k would then take the filled entries in).
   std::sort(returned.begin(), returned.end(), std::greater<>());
   const double kth = returned[static_cast<size_t>(std::min<int64_t>(top_k, static_cast<int64_t>(returned.size())) - 1)];
-  const double floor = std::nextafter(kth, -INFINITY);
+  const double floor = kth - std::max(std::abs(kth), 1.0) * 0x1p-40;
   const double each = std::exp(floor);
   const double own = std::min(heavy[token], 0.0);
   const auto at_floor = static_cast<int64_t>(std::min(static_cast<double>(unseen_count), std::floor(mass / each)));

@@ -76,6 +76,16 @@ import json, sys
 assert json.load(open(sys.argv[1]))["answers"]["beyond_top_k"] == []
 PY
 grep -q "re-scored through $target_url: 8 requests" "$work/remote.out" || fail "sampling: cost line $(cat "$work/remote.out")"
+# Top-k 12 with only the top 12 returned: the unseen entries, filled behind the 12th, stay behind
+# it once tempered, so every token is still exact.
+"$conformance" sampling "${remote[@]}" --rescore-top-k 12 --answers "$work/sampled.jsonl" --engine-dtype float64 \
+  --json "$work/top12.json" >/dev/null 2>&1 || fail "sampling --rescore-top-k 12"
+same "sampling, the top 12 returned" "$work/local.json" "$work/top12.json" verdict answers.tokens answers.pit_histogram groups
+"$python" - "$work/top12.json" <<'PY' || fail "sampling, the top 12 returned: tokens left out"
+import json, sys
+beyond = json.load(open(sys.argv[1]))["answers"]["beyond_top_k"]
+assert beyond == [], f"{len(beyond)} tokens left out"
+PY
 # A rerun asks the engine nothing.
 "$conformance" sampling "${remote[@]}" --answers "$work/sampled.jsonl" --engine-dtype float64 --rescore-cache "$work/cache" \
   >"$work/rerun.out" 2>&1 || fail "sampling rerun"
