@@ -20,6 +20,8 @@ B=build/bin/conformance T=build/real_pair/target D=build/real_pair/draft Q=../sh
 python=build/venv/bin/python work=build/scale-out-work
 ids="$(seq -s, 81 40 $((81 + 40 * (questions - 1))))"
 vocab="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["vocab_size"])' "$T/config.json")"
+read -ra eos_ids <<<"$("$python" -c 'import json, sys; e = json.load(open(sys.argv[1]))["eos_token_id"]
+print(" ".join(f"--rescore-eos-id {i}" for i in (e if isinstance(e, list) else [e])))' "$T/config.json")"
 rm -rf "$work"
 mkdir -p "$out" "$work"
 
@@ -70,7 +72,7 @@ done
 
 rescore_through() {  # ENGINE: every verdict through $target_url, the draft as ${draft[@]} says; the cost lines kept
   local engine=$1 remote=(--rescore-endpoint "$target_url" --rescore-vocab-size "$vocab" --rescore-dtype float32
-                          --rescore-concurrency 4)
+                          --rescore-concurrency 4 "${eos_ids[@]}")
   "$B" score --reference "$work/reference.jsonl" --candidate "$work/faulty.jsonl" "${remote[@]}" --rescore-top-k 1 \
     --json "$out/score-$engine.json" > /dev/null 2> "$out/score-$engine.cost.txt" || true
   for set in topk topp; do

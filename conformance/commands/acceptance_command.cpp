@@ -55,6 +55,11 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   if (o.target.empty() != o.engine.given()) throw InputError("--target or --rescore-endpoint: give one of them");
   if (!o.draft_endpoint.empty() && !o.engine.given())
     throw InputError("--draft-endpoint: only with --rescore-endpoint, whose settings it shares");
+  // An answer's last round that ends at EOS holds no trial for its final token, and a sampled
+  // round's odds are conditioned on going on past EOS: both need the ids a checkpoint would give.
+  if (o.engine.given() && o.engine.eos_ids.empty())
+    throw InputError("--rescore-eos-id: acceptance through --rescore-endpoint needs the model's EOS ids "
+                     "(generation_config.json's eos_token_id; the flag once per id)");
   if (drafting.ngram && command.count("--draft-sampling") > 0)
     throw InputError("--draft-sampling: --drafter ngram proposes looked-up tokens, not a draft model's");
   EngineRescorer target_engine, draft_engine;

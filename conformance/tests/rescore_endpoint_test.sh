@@ -13,6 +13,8 @@ python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 bench="$(dirname "$bench")/short_prompts.jsonl"
 vocab=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["vocab_size"])' "$fixtures/target/config.json")
+read -ra eos_ids <<<"$("$python" -c 'import json, sys; e = json.load(open(sys.argv[1]))["eos_token_id"]
+print(" ".join(f"--rescore-eos-id {i}" for i in (e if isinstance(e, list) else [e])))' "$fixtures/target/config.json")"
 
 pids=()
 trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done; rm -rf "$work"' EXIT
@@ -149,7 +151,7 @@ accept() {
   local name=$1
   shift
   "$conformance" acceptance --target "$fixtures/target" --draft "$fixtures/draft" "$@" --json "$work/$name-local.json" >/dev/null
-  "$conformance" acceptance "${remote[@]}" --draft-endpoint "$draft_url" "$@" --json "$work/$name-remote.json" \
+  "$conformance" acceptance "${remote[@]}" "${eos_ids[@]}" --draft-endpoint "$draft_url" "$@" --json "$work/$name-remote.json" \
     >"$work/$name.out" 2>&1
   [ $? -ne 2 ] || fail "acceptance $name --rescore-endpoint: $(cat "$work/$name.out")"
   same "acceptance $name" "$work/$name-local.json" "$work/$name-remote.json" rejected rounds test mismatches
@@ -158,6 +160,11 @@ accept() {
   --bench "$bench" --dtype float64 --max-new-tokens 24 --batch-size 6 --limit 8 --out "$work/greedy.jsonl" >/dev/null ||
   fail "generate greedy"
 accept greedy --answers "$work/greedy.jsonl"
+# Without the EOS ids a checkpoint would give, acceptance through an engine is refused.
+"$conformance" acceptance "${remote[@]}" --draft-endpoint "$draft_url" --answers "$work/greedy.jsonl" \
+  >"$work/no-eos.out" 2>&1
+[ $? -eq 2 ] && grep -q "^conformance: error: --rescore-eos-id: " "$work/no-eos.out" ||
+  fail "acceptance without --rescore-eos-id: $(cat "$work/no-eos.out")"
 accept sampled --answers "$work/sampled.jsonl" --engine-dtype float64
 
 # Differential: the server's log-probabilities checked against the engine's own re-scoring.
