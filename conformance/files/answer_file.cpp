@@ -98,7 +98,9 @@ std::set<Answered> answered_in(const std::string& flag, const std::filesystem::p
     if (!object.is_object() || id == object.end() || !id->is_number_integer())
       context.fail_field("question_id", "--resume needs an answer line with one");
     if (same_run) check_same_run(object, same_run(object), context);
-    ids.insert({id->get<int64_t>(), by_seed ? recorded_seed(object) : std::nullopt});
+    Answered answered{id->get<int64_t>(), std::nullopt};
+    if (by_seed) answered.second = recorded_seed(object);
+    ids.insert(answered);
   }
   return ids;
 }
