@@ -2,8 +2,8 @@
 
 #include <limits>
 
-#include <ATen/Context.h>
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
