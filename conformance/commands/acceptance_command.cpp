@@ -17,6 +17,7 @@
 #include "conformance/files/output_file.h"
 #include "conformance/terminal/progress_bar.h"
 #include "impl/bench/chat_template.h"
+#include "impl/common/dtype.h"
 #include "impl/common/error.h"
 #include "impl/reports/acceptance_report.h"
 #include "impl/scoring/acceptance_check.h"
@@ -96,6 +97,8 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .draft_tokens = command.count("--draft-tokens") > 0 ? std::optional<int64_t>(o.draft_tokens) : std::nullopt,
        .alpha = o.alpha,
        .near_tie_threshold = o.near_tie_threshold,
+       .near_tie_by_dtype = command.count("--near-tie-threshold") == 0,
+       .rescorer_dtype = o.engine.given() ? o.engine.dtype : dtype_name(dtype),
        .engine_dtype = given_engine_dtype(o.margin, command),
        .support_margin = given_support_margin(o.margin, command),
        .server_counters = server_counters,
@@ -142,7 +145,8 @@ void add_acceptance_command(CLI::App& app) {
   add_sampling_flags(*c, o->warpers, SamplingUse::kWarpers);
   c->add_option("--alpha", o->alpha, "False-alarm rate of the sampled verdict")->capture_default_str();
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
-                "Greedy: nats within which the draft's choice may go either way, as score's near-ties")
+                "Greedy: nats within which the draft's choice may go either way, as score's near-ties: by default widened "
+                "per answer to what the rounding of its run.dtype and the re-scorer's dtype can flip, fixed when given")
       ->capture_default_str();
   add_support_margin_flags(*c, o->margin);
   add_model_flags(*c, o->loading, "dtype of both models (float64 by default, as sampling's: the probabilities "

@@ -165,7 +165,8 @@ void add_differential_command(CLI::App& app) {
       ->check(seed_check());
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
                 "A difference whose margin |logprob(alone) - logprob(crowd)| is at most this many nats is a near-tie; "
-                "by default widened, as score's, where the answers record a lower-precision run.dtype")
+                "by default widened, as score's, where the answers record a lower-precision run.dtype or the re-scorer "
+                "computes in one")
       ->capture_default_str();
   c->add_flag("--near-ties-fail", o->near_ties_fail, "Fail the gate on near-ties too");
   c->add_option("--prompt-logprobs", o->prompt_logprobs,

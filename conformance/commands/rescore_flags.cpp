@@ -33,7 +33,10 @@ void add_rescore_endpoint_flags(CLI::App& c, RescoreEndpointFlags& o, const std:
   c.add_option("--rescore-retries", o.retries, "Retries of a request on connection errors, 429 and 5xx")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
-  c.add_option("--rescore-dtype", o.dtype, "What the reference engine computes in (float32, bfloat16...), stated in the report");
+  c.add_option("--rescore-dtype", o.dtype,
+               "What the reference engine computes in (its --dtype); needed with --rescore-endpoint: its rounding widens the "
+               "near-tie thresholds and support margins")
+      ->check(CLI::IsMember({"float64", "float32", "bfloat16", "float16"}));
 }
 
 EngineRescorer engine_rescorer(const RescoreEndpointFlags& o, const std::string& endpoint, const std::string& flag) {
@@ -41,6 +44,9 @@ EngineRescorer engine_rescorer(const RescoreEndpointFlags& o, const std::string&
     throw InputError("--rescore-api openai: OpenAI's completions API returns no prompt log-probabilities by token id; use vllm "
                      "(vLLM, specgate serve) or sglang");
   if (o.vocab_size == 0) throw InputError(flag + ": needs --rescore-vocab-size (the model's config.json vocab_size)");
+  if (o.dtype.empty())
+    throw InputError(flag + ": needs --rescore-dtype, what the engine computes in (float32, bfloat16...): its rounding "
+                     "sizes the near-tie thresholds and support margins");
   EngineLogitsOptions options{.endpoint = parse_endpoint(endpoint), .dialect = dialect_from_name(o.api), .model = o.model,
                               .top_k = o.top_k, .vocab_size = o.vocab_size, .eos_token_ids = o.eos_ids,
                               .concurrency = o.concurrency, .http = o.http, .retries = o.retries};

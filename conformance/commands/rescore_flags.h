@@ -26,7 +26,7 @@ struct RescoreEndpointFlags {
   std::filesystem::path cache;
   HttpLimits http;
   int64_t retries = 5;
-  std::string dtype;  // what the engine computes in, as the user states it
+  std::string dtype;  // what the engine computes in, as the user states it (needed)
 
   bool given() const { return !endpoint.empty(); }
 };
@@ -37,7 +37,7 @@ struct RescoreEndpointFlags {
 void add_rescore_endpoint_flags(CLI::App& command, RescoreEndpointFlags& flags, const std::string& needs);
 
 // The reference engine at `endpoint` as a re-scorer, and its cost counters. InputError naming the
-// flag for an API without prompt log-probabilities, a missing --rescore-vocab-size, or a server
+// flag for an API without prompt log-probabilities, a missing --rescore-vocab-size or --rescore-dtype, or a server
 // that does not answer or serve the model.
 struct EngineRescorer {
   std::unique_ptr<Rescorer> rescorer;

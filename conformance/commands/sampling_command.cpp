@@ -51,16 +51,15 @@ void run_sampling(const SamplingOptions& o, const CLI::App& command) {
   const TurnScope turns = o.turns == "all" ? TurnScope::kAll : TurnScope::kFirst;
   const std::optional<double> mass_margin =
       command.count("--support-mass-margin") > 0 ? std::optional(o.support_mass_margin) : std::nullopt;
-  const SupportMargin margin = resolve_support_margin(given_engine_dtype(o.margin, command),
-                                                      given_support_margin(o.margin, command), mass_margin, every_file, turns);
-  // The Rescorer's prompts are the answers' own prompt_token_ids; its template goes unused.
   EngineRescorer engine;
+  if (o.engine.given()) engine = engine_rescorer(o.engine, o.engine.endpoint, "--rescore-endpoint");
+  const SupportMargin margin =
+      resolve_support_margin(given_engine_dtype(o.margin, command), given_support_margin(o.margin, command), mass_margin,
+                             o.engine.given() ? o.engine.dtype : dtype_name(o.loading.scalar_type()), every_file, turns);
+  // The Rescorer's prompts are the answers' own prompt_token_ids; its template goes unused.
   std::unique_ptr<Rescorer> checkpoint;
-  if (o.engine.given()) {
-    engine = engine_rescorer(o.engine, o.engine.endpoint, "--rescore-endpoint");
-  } else {
+  if (!engine.rescorer)
     checkpoint = std::make_unique<Rescorer>(o.target, o.loading.scalar_type(), o.loading.torch_device(), ChatTemplate::kRaw);
-  }
   // A correct engine of another dtype than the re-scorer's sits on the support's boundary as
   // often as the checkpoint in that dtype does.
   std::optional<Rescorer> in_engine_dtype;

@@ -236,8 +236,8 @@ void add_score_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   c->add_option("--near-tie-threshold", o->near_tie_threshold,
                 "A divergence whose margin |logprob(ref) - logprob(cand)| is at most this many nats is a near-tie; "
-                "by default widened per question to what the rounding of both answers' run.dtype can flip "
-                "(bfloat16, float16), fixed when given")
+                "by default widened per question to what the rounding of both answers' run.dtype and the re-scorer's "
+                "dtype can flip (bfloat16, float16), fixed when given")
       ->capture_default_str();
   c->add_option("--turns", o->turns, "Score all turns of choices[0], in order, or only the first (all: every turn the answers hold; "
                 "generate and collect write the first unless given --turns all)")->capture_default_str();

@@ -37,7 +37,8 @@ serve target "$fixtures/target"
 target_url="http://127.0.0.1:$port"
 serve draft "$fixtures/draft"
 draft_url="http://127.0.0.1:$port"
-remote=(--rescore-endpoint "$target_url" --rescore-vocab-size "$vocab")
+endpoint=(--rescore-endpoint "$target_url" --rescore-vocab-size "$vocab")
+remote=("${endpoint[@]}" --rescore-dtype float64)
 
 # same NAME A.json B.json PATHS...: the two reports agree on each dotted path.
 same() {
@@ -93,6 +94,16 @@ PY
   >"$work/rerun.out" 2>&1 || fail "sampling rerun"
 grep -q ": 0 requests (0 retries, 8 replies from the cache)" "$work/rerun.out" || fail "rerun: $(cat "$work/rerun.out")"
 
+# A re-scorer computing in bfloat16 widens the float64 engine's support margins by its own.
+"$conformance" sampling "${endpoint[@]}" --rescore-dtype bfloat16 --answers "$work/sampled.jsonl" --engine-dtype float64 \
+  --rescore-cache "$work/cache" --json "$work/rescorer-bf16.json" >/dev/null 2>&1
+"$python" - "$work/rescorer-bf16.json" "$work/remote.json" <<'PY' || fail "sampling: the re-scorer's dtype does not widen the margins"
+import json, sys
+wide, exact = (json.load(open(p))["support_margin"] for p in sys.argv[1:3])
+assert wide["rescorer_dtype"] == "bfloat16" and exact["rescorer_dtype"] == "float64", (wide, exact)
+assert abs(wide["logits"] - (exact["logits"] + 4)) < 1e-12 and abs(wide["mass"] - (exact["mass"] + 0.12)) < 1e-12, (wide, exact)
+PY
+
 # Temperature 1 alone and the top 3 returned: a token among the 3 is tested, and only a token
 # ranked past them can be left out (where the mass the 3 leave unseen could hold a token ahead of it).
 "$conformance" generate --engine nonspec-batch --target "$fixtures/target" --bench "$bench" --dtype float64 \
@@ -145,6 +156,15 @@ for x, y in zip(a, b):
         assert (x.get(key) is None) == (y.get(key) is None) and abs((x.get(key) or 0) - (y.get(key) or 0)) <= 1e-4, (key, x, y)
 assert remote["settings"]["rescore_with"]["endpoint"].startswith("http://"), remote["settings"]["rescore_with"]
 PY
+# Through a re-scorer in bfloat16, every divergence's near-tie threshold takes in its rounding.
+"$conformance" score --reference "$work/reference.jsonl" --candidate "$work/candidate.jsonl" "${endpoint[@]}" --rescore-top-k 1 \
+  --rescore-dtype bfloat16 --json "$work/score-bf16.json" >/dev/null 2>&1
+"$python" - "$work/score-bf16.json" <<'PY' || fail "score: the re-scorer's dtype does not widen the near-tie threshold"
+import json, sys
+report = json.load(open(sys.argv[1]))
+thresholds = [q["first_divergence"]["near_tie_threshold"] for q in report["items"] if q["first_divergence"]]
+assert thresholds and min(thresholds) >= 0.9 and report["settings"]["rescore_with"]["dtype"] == "bfloat16", thresholds
+PY
 
 # Acceptance, greedy and sampled, with the draft served alone beside the target.
 accept() {
@@ -160,6 +180,12 @@ accept() {
   --bench "$bench" --dtype float64 --max-new-tokens 24 --batch-size 6 --limit 8 --out "$work/greedy.jsonl" >/dev/null ||
   fail "generate greedy"
 accept greedy --answers "$work/greedy.jsonl"
+"$conformance" acceptance "${endpoint[@]}" "${eos_ids[@]}" --rescore-dtype bfloat16 --draft-endpoint "$draft_url" \
+  --answers "$work/greedy.jsonl" --json "$work/greedy-bf16.json" >/dev/null 2>&1
+"$python" - "$work/greedy-bf16.json" <<'PY' || fail "acceptance: the re-scorer's dtype does not widen the near-tie threshold"
+import json, sys
+assert json.load(open(sys.argv[1]))["near_tie_threshold"] == 0.9
+PY
 # Without the EOS ids a checkpoint would give, acceptance through an engine is refused.
 "$conformance" acceptance "${remote[@]}" --draft-endpoint "$draft_url" --answers "$work/greedy.jsonl" \
   >"$work/no-eos.out" 2>&1
@@ -194,7 +220,8 @@ expect_usage_error "--tokenizer-from-server: the openai API does not give back" 
 for mode in missing short ids; do
   start "fake-$mode" "$python" "$here/fake_rescore_server.py" "$mode"
   expect_usage_error "--rescore-endpoint http://127.0.0.1:$port: request " sampling --rescore-endpoint "http://127.0.0.1:$port" \
-    --rescore-vocab-size "$vocab" --answers "$work/sampled.jsonl" --engine-dtype float64 --rescore-retries 0
+    --rescore-vocab-size "$vocab" --rescore-dtype float64 --answers "$work/sampled.jsonl" --engine-dtype float64 \
+    --rescore-retries 0
   case $mode in
     missing) grep -q "no prompt log-probabilities in the reply" "$work/stderr" || fail "missing: $(cat "$work/stderr")" ;;
     short) grep -q "log-probabilities returned, the top 20 asked" "$work/stderr" || fail "short: $(cat "$work/stderr")" ;;
@@ -202,8 +229,9 @@ for mode in missing short ids; do
   esac
 done
 expect_usage_error "--rescore-api openai: " sampling --rescore-endpoint "$target_url" --rescore-api openai \
-  --rescore-vocab-size "$vocab" --answers "$work/sampled.jsonl"
+  --rescore-vocab-size "$vocab" --rescore-dtype float64 --answers "$work/sampled.jsonl"
 expect_usage_error "--target or --rescore-endpoint" sampling --answers "$work/sampled.jsonl"
 expect_usage_error "needs --rescore-vocab-size" sampling --rescore-endpoint "$target_url" --answers "$work/sampled.jsonl"
+expect_usage_error "needs --rescore-dtype" sampling "${endpoint[@]}" --answers "$work/sampled.jsonl"
 
 finish "rescore endpoint"

@@ -50,7 +50,8 @@ assert sum(report["answers"]["pit_histogram"]) == tokens
 assert report["sampling"] == {"temperature": 0.8, "top_k": 12, "top_p": 0.9, "min_p": 0.0, "source": "answers",
                               "warper_order": "temperature, top-k, top-p, min-p"}, report["sampling"]
 assert report["groups"][0]["name"] == "all" and len(report["groups"]) > 2, [g["name"] for g in report["groups"]]
-assert report["support_margin"] == {"logits": 1e-6, "mass": 1e-9, "engine_dtype": "float64", "source": "answers"}, \
+assert report["support_margin"] == {"logits": 1e-6, "mass": 1e-9, "engine_dtype": "float64",
+                                   "rescorer_dtype": "float64", "source": "answers"}, \
     report["support_margin"]
 assert report["family_size"] == len(report["groups"]) and report["support_rates"] == []
 assert report["boundary_rate"] is None, report["boundary_rate"]

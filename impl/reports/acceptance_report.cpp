@@ -146,6 +146,7 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
   if (report.margin) {
     out["support_margin"] = {{"logits", report.margin->logits},
                              {"engine_dtype", report.margin->engine_dtype},
+                             {"rescorer_dtype", report.margin->rescorer_dtype},
                              {"source", report.margin->source}};
     out["boundary_trials"] = report.boundary_trials;
   }

@@ -175,7 +175,7 @@ ordered_json settings_json(const ScoreSettings& settings) {
                {"chat_template", settings.rescore_chat_template}};
   if (settings.rescore_endpoint)
     rescore = {{"endpoint", *settings.rescore_endpoint}, {"api", settings.rescore_api}, {"top_k", settings.rescore_top_k},
-               {"dtype", settings.rescore_dtype.empty() ? ordered_json(nullptr) : ordered_json(settings.rescore_dtype)}};
+               {"dtype", settings.rescore_dtype}};
   const bool all_turns = settings.turns == TurnScope::kAll;
   return {
       {"turns", all_turns ? "all" : "first"},
@@ -200,8 +200,9 @@ ordered_json settings_json(const ScoreSettings& settings) {
                            "from --rescore-with, else a lower bound from top_logprobs when only the reference token is "
                            "there; near_tie when |margin| <= the divergence's near_tie_threshold, hard otherwise: "
                            "settings.near_tie_threshold or, with near_tie_by_dtype, the sum of what rounding in each "
-                           "answer's run.dtype can move the two most likely tokens' difference when that is larger "
-                           "(bfloat16 and float16 widen it); the candidate's own log-probabilities are never used"},
+                           "answer's run.dtype and in the re-scorer's dtype can move the two most likely tokens' "
+                           "difference when that is larger (bfloat16 and float16 widen it); the candidate's own "
+                           "log-probabilities are never used"},
       {"rescore_with", rescore},
       {"eos_ids", settings.eos_ids},
       {"eos_rule", "where one answer's turn is the other's plus a trailing id among eos_ids, that id is not compared "

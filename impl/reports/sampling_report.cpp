@@ -105,7 +105,7 @@ std::string margin_line(const SamplingCheckReport& report) {
                            : m.source == "answers" ? "the answers' run.dtype"
                                                    : "from the flags";
   return "support margin " + short_number(m.logits) + " logits, " + short_number(m.mass) + " in top-p mass (engine " +
-         m.engine_dtype + ", " + from + ")";
+         m.engine_dtype + ", " + from + "; re-scorer " + m.rescorer_dtype + ")";
 }
 
 std::string boundary_rate_line(const SamplingCheckReport& report) {
@@ -234,6 +234,7 @@ json sampling_report_json(const SamplingCheckReport& report) {
                {{"logits", report.margin.logits},
                 {"mass", report.margin.mass},
                 {"engine_dtype", report.margin.engine_dtype},
+                {"rescorer_dtype", report.margin.rescorer_dtype},
                 {"source", report.margin.source}}},
               {"family_size", report.family_size},
               {"groups", groups},

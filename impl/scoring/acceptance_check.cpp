@@ -10,6 +10,7 @@
 #include "impl/common/utc_now.h"
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/answer_warpers.h"
+#include "impl/scoring/near_tie.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/scoring/stream_registry.h"
 
@@ -191,6 +192,15 @@ class AcceptanceReader {
                        (request_.ngram ? must_match : ""));
   }
 
+  double near_tie_threshold_of(const AnswerRecord& record) {
+    double threshold = request_.near_tie_threshold;
+    if (request_.near_tie_by_dtype)
+      threshold = widened_near_tie_threshold(threshold, {record.speed.run ? record.speed.run->dtype : std::nullopt,
+                                                         request_.rescorer_dtype});
+    report_.near_tie_threshold = std::max(report_.near_tie_threshold, threshold);
+    return threshold;
+  }
+
   void add_rounds(const std::filesystem::path& file, const AnswerRecord& record, size_t turn, const SamplingParams& warpers,
                   int64_t k, const std::string& at, const std::vector<int64_t>& lengths, const std::vector<int64_t>* listed_drafts) {
     const std::vector<int64_t>& generated = (*record.token_ids)[turn];
@@ -231,10 +241,11 @@ class AcceptanceReader {
       for (int64_t i = 0; i < n; ++i) odds.push_back({proposed[i] == generated[i] ? 1.0 : 0.0, false});
     } else if (warpers.greedy()) {
       if (const std::optional<GreedyChoices> choices = request_.draft->greedy_choices(prompt, generated, why_not))
-        odds = greedy_odds(*choices, generated, request_.near_tie_threshold);
+        odds = greedy_odds(*choices, generated, near_tie_threshold_of(record));
     } else {
       if (!report_.margin)
-        report_.margin = resolve_support_margin(request_.engine_dtype, request_.support_margin, std::nullopt, request_.answers, TurnScope::kAll);
+        report_.margin = resolve_support_margin(request_.engine_dtype, request_.support_margin, std::nullopt,
+                                                request_.rescorer_dtype, request_.answers, TurnScope::kAll);
       // Every token before the final one went on past: none of them is an EOS id, unless the
       // engine does not stop there.
       const std::vector<int64_t>& eos = request_.target->eos_token_ids();

@@ -67,8 +67,12 @@ struct AcceptanceCheckRequest {
   double alpha = 0.05;
   // Greedy: a draft position where the draft's two most likely tokens, or its choice and the
   // answer's token, lie within this many nats of each other may go either way in an engine
-  // whose numerics differ from the re-scorer's (as `score` treats divergences).
+  // whose numerics differ from the re-scorer's (as `score` treats divergences); where
+  // `near_tie_by_dtype` holds, widened per answer as score's by its run.dtype and the re-scorer's.
   double near_tie_threshold = 0.1;
+  bool near_tie_by_dtype = true;
+  // What the re-scorer (target and draft) computes in: float64, float32, bfloat16 or float16.
+  std::string rescorer_dtype = "float64";
   // Sampled: the engine's dtype, which sizes the support margin (nullopt: the answers' run.dtype),
   // or the margin itself (resolve_support_margin).
   std::optional<std::string> engine_dtype;
@@ -104,7 +108,7 @@ struct AcceptanceCheckReport {
   // at max_new_tokens within a round of drafts).
   int64_t final_trials = 0;
   int64_t near_tie_rounds = 0;  // greedy: rounds that agree only through a near-tie
-  double near_tie_threshold = 0.1;
+  double near_tie_threshold = 0.1;  // the widest an answer was judged with
   // Sampled: trials whose outcome the re-scorer rules out (acceptance probability 0 or 1) but
   // an engine within the support margin could have (a support that grows within it).
   int64_t boundary_trials = 0;

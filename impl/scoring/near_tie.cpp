@@ -14,13 +14,19 @@ std::optional<double> margin_rounding_of(std::string_view dtype) {
   return found == rounding.end() ? std::nullopt : std::optional(found->second);
 }
 
+double widened_near_tie_threshold(double threshold, std::initializer_list<std::optional<std::string>> dtypes) {
+  double rounding = 0.0;
+  for (const std::optional<std::string>& dtype : dtypes) rounding += dtype ? margin_rounding_of(*dtype).value_or(0.0) : 0.0;
+  return std::max(threshold, rounding);
+}
+
 double near_tie_threshold(const ScoreSettings& settings, const std::optional<std::string>& reference_dtype,
                           const std::optional<std::string>& candidate_dtype) {
   if (!settings.near_tie_by_dtype) return settings.near_tie_threshold;
-  const auto rounding = [](const std::optional<std::string>& dtype) {
-    return dtype ? margin_rounding_of(*dtype).value_or(0.0) : 0.0;
-  };
-  return std::max(settings.near_tie_threshold, rounding(reference_dtype) + rounding(candidate_dtype));
+  const bool rescoring = settings.rescore_with || settings.rescore_endpoint;
+  const std::optional<std::string> rescorer =
+      rescoring && !settings.rescore_dtype.empty() ? std::optional(settings.rescore_dtype) : std::nullopt;
+  return widened_near_tie_threshold(settings.near_tie_threshold, {reference_dtype, candidate_dtype, rescorer});
 }
 
 }  // namespace specgate

@@ -40,9 +40,11 @@ struct ScoreSettings {
   bool near_tie_by_dtype = true;
   GateSettings gate;
   std::optional<std::filesystem::path> rescore_with;
-  std::string rescore_dtype, rescore_device, rescore_chat_template;  // meaningful with rescore_with
-  // Or the reference engine that re-scores through its prompt log-probabilities of the top k; its
-  // dtype as the user states it (empty: not stated) is in rescore_dtype.
+  // What the re-scorer computes in (with rescore_with or rescore_endpoint): its rounding widens
+  // the near-tie threshold as the answers' does.
+  std::string rescore_dtype;
+  std::string rescore_device, rescore_chat_template;  // meaningful with rescore_with
+  // Or the reference engine that re-scores through its prompt log-probabilities of the top k.
   std::optional<std::string> rescore_endpoint;
   std::string rescore_api;
   int64_t rescore_top_k = 0;

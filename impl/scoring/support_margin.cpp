@@ -60,10 +60,12 @@ std::optional<SupportMargin> support_margin_for(const std::string& dtype) {
 
 SupportMargin resolve_support_margin(const std::optional<std::string>& engine_dtype,
                                      const std::optional<double>& support_margin,
-                                     const std::optional<double>& support_mass_margin,
+                                     const std::optional<double>& support_mass_margin, const std::string& rescorer_dtype,
                                      std::span<const std::filesystem::path> answer_files, TurnScope turns) {
   check_given(support_margin, "--support-margin", "a finite number of logits >= 0", HUGE_VAL);
   check_given(support_mass_margin, "--support-mass-margin", "a mass in [0, 1]", 1.0);
+  const std::optional<SupportMargin> rescorer = support_margin_for(rescorer_dtype);
+  if (!rescorer) throw InputError("the re-scorer's dtype: expected " + std::string(kNames) + ", got '" + rescorer_dtype + "'");
   std::optional<SupportMargin> margin;
   if (engine_dtype) {
     margin = support_margin_for(*engine_dtype);
@@ -72,6 +74,11 @@ SupportMargin resolve_support_margin(const std::optional<std::string>& engine_dt
     margin = answers_margin(answer_files, turns, /*required=*/!support_margin && !support_mass_margin);
   }
   SupportMargin resolved = margin.value_or(SupportMargin{.engine_dtype = "", .source = "flag"});
+  if (margin && rescorer_dtype != "float64") {
+    resolved.logits += rescorer->logits;
+    resolved.mass += rescorer->mass;
+  }
+  resolved.rescorer_dtype = rescorer_dtype;
   if (support_margin) resolved.logits = *support_margin;
   if (support_mass_margin) resolved.mass = *support_mass_margin;
   if (support_margin || support_mass_margin) resolved.source = "flag";
