@@ -226,8 +226,8 @@ std::string to_markdown(const FaultCoverageTable& table) {
   for (const FaultCoverage& f : table.faults) {
     out += "| `" + std::string(fault_name(f.fault)) + "` | " + (is_layout_fault(f.fault) ? "yes" : "") + " | " +
            std::string(decoder_name(f.decoder)) + " |";
-    for (const CoverageBucket& b : f.runs) out += " " + rate(b) + " |";
-    for (const CoverageBucket& b : f.rows) out += " " + rate(b) + " |";
+    for (const CoverageBucket& b : f.runs) out.append(" ").append(rate(b)).append(" |");
+    for (const CoverageBucket& b : f.rows) out.append(" ").append(rate(b)).append(" |");
     out += " " + (f.shows_without_realignment ? std::string("shows without")
                   : f.per_realignment > 0.0     ? short_number(f.per_realignment, 3)
                                                 : std::string("never shows here")) +
