@@ -71,7 +71,7 @@ print(json.dumps({"label": sys.argv[2], "test": r["test"], "verdict": r["verdict
 }
 
 faults=(always-accept residual-not-normalised raw-draft-distribution bonus-from-draft greedy-verification
-        draft-filter-skipped stale-draft-distribution)
+        draft-filter-skipped stale-draft-distribution warpers-before-temperature)
 speculation="EQSPEC, K = 3"
 if [ -n "${TREES:-}" ]; then
   faults=(tree-sibling-not-renormalised tree-rejected-sibling-kept)

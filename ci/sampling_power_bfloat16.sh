@@ -7,8 +7,9 @@
 #
 # A warper bug is an engine sampling with other warpers than it states: top-p ignored (sampled at
 # top-p 1), top-k off by one (top-k 13), min-p on the distribution before the temperature (min-p
-# 0.1 there is 0.1^(1/0.8) = 0.056 after it). A sampling fault is one of the catalogue seeded with
-# --inject-fault. Each of DRAWS draws (default 10) takes fresh seeds and PIT seed, and is judged
+# 0.1 there is 0.1^(1/0.8) = 0.056 after it), and warpers before the temperature (seeded:
+# --inject-fault warpers-before-temperature, top-k and top-p cut the untempered distribution). A
+# sampling fault is one of the catalogue seeded with --inject-fault. Each of DRAWS draws (default 10) takes fresh seeds and PIT seed, and is judged
 # at the first file (1,920 tokens) and at FILES files (default 5: 9,600 tokens).
 #
 # CORRECT_RUNS (default 200) runs of the correct engine at 1,920 tokens measure the false-alarm
@@ -25,7 +26,7 @@ cd "$root"
 out="${1:-reports/sampling}"
 draws="${DRAWS:-10}" files="${FILES:-5}" correct_runs="${CORRECT_RUNS:-200}" tolerance="${TOLERANCE:-0.1}"
 jobs="${JOBS:-$(nproc)}"
-cases="${CASES:-top-p-ignored top-k-off-by-one min-p-before-temperature always-accept residual-not-normalised raw-draft-distribution bonus-from-draft greedy-verification draft-filter-skipped stale-draft-distribution}"
+cases="${CASES:-top-p-ignored top-k-off-by-one min-p-before-temperature always-accept residual-not-normalised raw-draft-distribution bonus-from-draft greedy-verification draft-filter-skipped stale-draft-distribution warpers-before-temperature}"
 work=build/sampling-power-bfloat16
 python=build/venv/bin/python
 if [ -z "${REPORT_ONLY:-}" ]; then
@@ -119,6 +120,14 @@ for case in cases:
         lines.append(f"| {case} | {median(r['tokens'] for r in chosen)} | {rejected} | {len(chosen)} | "
                      f"{median(r['outside_support'] for r in chosen)} | {median(r['boundary'] for r in chosen)} "
                      f"({'-' if expected is None else f'{expected:.2f}'}) |")
+largest = max((r["files"] for r in results if r["case"] != "correct"), default=None)
+if largest is not None:
+    def caught(case):
+        chosen = [r for r in results if r["case"] == case and r["files"] == largest]
+        return sum(r["verdict"] == "rejected" for r in chosen), len(chosen)
+    met = [case for case in cases if caught(case)[1] and caught(case)[0] >= 0.9 * caught(case)[1]]
+    lines += ["", f"Rejected in at least 90% of the draws (9 of 10) at {largest} files: {len(met)} of {len(cases)} cases"
+              + ("" if len(met) == len(cases) else " (not: " + ", ".join(c for c in cases if c not in met) + ")") + "."]
 correct = [r for r in results if r["case"] == "correct"]
 if correct:
     rejected = sum(r["verdict"] == "rejected" for r in correct)

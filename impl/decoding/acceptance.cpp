@@ -126,7 +126,7 @@ DeviceDecisions verify_sampled(const at::Tensor& logits, const DraftProposal& pr
   const FaultSet& faults = options.faults;
   const at::Tensor& tokens = drafts.tokens;
   const int64_t k = tokens.size(1);
-  const at::Tensor p = sampling_distribution(logits, sampling);  // [B, k+1, V]
+  const at::Tensor p = sampling_distribution_under_faults(logits, sampling, faults);  // [B, k+1, V]
   at::Tensor first_rejection = at::zeros({tokens.size(0)}, tokens.options());
   if (k > 0) {
     const at::Tensor p_of_draft = p.narrow(1, 0, k).gather(2, tokens.unsqueeze(2)).squeeze(2);

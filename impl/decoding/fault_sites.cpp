@@ -1,6 +1,8 @@
 #include "impl/decoding/fault_sites.h"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -18,6 +20,18 @@ at::Tensor mask_under_faults(at::Tensor key_valid, const FaultSet& faults, int64
 at::Tensor verified_positions_under_faults(at::Tensor positions, const FaultSet& faults) {
   if (faults.has(Fault::kBonusKvWrongPosition)) positions.select(1, 0).add_(1);
   return positions;
+}
+
+at::Tensor sampling_distribution_under_faults(const at::Tensor& logits, std::span<const SamplingParams> sampling,
+                                              const FaultSet& faults) {
+  if (!faults.has(Fault::kWarpersBeforeTemperature)) return sampling_distribution(logits, sampling);
+  std::vector<SamplingParams> untempered(sampling.begin(), sampling.end()), tempered;
+  for (SamplingParams& row : untempered) {
+    tempered.push_back({.temperature = row.temperature});
+    if (!row.greedy()) row.temperature = 1.0;
+  }
+  const at::Tensor cut = sampling_distribution(logits, untempered).eq(0.0);
+  return sampling_distribution(logits.to(at::kDouble).masked_fill(cut, -INFINITY), tempered);
 }
 
 at::Tensor recorded_distribution_under_faults(at::Tensor shaped, const at::Tensor& logits,

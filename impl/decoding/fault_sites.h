@@ -30,6 +30,14 @@ at::Tensor mask_under_faults(at::Tensor key_valid, const FaultSet& faults, int64
 // The positions of a verification pass: the pending token's one further on (kBonusKvWrongPosition).
 at::Tensor verified_positions_under_faults(at::Tensor positions, const FaultSet& faults);
 
+// ---- Sampling
+
+// The distribution each row draws from (sampling_distribution): with top-k, top-p and min-p cut
+// on the untempered distribution and the temperature applied to what they keep
+// (kWarpersBeforeTemperature).
+at::Tensor sampling_distribution_under_faults(const at::Tensor& logits, std::span<const SamplingParams> sampling,
+                                              const FaultSet& faults);
+
 // ---- Drafting
 
 // The draft distribution verification takes as q, given the `shaped` one the draft was drawn

@@ -14,6 +14,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fault::kCount)> kName
     "bonus-logit-off-by-one", "count-after-mismatch",  "tokens-after-eos-kept", "always-accept",
     "residual-not-normalised", "raw-draft-distribution", "bonus-kv-wrong-position", "cache-advanced-by-drafted",
     "shared-random-stream",   "greedy-verification",   "draft-filter-skipped", "stale-draft-distribution",
+    "warpers-before-temperature",
     "cancel-shifts-rows",     "ragged-padding-verified", "ragged-bonus-from-padding",
     "tree-sibling-visible",   "tree-position-by-offset", "tree-path-not-compacted", "tree-wrong-branch-kv",
     "tree-sibling-not-renormalised", "tree-rejected-sibling-kept",
@@ -38,7 +39,8 @@ bool is_sampling_only(Fault fault) {
   return fault == Fault::kAlwaysAccept || fault == Fault::kResidualNotNormalised ||
          fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream ||
          fault == Fault::kGreedyVerification || fault == Fault::kDraftFilterSkipped ||
-         fault == Fault::kStaleDraftDistribution || fault == Fault::kTreeSiblingNotRenormalised ||
+         fault == Fault::kStaleDraftDistribution || fault == Fault::kWarpersBeforeTemperature ||
+         fault == Fault::kTreeSiblingNotRenormalised ||
          fault == Fault::kTreeRejectedSiblingKept;
 }
 

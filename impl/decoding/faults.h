@@ -31,6 +31,7 @@ enum class Fault {
   kGreedyVerification,      // sampling: drafts checked against the target's argmax, bonus its argmax
   kDraftFilterSkipped,      // sampling: q in p/q is tempered but not top-k / top-p filtered
   kStaleDraftDistribution,  // sampling: q in p/q is a buffer filled in the first round, never refreshed
+  kWarpersBeforeTemperature,  // sampling: top-k, top-p and min-p cut the untempered distribution
   kCancelShiftsRows,        // a cancelled row leaves, the rows after it move up one without their K/V
   kRaggedPaddingVerified,   // a row with fewer drafts than the batch's longest is tested on its padding too
   kRaggedBonusFromPadding,  // a row that kept all its drafts, fewer than the longest, takes its bonus after the padding

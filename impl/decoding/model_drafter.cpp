@@ -54,7 +54,7 @@ DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOp
     const at::Tensor logits = model_.logits(hidden.select(1, hidden.size(1) - 1));  // [B, V]
     at::Tensor chosen;
     if (sampling) {
-      const at::Tensor q = sampling_distribution(logits, by_row);
+      const at::Tensor q = sampling_distribution_under_faults(logits, by_row, options.faults);
       distributions.push_back(recorded_distribution_under_faults(q, logits, by_row, options.faults));
       chosen = sample_tokens(q, uniforms.select(1, step));
       if (greedy.defined()) chosen = at::where(greedy, logits.argmax(-1), chosen);

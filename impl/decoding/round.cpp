@@ -65,7 +65,8 @@ void SpeculativeRound::prefill(BatchLayout& batch_layout) {
       Row& row = state.rows[i];
       uniforms.data_ptr<double>()[i] = row.sampling.greedy() ? 0.0 : row.rng.uniform();
     }
-    first = sample_tokens(sampling_distribution(logits, state.sampling()), upload(uniforms, device));
+    first = sample_tokens(sampling_distribution_under_faults(logits, state.sampling(), options_.faults),
+                          upload(uniforms, device));
     if (state.any_greedy()) first = at::where(greedy_rows(state, device).squeeze(1), logits.argmax(-1), first);
   }
   const at::Tensor first_tokens = download(first);

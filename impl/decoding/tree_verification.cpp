@@ -58,7 +58,7 @@ std::vector<TreeAcceptance> verify_sampled(const at::Tensor& logits, const Draft
                                            const FaultSet& faults) {
   const c10::Device device = logits.device();
   const int64_t batch = state.batch_size(), width = trees.tokens.size(1);
-  const at::Tensor p = sampling_distribution(logits, state.sampling());  // [B, width + 1, V]
+  const at::Tensor p = sampling_distribution_under_faults(logits, state.sampling(), faults);  // [B, width + 1, V]
   at::Tensor parent_offsets = at::zeros({batch, width}, kLong);
   for (int64_t i = 0; i < batch; ++i) {
     const TreeShape& shape = trees.shapes[i];

@@ -51,6 +51,12 @@ std::vector<Site> sites() {
        [=](const FaultSet& f) { return !same(mask_under_faults(valid, f, 3), valid); }},
       {"verified_positions_under_faults", {Fault::kBonusKvWrongPosition},
        [=](const FaultSet& f) { return !same(verified_positions_under_faults(positions.clone(), f), positions); }},
+      {"sampling_distribution_under_faults", {Fault::kWarpersBeforeTemperature},
+       [=](const FaultSet& f) {
+         const SamplingParams nucleus{.temperature = 0.5, .top_p = 0.7};
+         return !same(sampling_distribution_under_faults(logits, std::span(&nucleus, 1), f),
+                      sampling_distribution(logits, nucleus));
+       }},
       {"recorded_distribution_under_faults", {Fault::kRawDraftDistribution, Fault::kDraftFilterSkipped},
        [=](const FaultSet& f) { return !same(recorded_distribution_under_faults(shaped, logits, std::span(&top2, 1), f), shaped); }},
       {"StaleDraftDistributions", {Fault::kStaleDraftDistribution},

@@ -109,7 +109,8 @@ DistributionTestResult distribution_test(const DistributionScenario& s, const Fa
 std::vector<Fault> sampling_faults() {
   return {Fault::kBonusFromDraft,      Fault::kResidualNotNormalised, Fault::kAlwaysAccept,
           Fault::kRawDraftDistribution, Fault::kGreedyVerification,    Fault::kDraftFilterSkipped,
-          Fault::kStaleDraftDistribution, Fault::kTreeSiblingNotRenormalised, Fault::kTreeRejectedSiblingKept};
+          Fault::kStaleDraftDistribution, Fault::kWarpersBeforeTemperature, Fault::kTreeSiblingNotRenormalised,
+          Fault::kTreeRejectedSiblingKept};
 }
 
 std::vector<DistributionScenario> distribution_panel() {
