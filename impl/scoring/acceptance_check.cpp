@@ -265,7 +265,11 @@ class AcceptanceReader {
     if (odds.empty())
       throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
 
-    const std::optional<int64_t> last_accepted = last_round_accepted(record, turn, lengths, k, at);
+    // A last round cut by max_new_tokens within its drafts may have drafted fewer than K (an
+    // engine that drafts only what it can keep): its final token's trial stands only where the
+    // answer lists the round's drafts.
+    const std::optional<int64_t> counted_last = last_round_accepted(record, turn, lengths, k, at);
+    const std::optional<int64_t> last_accepted = listed_drafts != nullptr ? counted_last : std::nullopt;
     report_.final_trials += last_accepted && lengths.back() - 1 < drafted.back();
     for (size_t r = first_round; r < lengths.size(); start += lengths[r], ++r) {
       const bool last = r + 1 == lengths.size();

@@ -105,7 +105,7 @@ struct AcceptanceCheckReport {
   // continues with, and one token more.
   int64_t implied_turns = 0;
   // Turns whose final token's trial the engine's own accepted_drafts decides (the answer stopped
-  // at max_new_tokens within a round of drafts).
+  // at max_new_tokens within a round whose drafts the answer lists, past the final token).
   int64_t final_trials = 0;
   int64_t near_tie_rounds = 0;  // greedy: rounds that agree only through a near-tie
   double near_tie_threshold = 0.1;  // the widest an answer was judged with
