@@ -236,7 +236,9 @@ TEST(SglangDialect, AsksForAStreamOnTheSameRoute) {
 
 // The prompt's log-probabilities, as tokenizer_manager.py's convert_logprob_style lists them from
 // logprob_start_len: input_token_logprobs one triple per prompt token (the first's log-probability
-// null), input_top_logprobs the top k of each (the first null).
+// null), input_top_logprobs the top k of each (the first null). Each triple's text is null unless
+// the request asks for return_text_in_logprobs (detokenize_logprob_tokens, sgl-project/sglang at
+// commit 001067fffe33427bee0ed2f007fb7551a1d76b44), as here.
 TEST(SglangDialect, ReadsThePromptsLogprobs) {
   const auto dialect = dialect_from_name("sglang");
   CompletionRequest request = greedy_ids();
@@ -247,8 +249,8 @@ TEST(SglangDialect, ReadsThePromptsLogprobs) {
   EXPECT_EQ(body["return_logprob"], true);
   const Completion completion = dialect->parse_response(R"({"text": "a", "output_ids": [5], "meta_info": {
     "finish_reason": {"type": "length", "length": 1},
-    "input_token_logprobs": [[null, 1, "<s>"], [-0.5, 7, "x"], [-3.0, 9, "y"]],
-    "input_top_logprobs": [null, [[-0.5, 7, "x"], [-1.5, 8, "z"]], [[-0.25, 4, "w"], [-2.0, 6, "v"]]]}})");
+    "input_token_logprobs": [[null, 1, null], [-0.5, 7, null], [-3.0, 9, null]],
+    "input_top_logprobs": [null, [[-0.5, 7, null], [-1.5, 8, null]], [[-0.25, 4, null], [-2.0, 6, null]]]}})");
   EXPECT_EQ(completion.prompt_token_ids, (std::vector<int64_t>{1, 7, 9}));
   ASSERT_EQ(completion.prompt_logprobs.size(), 2u);
   EXPECT_EQ(completion.prompt_logprobs[0].size(), 2u);  // the token itself among its top 2

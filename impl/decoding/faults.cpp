@@ -40,8 +40,7 @@ bool is_sampling_only(Fault fault) {
          fault == Fault::kRawDraftDistribution || fault == Fault::kSharedRandomStream ||
          fault == Fault::kGreedyVerification || fault == Fault::kDraftFilterSkipped ||
          fault == Fault::kStaleDraftDistribution || fault == Fault::kWarpersBeforeTemperature ||
-         fault == Fault::kTreeSiblingNotRenormalised ||
-         fault == Fault::kTreeRejectedSiblingKept;
+         fault == Fault::kTreeSiblingNotRenormalised || fault == Fault::kTreeRejectedSiblingKept;
 }
 
 Fault fault_from_name(std::string_view name) {
