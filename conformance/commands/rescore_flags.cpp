@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "conformance/collect/server_check.h"
+#include "impl/common/dtype.h"
 #include "impl/common/error.h"
 
 namespace specgate::cli {
@@ -35,8 +36,7 @@ void add_rescore_endpoint_flags(CLI::App& c, RescoreEndpointFlags& o, const std:
       ->check(CLI::Range(0, 100));
   c.add_option("--rescore-dtype", o.dtype,
                "What the reference engine computes in (its --dtype); needed with --rescore-endpoint: its rounding widens the "
-               "near-tie thresholds and support margins")
-      ->check(CLI::IsMember({"float64", "float32", "bfloat16", "float16"}));
+               "near-tie thresholds and support margins");
 }
 
 EngineRescorer engine_rescorer(const RescoreEndpointFlags& o, const std::string& endpoint, const std::string& flag) {
@@ -47,6 +47,7 @@ EngineRescorer engine_rescorer(const RescoreEndpointFlags& o, const std::string&
   if (o.dtype.empty())
     throw InputError(flag + ": needs --rescore-dtype, what the engine computes in (float32, bfloat16...): its rounding "
                      "sizes the near-tie thresholds and support margins");
+  dtype_from_name(o.dtype, "--rescore-dtype");
   EngineLogitsOptions options{.endpoint = parse_endpoint(endpoint), .dialect = dialect_from_name(o.api), .model = o.model,
                               .top_k = o.top_k, .vocab_size = o.vocab_size, .eos_token_ids = o.eos_ids,
                               .concurrency = o.concurrency, .http = o.http, .retries = o.retries};

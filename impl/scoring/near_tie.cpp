@@ -23,9 +23,8 @@ double widened_near_tie_threshold(double threshold, std::initializer_list<std::o
 double near_tie_threshold(const ScoreSettings& settings, const std::optional<std::string>& reference_dtype,
                           const std::optional<std::string>& candidate_dtype) {
   if (!settings.near_tie_by_dtype) return settings.near_tie_threshold;
-  const bool rescoring = settings.rescore_with || settings.rescore_endpoint;
   const std::optional<std::string> rescorer =
-      rescoring && !settings.rescore_dtype.empty() ? std::optional(settings.rescore_dtype) : std::nullopt;
+      settings.rescore_dtype.empty() ? std::nullopt : std::optional(settings.rescore_dtype);
   return widened_near_tie_threshold(settings.near_tie_threshold, {reference_dtype, candidate_dtype, rescorer});
 }
 

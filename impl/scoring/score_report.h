@@ -40,8 +40,8 @@ struct ScoreSettings {
   bool near_tie_by_dtype = true;
   GateSettings gate;
   std::optional<std::filesystem::path> rescore_with;
-  // What the re-scorer computes in (with rescore_with or rescore_endpoint): its rounding widens
-  // the near-tie threshold as the answers' does.
+  // What the re-scorer computes in (with rescore_with or rescore_endpoint; empty without one): its
+  // rounding widens the near-tie threshold as the answers' does.
   std::string rescore_dtype;
   std::string rescore_device, rescore_chat_template;  // meaningful with rescore_with
   // Or the reference engine that re-scores through its prompt log-probabilities of the top k.
