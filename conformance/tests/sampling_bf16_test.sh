@@ -6,6 +6,7 @@
 set -uo pipefail
 conformance=$1 fixtures=$2 bench=$3
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+schema="$(dirname "${BASH_SOURCE[0]}")/../../reports/schema/sampling_report.schema.json"
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 
@@ -36,6 +37,17 @@ import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["support_margin"]["engine_dtype"] == "bfloat16" and report["support_margin"]["source"] == "answers"
 assert report["answers"]["boundary"] and not report["answers"]["outside_support"], report["answers"]["boundary"]
+PY
+# The one-sample test grants a bfloat16 engine the shift the checkpoint in bfloat16 puts on the
+# PIT's law, twice over, in every group; the report follows its schema.
+"$python" - "$schema" "$work/bf16.json" <<'PY' || fail "bfloat16 rounding allowance"
+import json, sys
+import jsonschema
+schema, report = (json.load(open(p)) for p in sys.argv[1:3])
+jsonschema.Draft202012Validator(schema).validate(report)
+for group in report["groups"]:
+    rounding = group["rounding"]
+    assert 0 < rounding["shift"] < 0.05 and rounding["allowance"] == 2 * rounding["shift"], (group["name"], rounding)
 PY
 check "${bf16[@]}" --engine-dtype float64 >"$work/out"
 [ $? -eq 1 ] || fail "bfloat16 boundary tokens held to float64's margin passed"

@@ -78,7 +78,9 @@ std::string warpers(const SamplingCheckReport& report) {
 std::string test_line(const SampledGroup& group) {
   const DistributionTest& t = group.test;
   return "D = " + short_number(t.distance, 3) + " [" + short_number(t.distance_low, 3) + ", " +
-         short_number(t.distance_high, 3) + "], p = " + short_number(group.p_value, 3) + " (Holm " +
+         short_number(t.distance_high, 3) + "]" +
+         (group.rounding_allowance > 0.0 ? " less a rounding allowance of " + short_number(group.rounding_allowance, 3) : "") +
+         ", p = " + short_number(group.p_value, 3) + " (Holm " +
          short_number(group.holm_p_value, 3) + "), guaranteed to detect d >= " + short_number(group.detectable_distance, 3) +
          " at power 0.9";
 }
@@ -205,6 +207,8 @@ json sampling_report_json(const SamplingCheckReport& report) {
                   {"rejected", g.rejected},
                   {"tested", g.tested}};
     if (g.permutation) group["permutation"] = permutation_json(*g.permutation);
+    if (g.rounding_allowance > 0.0)
+      group["rounding"] = {{"shift", g.rounding_shift}, {"allowance", g.rounding_allowance}};
     groups.push_back(std::move(group));
   }
   json rates = json::array();

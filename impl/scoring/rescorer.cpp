@@ -5,6 +5,7 @@
 #include "impl/bench/conversation.h"
 #include "impl/checkpoint/model_io.h"
 #include "impl/model/transformer.h"
+#include "impl/scoring/pit_shift.h"
 #include "impl/scoring/support_band.h"
 #include "impl/tokenizer/tokenizer.h"
 
@@ -287,6 +288,12 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
     masses.own.push_back(rows[columns * i + 1]);
     masses.boundary.push_back(rows[columns * i + 2] != 0.0);
     if (engine.defined()) masses.boundary_chance.push_back(rows[columns * i + 3]);
+  }
+  if (engine.defined()) {
+    const std::vector<double> shift =
+        rows_on_host(pit_law_shift(sampling_distribution(logits->fillings.front(), sampling), engine));
+    for (auto row = shift.begin(); row != shift.end(); row += kPitShiftPoints)
+      masses.pit_shift.emplace_back(row, row + kPitShiftPoints);
   }
   const at::Tensor exact =
       logits->ranked_past.defined() ? figures.exact.logical_and(logits->ranked_past.logical_not()) : figures.exact;

@@ -38,11 +38,13 @@ class Tokenizer;
 // exact: the figures do not depend on log-probabilities the source left unknown (always so for a
 // local checkpoint). boundary_chance: where the same checkpoint in the engine's dtype re-scores
 // too, the mass its shaped distribution gives the tokens on the boundary, the chance that a
-// correct engine of that dtype draws one there; empty otherwise.
+// correct engine of that dtype draws one there, and pit_shift, how far such an engine moves the
+// law of each token's PIT (pit_law_shift, kPitShiftPoints values a token); both empty otherwise.
 struct TokenMasses {
   std::vector<double> below, own;
   std::vector<bool> boundary, exact;
   std::vector<double> boundary_chance;
+  std::vector<std::vector<double>> pit_shift;
 };
 
 // Whether speculative sampling accepts the draft at each position of an answer: the

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <map>
 #include <numeric>
+#include <ranges>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "impl/common/short_number.h"
 #include "impl/common/utc_now.h"
 #include "impl/scoring/answer_warpers.h"
+#include "impl/scoring/pit_shift.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/scoring/stream_registry.h"
 #include "impl/statistics/multiple_testing.h"
@@ -54,6 +56,8 @@ struct SideValues {
   std::vector<std::string> unit_subtasks;
   std::vector<AnswerDesign> unit_designs;
   std::vector<UnitEvents> unit_boundary;  // per answer, its tokens on the support's boundary
+  // Per answer, the sum of its PIT tokens' pit_shift; empty without a re-scoring in the engine's dtype.
+  std::vector<std::vector<double>> unit_pit_shift;
   // Per answer, its digest and how many answers alike came before it on this side: the order the
   // permutations see.
   std::vector<std::pair<std::string, int64_t>> unit_keys;
@@ -73,6 +77,7 @@ void sort_by_key(SideValues& values) {
   reorder(values.unit_subtasks);
   reorder(values.unit_designs);
   reorder(values.unit_boundary);
+  reorder(values.unit_pit_shift);
   reorder(values.unit_keys);
 }
 
@@ -114,6 +119,7 @@ class SideReader {
     ++values.side.answers;
     SampleUnit unit{.values = {}, .stratum = record.question_id};
     UnitEvents boundary{.events = 0, .trials = 0, .stratum = record.question_id};
+    std::vector<double> pit_shift(request_.in_engine_dtype ? kPitShiftPoints : 0, 0.0);
     for (size_t turn = 0; turn < record.token_ids->size(); ++turn) {
       const std::vector<int64_t>& generated = (*record.token_ids)[turn];
       if (generated.empty()) continue;
@@ -142,11 +148,13 @@ class SideReader {
           continue;
         }
         unit.values.push_back(*pit);
+        if (!masses->pit_shift.empty()) std::ranges::transform(pit_shift, masses->pit_shift[i], pit_shift.begin(), std::plus{});
       }
     }
     values.units.push_back(std::move(unit));
     values.unit_subtasks.push_back(subtask);
     values.unit_boundary.push_back(boundary);
+    values.unit_pit_shift.push_back(std::move(pit_shift));
     values.unit_designs.push_back({at, record.prompt_token_ids->empty() ? std::vector<int64_t>{} : record.prompt_token_ids->front(),
                                    record.token_ids->size(),
                                    record.speed.run ? std::optional(record.speed.run->max_new_tokens) : std::nullopt});
@@ -169,6 +177,21 @@ std::vector<SampleUnit> units_of(const SideValues& side, const std::string& subt
     if (subtask.empty() || side.unit_subtasks[i] == subtask) units.push_back(side.units[i]);
   }
   return units;
+}
+
+// How far a correct engine of the answers' dtype moves the pooled PIT law of those units off
+// uniform, as the re-scoring in that dtype measures it: the largest |mean pit_law_shift| over the
+// points; 0 without that re-scoring.
+double rounding_shift_of(const SideValues& side, const std::string& subtask) {
+  std::vector<double> sum(kPitShiftPoints, 0.0);
+  int64_t tokens = 0;
+  for (size_t i = 0; i < side.units.size(); ++i) {
+    if (side.unit_pit_shift[i].empty() || !(subtask.empty() || side.unit_subtasks[i] == subtask)) continue;
+    std::ranges::transform(sum, side.unit_pit_shift[i], sum.begin(), std::plus{});
+    tokens += static_cast<int64_t>(side.units[i].values.size());
+  }
+  if (tokens == 0) return 0.0;
+  return std::ranges::max(sum | std::views::transform([&](double s) { return std::abs(s) / static_cast<double>(tokens); }));
 }
 
 // The PIT values of those units, pooled.
@@ -331,8 +354,10 @@ SamplingCheckReport check_sampling(const SamplingCheckRequest& request) {
     SampledGroup group{.name = subtask.empty() ? "all" : subtask};
     if (!baseline) {
       group.test = ks_uniformity_test(ours, request.alpha);
-      group.p_value = group.test.p_value;
-      group.detectable_distance = ks_detectable_distance(static_cast<double>(group.test.n), strictest);
+      group.rounding_shift = rounding_shift_of(answers, subtask);
+      group.rounding_allowance = kRoundingShiftTolerance * group.rounding_shift;
+      group.p_value = ks_p_value(std::max(0.0, group.test.distance - group.rounding_allowance), static_cast<double>(group.test.n));
+      group.detectable_distance = ks_detectable_distance(static_cast<double>(group.test.n), strictest) + group.rounding_allowance;
     } else {
       const std::vector<double> theirs = values_of(*baseline, subtask);
       group.test = ks_two_sample_test(ours, theirs, request.alpha);

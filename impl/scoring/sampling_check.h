@@ -56,7 +56,15 @@ struct SampledGroup {
   DistributionTest test;
   // Two samples: the verdict's test, answers as units, exchanged within their question.
   std::optional<PermutationKsTest> permutation;
-  double p_value = 1.0;  // the verdict's: test's or permutation's
+  // One sample with a re-scoring in the engine's dtype: how far a correct engine of that dtype
+  // moves the PIT law of the group's tokens off uniform (the largest |mean G(u) - u|,
+  // pit_law_shift), and the allowance the test grants D for it, kRoundingShiftTolerance times
+  // that: the null is then "within the allowance of uniform", not "uniform", which a rounding
+  // engine never is and which enough tokens would reject.
+  double rounding_shift = 0.0;
+  double rounding_allowance = 0.0;
+  // The verdict's: the permutation test's; one sample, the Kolmogorov law's at D less the allowance.
+  double p_value = 1.0;
   // The smallest sup-distance this group is guaranteed (a Hoeffding bound) to reject with
   // probability >= 0.9 at Holm's strictest step, alpha over the family's size.
   double detectable_distance = 1.0;
@@ -96,6 +104,12 @@ struct BoundaryRateTest {
 // How much more often than specgate's own re-scoring in the engine's dtype a correct engine of
 // that dtype may sit on the boundary: its kernels round otherwise.
 inline constexpr double kBoundaryRateTolerance = 2.0;
+
+// How much farther than specgate's own re-scoring in the engine's dtype a correct engine of that
+// dtype may move the PIT law off uniform. The shift is what rounding does on average over many
+// tokens, not at any one: two bfloat16 kernels of transformers (SDPA and eager attention) move
+// it alike (docs/statistics.md).
+inline constexpr double kRoundingShiftTolerance = 2.0;
 
 struct SamplingCheckRequest {
   std::vector<std::filesystem::path> answers;   // the engine's answers (speculation on)
