@@ -12,12 +12,15 @@
 # OUT/calibration.json and OUT/calibration.md (default reports/sampling); JOBS runs side by side
 # (default: the cores). About 40 minutes on 2 cores. DRAFTER=ngram: EQSPEC drafting by prompt lookup (n-grams of 1-3) in float64, float32
 # and bfloat16, each tested by `acceptance --drafter ngram`; writes OUT/calibration_ngram.json
-# and .md.
+# and .md. A re-measurement with fresh seeds: FIRST_RUN (default 1) numbers the runs from there,
+# whose seeds follow from the number; SETTINGS (default: topk50-topp095 minp01) and, with
+# DRAFTER=ngram, DTYPES (default: float64 float32 bfloat16) restrict the rows.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-reports/sampling}"
-runs="${RUNS:-200}" tolerance="${TOLERANCE:-0.1}"
+runs="${RUNS:-200}" tolerance="${TOLERANCE:-0.1}" first_run="${FIRST_RUN:-1}"
+settings="${SETTINGS:-topk50-topp095 minp01}" dtypes="${DTYPES:-float64 float32 bfloat16}"
 jobs="${JOBS:-$(nproc)}"
 drafter="${DRAFTER:-model}"
 source "$root/ci/setup.sh"
@@ -63,6 +66,7 @@ run_one() {
     local seed=$base dtype
     for dtype in float64 float32 bfloat16; do
       seed=$((seed + 1))
+      [[ " $dtypes " == *" $dtype "* ]] || continue
       gen "eqspec-$dtype" eqspec $dtype $seed
       verdict "acceptance-$dtype" acceptance --target "$F/target" --drafter ngram --answers "$dir/eqspec-$dtype.jsonl"
     done
@@ -80,17 +84,21 @@ run_one() {
   rm -f "$dir"/*.jsonl
 }
 export -f run_one
-export work drafter
+export work drafter dtypes
 
-for run in $(seq "$runs"); do
-  for setting in topk50-topp095 minp01; do echo "$setting $run"; done
+for run in $(seq "$first_run" $((first_run + runs - 1))); do
+  for setting in $settings; do echo "$setting $run"; done
 done | xargs -P "$jobs" -n 2 bash -c 'run_one "$0" "$1"'
 
-build/venv/bin/python - "$work" "$out" "$runs" "$drafter" "$tolerance" <<'PY'
+variables=""
+[ "$first_run" = 1 ] || variables+="FIRST_RUN=$first_run "
+[ -z "${SETTINGS:-}" ] || variables+="SETTINGS='$settings' "
+[ -z "${DTYPES:-}" ] || variables+="DTYPES='$dtypes' "
+build/venv/bin/python - "$work" "$out" "$runs" "$drafter" "$tolerance" "$variables" <<'PY'
 import json, pathlib, sys
 from scipy import stats
 work, out, runs, drafter = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-tolerance = float(sys.argv[5])
+tolerance, variables = float(sys.argv[5]), sys.argv[6]
 rows = [json.loads(line) for path in sorted(work.glob("*.jsonl")) for line in open(path)]
 def clopper_pearson(k, n):
     low = stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
@@ -132,9 +140,9 @@ for setting, setting_name in settings.items():
 title = "`conformance acceptance` on correct n-gram engines" if drafter == "ngram" else \
     "`conformance sampling` and `conformance acceptance` on correct engines"
 if drafter == "ngram":
-    command, seeds = f"`DRAFTER=ngram RUNS={runs} ./ci/calibration.sh`", "every run its own engine seeds (the test draws nothing)"
+    command, seeds = f"`{variables}DRAFTER=ngram RUNS={runs} ./ci/calibration.sh`", "every run its own engine seeds (the test draws nothing)"
 else:
-    command, seeds = f"`RUNS={runs} ./ci/calibration.sh`", "every run its own engine seeds and PIT seed"
+    command, seeds = f"`{variables}RUNS={runs} ./ci/calibration.sh`", "every run its own engine seeds and PIT seed"
 lines = [f"# False alarms of {title}", "",
          f"{command}: the fixture pair, the 30 questions of `fixtures/bench/short_prompts.jsonl`, "
          f"64 new tokens, K 4, batch 8, re-scored in float64 at alpha 0.05; {seeds}. "
@@ -153,6 +161,6 @@ for t in table:
                  f'{"yes" if t["holds_alpha"] else "**no**"} | {uniformity} | {t["per_run"]} | {notes} |')
 name = "calibration_ngram" if drafter == "ngram" else "calibration"
 (out / f"{name}.md").write_text("\n".join(lines) + "\n")
-(out / f"{name}.json").write_text(json.dumps({"runs": runs, "drafter": drafter, "rows": table}, indent=2) + "\n")
+(out / f"{name}.json").write_text(json.dumps({"command": command.strip("`"), "runs": runs, "drafter": drafter, "rows": table}, indent=2) + "\n")
 print("\n".join(lines))
 PY
