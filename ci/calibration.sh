@@ -14,13 +14,19 @@
 # and bfloat16, each tested by `acceptance --drafter ngram`; writes OUT/calibration_ngram.json
 # and .md. A re-measurement with fresh seeds: FIRST_RUN (default 1) numbers the runs from there,
 # whose seeds follow from the number; SETTINGS (default: topk50-topp095 minp01) and, with
-# DRAFTER=ngram, DTYPES (default: float64 float32 bfloat16) restrict the rows.
+# DRAFTER=ngram, DTYPES (default: float64 float32 bfloat16) restrict the rows. EOS=ID: a design
+# whose answers end early and at every length, the pair's end-of-sequence token made ID (117,
+# the letter u, ends about three answers in four before 64 tokens); writes
+# OUT/calibration_eos.json and .md. SAMPLES=N: the two-sample test alone, in the design the README
+# advises, N answers a question a side (N files of their own seeds each), over the first
+# QUESTIONS questions (default 30); writes OUT/calibration_samplesN.json and .md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-reports/sampling}"
 runs="${RUNS:-200}" tolerance="${TOLERANCE:-0.1}" first_run="${FIRST_RUN:-1}"
-settings="${SETTINGS:-topk50-topp095 minp01}" dtypes="${DTYPES:-float64 float32 bfloat16}"
+settings="${SETTINGS:-topk50-topp095 minp01}" dtypes="${DTYPES:-float64 float32 bfloat16}" eos="${EOS:-}"
+samples="${SAMPLES:-1}" questions="${QUESTIONS:-30}"
 jobs="${JOBS:-$(nproc)}"
 drafter="${DRAFTER:-model}"
 source "$root/ci/setup.sh"
@@ -29,12 +35,26 @@ rm -rf "$work"
 mkdir -p "$out" "$work"
 # Its own copy of the CLI: a rebuild while the runs go on changes nothing under them.
 cp build/bin/conformance "$work/conformance"
+pair=build/fixture_pair
+if [ -n "$eos" ]; then
+  pair="$work/pair"
+  for model in target draft; do
+    mkdir -p "$pair/$model"
+    cp build/fixture_pair/$model/* "$pair/$model/"
+    build/venv/bin/python - "$pair/$model/config.json" "$eos" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+config["eos_token_id"] = int(sys.argv[2])
+json.dump(config, open(sys.argv[1], "w"), indent=2)
+PY
+  done
+fi
 
 # run_one SETTING RUN: one independent run at one setting; appends its verdicts to
 # $work/SETTING-RUN.jsonl.
 run_one() {
   local setting=$1 run=$2
-  local B="$work/conformance" F=build/fixture_pair dir="$work/$setting-$run"
+  local B="$work/conformance" F="$pair" dir="$work/$setting-$run"
   local warpers
   case "$setting" in
     topk50-topp095) warpers=(--temperature 0.8 --top-k 50 --top-p 0.95) ;;
@@ -50,8 +70,8 @@ run_one() {
     [ "$engine" = nonspec-batch ] || draft=(--draft "$F/draft" --draft-tokens 4)
     [ "$drafter" = ngram ] && draft=(--drafter ngram --draft-tokens 4)
     OMP_NUM_THREADS=1 "$B" generate --engine "$engine" --target "$F/target" "${draft[@]}" --batch-size 8 \
-      --bench fixtures/bench/short_prompts.jsonl --max-new-tokens 64 --dtype "$dtype" "${warpers[@]}" --seed "$seed" \
-      --out "$dir/$name.jsonl" >/dev/null
+      --bench fixtures/bench/short_prompts.jsonl --limit "$questions" --max-new-tokens 64 --dtype "$dtype" \
+      "${warpers[@]}" --seed "$seed" --out "$dir/$name.jsonl" >/dev/null
   }
   verdict() {
     local label=$1 tool=$2
@@ -73,6 +93,17 @@ run_one() {
     rm -f "$dir"/*.jsonl
     return
   fi
+  if [ "$samples" -gt 1 ]; then
+    local sides=() sample
+    for sample in $(seq "$samples"); do
+      gen "eqspec-bf16-$sample" eqspec bfloat16 $((base * 100 + sample))
+      gen "nonspec-bf16-$sample" nonspec-batch bfloat16 $((base * 100 + 50 + sample))
+      sides+=(--answers "$dir/eqspec-bf16-$sample.jsonl" --baseline "$dir/nonspec-bf16-$sample.jsonl")
+    done
+    verdict two-sample-bfloat16 sampling --target "$F/target" "${sides[@]}" --pit-seed $((base + 5))
+    rm -f "$dir"/*.jsonl
+    return
+  fi
   gen eqspec-f64 eqspec float64 $((base + 1))
   gen eqspec-bf16 eqspec bfloat16 $((base + 2))
   gen nonspec-bf16 nonspec-batch bfloat16 $((base + 3))
@@ -84,7 +115,7 @@ run_one() {
   rm -f "$dir"/*.jsonl
 }
 export -f run_one
-export work drafter dtypes
+export work drafter dtypes pair samples questions
 
 for run in $(seq "$first_run" $((first_run + runs - 1))); do
   for setting in $settings; do echo "$setting $run"; done
@@ -94,11 +125,17 @@ variables=""
 [ "$first_run" = 1 ] || variables+="FIRST_RUN=$first_run "
 [ -z "${SETTINGS:-}" ] || variables+="SETTINGS='$settings' "
 [ -z "${DTYPES:-}" ] || variables+="DTYPES='$dtypes' "
+[ -z "$eos" ] || variables+="EOS=$eos "
+[ "$samples" = 1 ] || variables+="SAMPLES=$samples "
+[ "$questions" = 30 ] || variables+="QUESTIONS=$questions "
 build/venv/bin/python - "$work" "$out" "$runs" "$drafter" "$tolerance" "$variables" <<'PY'
 import json, pathlib, sys
 from scipy import stats
 work, out, runs, drafter = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 tolerance, variables = float(sys.argv[5]), sys.argv[6]
+setting_of = lambda name, default: variables.split(f"{name}=")[1].split()[0] if f"{name}=" in variables else default
+questions = "first " + setting_of("QUESTIONS", "") if "QUESTIONS=" in variables else "30"
+samples, eos = int(setting_of("SAMPLES", "1")), setting_of("EOS", "")
 rows = [json.loads(line) for path in sorted(work.glob("*.jsonl")) for line in open(path)]
 def clopper_pearson(k, n):
     low = stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
@@ -144,7 +181,9 @@ if drafter == "ngram":
 else:
     command, seeds = f"`{variables}RUNS={runs} ./ci/calibration.sh`", "every run its own engine seeds and PIT seed"
 lines = [f"# False alarms of {title}", "",
-         f"{command}: the fixture pair, the 30 questions of `fixtures/bench/short_prompts.jsonl`, "
+         f"{command}: the fixture pair, the {questions} questions of `fixtures/bench/short_prompts.jsonl`"
+         f"{f' ({samples} answers a question a side)' if samples > 1 else ''}"
+         f"{f', the end-of-sequence token made {eos}' if eos else ''}, "
          f"64 new tokens, K 4, batch 8, re-scored in float64 at alpha 0.05; {seeds}. "
          "Per run: tokens tested (sampling) or drafted positions (acceptance). Interval: Clopper-Pearson's 95%; "
          f"a row holds alpha when the one-sided 95% upper bound is at most {tolerance}. Uniformity: the "
@@ -160,6 +199,8 @@ for t in table:
                  f'[{t["interval"][0]:.3f}, {t["interval"][1]:.3f}] | {t["upper_bound"]:.3f} | '
                  f'{"yes" if t["holds_alpha"] else "**no**"} | {uniformity} | {t["per_run"]} | {notes} |')
 name = "calibration_ngram" if drafter == "ngram" else "calibration"
+if eos: name += "_eos"
+if samples > 1: name += f"_samples{samples}"
 (out / f"{name}.md").write_text("\n".join(lines) + "\n")
 (out / f"{name}.json").write_text(json.dumps({"command": command.strip("`"), "runs": runs, "drafter": drafter, "rows": table}, indent=2) + "\n")
 print("\n".join(lines))
