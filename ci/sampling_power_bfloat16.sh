@@ -26,6 +26,8 @@ cd "$root"
 out="${1:-reports/sampling}"
 draws="${DRAWS:-10}" files="${FILES:-5}" correct_runs="${CORRECT_RUNS:-200}" tolerance="${TOLERANCE:-0.1}"
 jobs="${JOBS:-$(nproc)}"
+# Draw i's files take seeds (16 i + 1 ... 16 i + FILES) x 1000: more than 16 would be the next draw's.
+[ "$files" -ge 1 ] && [ "$files" -le 16 ] || { echo "FILES: 1 to 16, got $files" >&2; exit 2; }
 cases="${CASES:-top-p-ignored top-k-off-by-one min-p-before-temperature always-accept residual-not-normalised raw-draft-distribution bonus-from-draft greedy-verification draft-filter-skipped stale-draft-distribution warpers-before-temperature}"
 work=build/sampling-power-bfloat16
 python=build/venv/bin/python
