@@ -97,6 +97,18 @@ open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
 sys.exit(0 if clamped else 1)
 PY
 check clamped 0 "$work/clamped.jsonl"
+# An answer that ended at its first token (the prefill drew an end-of-sequence) ran no round and
+# lists none: it adds no trial and is no bad input.
+"$python" - "$work/eqspec.jsonl" "$work/first-token-eos.jsonl" "$fixtures/target/config.json" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+eos = json.load(open(sys.argv[3]))["eos_token_id"]
+a = lines[0]["choices"][0]
+a.update(token_ids=[[eos if isinstance(eos, int) else eos[0]]], accept_lengths=[], accepted_drafts=[0], drafted_tokens=[0],
+         decoding_steps=[1], new_tokens=[1], turns=[""])
+open(sys.argv[2], "w").write("".join(json.dumps(line) + "\n" for line in lines))
+PY
+check first-token-eos 0 "$work/first-token-eos.jsonl"
 # On a terminal (script gives it one), a progress bar over the answers while they are re-scored.
 script -qec "$conformance acceptance ${pair[*]} --answers $work/eqspec.jsonl" /dev/null >"$work/terminal.out" 2>&1
 grep -q "acceptance \[.*\] 30/30" "$work/terminal.out" ||

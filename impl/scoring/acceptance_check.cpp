@@ -70,6 +70,11 @@ class AcceptanceReader {
     if (!record.prompt_token_ids)
       throw InputError(at + ": field 'prompt_token_ids': missing; the acceptance check re-scores the prompt the engine was fed");
     const SamplingParams warpers = warpers_.of(record, at);
+    // An answer that ended at the prefill's token (an end-of-sequence drawn first) ran no round.
+    if (std::ranges::all_of(*record.token_ids, [](const std::vector<int64_t>& turn) { return turn.size() <= 1; })) {
+      if (!warpers.greedy()) streams_.add(record, at);
+      return;
+    }
     const bool listed = record.speed.accept_steps > 0 || record.speed.round_drafts;
     const bool certain_drafts = request_.ngram || request_.greedy_drafts || warpers.greedy();
     if (!listed && !(request_.server_counters && certain_drafts))
