@@ -44,10 +44,10 @@ constexpr int64_t kTableVocab = 24;
 // by `scale`: scales a little off 1 stand for kernels that round otherwise, systematically.
 class TableLogits final : public LogitsSource {
  public:
-  explicit TableLogits(double scale) : table_(table_table() * scale) {}
+  explicit TableLogits(double scale) : table_(random_table() * scale) {}
   const at::Tensor& table() const { return table_; }
   int64_t vocab_size() const override { return kTableVocab; }
-  const std::vector<int64_t>& eos_token_ids() const override { return eos_; }
+  const std::vector<int64_t>& eos_token_ids() const override { return no_eos_; }
   std::optional<KnownLogits> logits_before(std::span<const int64_t> prompt, std::span<const int64_t> generated,
                                            std::string&) const override {
     std::vector<int64_t> before = {prompt.back()};
@@ -57,12 +57,12 @@ class TableLogits final : public LogitsSource {
 
  private:
   // The same table for every scale.
-  static at::Tensor table_table() {
+  static at::Tensor random_table() {
     at::Generator generator = at::detail::createCPUGenerator(7);
     return 2.0 * at::randn({kTableVocab, kTableVocab}, generator, at::TensorOptions().dtype(at::kDouble));
   }
   at::Tensor table_;
-  std::vector<int64_t> eos_;
+  std::vector<int64_t> no_eos_;
 };
 
 class RoundingAllowance : public TempFolderTest {
