@@ -126,7 +126,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   add_decoder_flags(*c, o->decoder);
   c->add_option("--max-model-len", o->max_model_len,
-                "Positions a request may take, prompt plus max_tokens (at most the model's); sizes EXSPEC's pool")
+                "Positions a request may take, prompt plus max_tokens (at most the model's); bounds what EXSPEC's pool grows to")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
   c->add_option("--max-logprob-entries", o->max_logprob_entries,

@@ -37,9 +37,14 @@ DecodeOptions tree_options(DecodeOptions options, const TreeDrafter& trees) {
   return options;
 }
 
-KVPool make_pool(const Transformer& target, const Transformer* draft, int64_t window, int64_t sequence_capacity) {
-  KVPool pool{target.make_cache(window, sequence_capacity), std::nullopt};
-  if (draft != nullptr) pool.draft.emplace(draft->make_cache(window, sequence_capacity));
+// Slots a pool slot and a batch row start with: the caches grow (doubling) as their sequences
+// do, so that a decoder made for one short request does not zero W x sequence_capacity slots of
+// every layer first (a server makes one after every pause).
+constexpr int64_t kFirstSlots = 256;
+
+KVPool make_pool(const Transformer& target, const Transformer* draft, int64_t window, int64_t slots) {
+  KVPool pool{target.make_cache(window, slots), std::nullopt};
+  if (draft != nullptr) pool.draft.emplace(draft->make_cache(window, slots));
   return pool;
 }
 
@@ -57,8 +62,8 @@ class ExspecDecoder::Impl {
         timer_(target.options().device(), options.time_phases),
         round_(target, drafter_, options_, stats_, timer_),
         checker_(target, options_),
-        pool_(make_pool(target, drafter_.model(), exspec.window, sequence_capacity)),
-        layout_(target, drafter_.model(), exspec.batch_size, sequence_capacity, options_) {
+        pool_(make_pool(target, drafter_.model(), exspec.window, std::min(sequence_capacity, kFirstSlots))),
+        layout_(target, drafter_.model(), exspec.batch_size, std::min(sequence_capacity, kFirstSlots), options_) {
     if (trees != nullptr) tree_round_.emplace(target, *trees, options_, stats_, timer_);
     for (int64_t slot = exspec.window - 1; slot >= 0; --slot) free_slots_.push_back(slot);
   }
@@ -68,6 +73,7 @@ class ExspecDecoder::Impl {
   }
 
   bool fits(const SequenceRequest& request) const { return cache_capacity(request, options_) <= sequence_capacity_; }
+  int64_t pool_slots() const { return pool_.target.slot_capacity(); }
 
   void admit(SequenceRequest request) {
     if (request.prompt.empty())
@@ -321,6 +327,7 @@ ExspecDecoder::ExspecDecoder(const Transformer& target, TreeDrafter& drafter, co
 ExspecDecoder::~ExspecDecoder() = default;
 int64_t ExspecDecoder::free_places() const { return impl_->free_places(); }
 bool ExspecDecoder::fits(const SequenceRequest& request) const { return impl_->fits(request); }
+int64_t ExspecDecoder::pool_slots() const { return impl_->pool_slots(); }
 void ExspecDecoder::admit(SequenceRequest request) { impl_->admit(std::move(request)); }
 bool ExspecDecoder::has_work() const { return impl_->has_work(); }
 std::vector<SequenceResult> ExspecDecoder::step() { return impl_->step(); }

@@ -43,8 +43,9 @@ struct ExspecStats {
 void validate(const ExspecOptions& exspec);
 
 // EXSPEC (DESIGN.md section 3), fed one request at a time: sequences live unpadded in
-// per-sequence slots of a pool allocated once, for W sequences of at most `sequence_capacity`
-// tokens each (prompt, new tokens and a round's drafts: see cache_capacity()). A request
+// per-sequence slots of a pool for W sequences of at most `sequence_capacity` tokens each
+// (prompt, new tokens and a round's drafts: see cache_capacity()), which grows to the longest
+// it has held. A request
 // admitted between steps takes a free place of the window and has its prompt pass at the
 // start of the next step, with the other newcomers, B prompts at a time. Each step then runs
 // one speculative round on B sequences of the window, preferring B of identical length (no
@@ -68,6 +69,8 @@ class ExspecDecoder final : public Decoder {
   int64_t free_places() const override;
   // Whether the request's prompt, its new tokens and a round's drafts fit a pool slot.
   bool fits(const SequenceRequest& request) const;
+  // Cache slots a pool slot has now: the longest sequence held so far, doubled as it grew.
+  int64_t pool_slots() const;
   // Throws InputError for an empty prompt or one that does not fit a pool slot.
   void admit(SequenceRequest request) override;
   bool has_work() const override;

@@ -195,6 +195,32 @@ TEST(ExspecDecoder, StaggeredArrivalsEqualTheOracle) {
   }
 }
 
+// A server's bound (--max-model-len) is far above what its requests take: the pool starts small
+// and grows to the longest sequence it holds, answers unchanged, instead of zeroing the whole
+// bound for every sequence of the window first.
+TEST(ExspecDecoder, PoolGrowsToWhatItsSequencesTake) {
+  std::vector<SequenceRequest> requests = mixed_requests(5, 23);
+  requests[1].prompt.resize(300, 17);
+  requests[3].prompt.resize(700, 29);
+  const DecodeOptions options = greedy_options(3, 6);
+  ModelDrafter drafter(models().draft);
+  ExspecDecoder decoder(models().target, drafter, options, {.batch_size = 2, .window = 3}, 1 << 14);
+  EXPECT_LE(decoder.pool_slots(), 256);
+  std::map<int64_t, std::vector<int64_t>> outputs, expected;
+  for (const SequenceRequest& request : requests) {
+    const OracleOptions alone{.max_new_tokens = options.max_new_tokens, .top_logprobs = 0};
+    expected[request.sequence_index] = oracle_generate(models().target, request.prompt, alone, 0).tokens;
+    decoder.admit(request);
+    while (decoder.has_work() && decoder.free_places() == 0)
+      for (const SequenceResult& result : decoder.step()) outputs[result.sequence_index] = result.tokens;
+  }
+  while (decoder.has_work())
+    for (const SequenceResult& result : decoder.step()) outputs[result.sequence_index] = result.tokens;
+  EXPECT_EQ(outputs, expected);
+  EXPECT_GE(decoder.pool_slots(), cache_capacity(requests[3], options));
+  EXPECT_LT(decoder.pool_slots(), 2 * cache_capacity(requests[3], options));
+}
+
 // After every step each unfinished sequence shows what it generated so far: a prefix of its
 // answer, grown by its prompt pass's token and then by each of its rounds' accepted tokens
 // (EXSPEC may run a newcomer's prompt pass and first round in one step).
