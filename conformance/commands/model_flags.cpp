@@ -1,5 +1,7 @@
 #include "conformance/commands/model_flags.h"
 
+#include <ATen/Parallel.h>
+
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
 
@@ -12,6 +14,12 @@ c10::Device ModelFlags::torch_device() const { return device_from_name(device, "
 void add_model_flags(CLI::App& command, ModelFlags& flags, const std::string& dtype_help) {
   command.add_option("--dtype", flags.dtype, dtype_help + ": float64, float32, bfloat16 or float16")->capture_default_str();
   command.add_option("--device", flags.device, "cpu or cuda")->capture_default_str();
+  command
+      .add_option_function<int>(
+          "--threads", [](int threads) { at::set_num_threads(threads); },
+          "libtorch intra-op threads the models compute on (default 1: a small model's operators are too small to "
+          "split; one whose weights take hundreds of MB streams them faster on more cores, its sums rounding otherwise when split)")
+      ->check(CLI::Range(1, 1024));
 }
 
 }  // namespace specgate::cli

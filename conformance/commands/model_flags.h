@@ -17,6 +17,7 @@ struct ModelFlags {
   c10::Device torch_device() const;     // InputError naming --device
 };
 
+// --dtype, --device and --threads (which sets libtorch's intra-op threads as it is parsed).
 // `dtype_help` says which models the dtype applies to.
 void add_model_flags(CLI::App& command, ModelFlags& flags, const std::string& dtype_help);
 

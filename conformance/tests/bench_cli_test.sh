@@ -186,6 +186,12 @@ tree = [r for r in report["results"] if r["engine"] == "tree"]
 assert len(tree) == 1 and tree[0]["draft_length"] == 3 and tree[0]["tokens"] > 0, tree
 PY
 
+# --threads sets libtorch's intra-op threads, which the report records.
+"$conformance" bench --target "$fixtures/target" --draft "$fixtures/draft" --bench "$bench" --limit 1 \
+  --max-new-tokens 2 --batch-sizes 1 --repeat 1 --engines eqspec --threads 2 --json "$work/threads.json" >/dev/null || fail "bench --threads 2"
+python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["machine"]["torch_threads"]; sys.exit(t != 2)' \
+  "$work/threads.json" || fail "bench --threads 2: the report does not record 2 threads"
+
 out=(--json "$work/x.json")
 expect_usage_error "--engines: engine tree needs --tree FILE" bench "${pair[@]}" --bench "$bench" --engines tree "${out[@]}"
 expect_usage_error "--tree: trees are drafted by a --draft model; give --draft DIR" bench --target "$fixtures/target" \
@@ -194,6 +200,7 @@ expect_usage_error "--tree: trees are drafted by a --draft model, not by --draft
   --drafter ngram --bench "$bench" --tree "$work/tree.json" "${out[@]}"
 expect_usage_error "--tree: trees are measured with --acceptance model" bench "${pair[@]}" --bench "$bench" \
   --tree "$work/tree.json" --acceptance scripted:0.7 "${out[@]}"
+expect_usage_error "--threads: Value 0 not in range 1 to 1024" bench "${pair[@]}" --bench "$bench" --threads 0 "${out[@]}"
 expect_usage_error "--engines: unknown engine 'oracle'" bench --target "$fixtures/target" --draft "$fixtures/draft" \
   --bench "$bench" --engines oracle "${out[@]}"
 expect_usage_error "--draft: the speculative engines need a draft checkpoint" bench --target "$fixtures/target" \

@@ -15,7 +15,7 @@ struct CpuConfiguration {
 // to split across threads; a second pool beside the computing thread busy-waits for work it is
 // rarely handed, taking a core's worth of time from the rest of the machine. Set by the program
 // so that results do not depend on OMP_NUM_THREADS or MKL_NUM_THREADS in the caller's
-// environment.
+// environment; a command's --threads asks for more.
 CpuConfiguration configure_cpu();
 
 // The current configuration, read back from libtorch.
