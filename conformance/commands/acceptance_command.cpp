@@ -22,6 +22,7 @@
 #include "impl/reports/acceptance_report.h"
 #include "impl/scoring/acceptance_check.h"
 #include "impl/scoring/rescorer.h"
+#include "impl/scoring/support_margin.h"
 
 namespace specgate::cli {
 namespace {
@@ -79,6 +80,20 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
   }
   const Rescorer& target = target_engine.rescorer ? *target_engine.rescorer : *target_checkpoint;
   const Rescorer* draft = draft_engine.rescorer ? draft_engine.rescorer.get() : draft_checkpoint.get();
+  // Rounding moves what a correct engine of another dtype than the re-scorer's accepts: the
+  // checkpoints in that dtype say how far.
+  std::optional<std::string> engine_dtype = given_engine_dtype(o.margin, command);
+  if (!engine_dtype) {
+    const std::optional<SupportMargin> recorded = answers_margin(o.answers, TurnScope::kAll, /*required=*/false);
+    if (recorded) engine_dtype = recorded->engine_dtype;
+  }
+  std::unique_ptr<Rescorer> target_rounded, draft_rounded;
+  if (target_checkpoint && (draft_checkpoint || drafting.ngram) && engine_dtype &&
+      dtype_from_name(*engine_dtype, "--engine-dtype") != dtype) {
+    const at::ScalarType rounded = dtype_from_name(*engine_dtype, "--engine-dtype");
+    target_rounded = std::make_unique<Rescorer>(o.target, rounded, device, ChatTemplate::kRaw);
+    if (draft_checkpoint) draft_rounded = std::make_unique<Rescorer>(o.draft, rounded, device, ChatTemplate::kRaw);
+  }
   std::optional<SpeculationCounters> server_counters;
   if (!o.server_counters.empty()) {
     server_counters = read_speculation_counters_file(o.server_counters);
@@ -101,6 +116,8 @@ void run_acceptance(const AcceptanceOptions& o, const CLI::App& command) {
        .rescorer_dtype = o.engine.given() ? o.engine.dtype : dtype_name(dtype),
        .engine_dtype = given_engine_dtype(o.margin, command),
        .support_margin = given_support_margin(o.margin, command),
+       .target_in_engine_dtype = target_rounded.get(),
+       .draft_in_engine_dtype = draft_rounded.get(),
        .server_counters = server_counters,
        .progress = progress_in(progress, "acceptance")});
   progress.reset();

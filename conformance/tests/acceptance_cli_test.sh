@@ -189,6 +189,18 @@ else
   fail "no min-p boundary case: $(cat "$work/min-p-boundary.found")"
 fi
 
+# An engine of another dtype: the checkpoints re-scored in it say how far rounding moves the
+# accepted drafts expected, and the test allows twice that shift in its direction.
+check rounded 0 "$work/min-p-1.jsonl" --engine-dtype bfloat16 --json "$work/rounded.json"
+check unrounded 0 "$work/min-p-1.jsonl" --json "$work/unrounded.json"
+"$python" - "$work/rounded.json" "$work/unrounded.json" <<'PY' || fail "rounding shift"
+import json, sys
+rounded, unrounded = (json.load(open(path)) for path in sys.argv[1:3])
+shift = rounded["rounding_shift"]
+assert shift is not None and shift != 0 and rounded["test"]["allowed_shift"] == 2 * shift, rounded["test"]
+assert unrounded["rounding_shift"] is None and unrounded["test"]["allowed_shift"] == 0, unrounded["test"]
+PY
+
 # T 1.5, top-k 3, min-p 0.4: warpers that cut most of each distribution. The correct engine
 # passes (p 0.56); a theory that left the draft's q unshaped would imply 879 accepted drafts
 # where 1,087 were (z 11.7).

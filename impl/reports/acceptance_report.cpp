@@ -30,6 +30,9 @@ std::string figures_line(const AcceptanceCheckReport& report) {
   if (report.sampling.greedy()) return line + " (greedy: every round's count is determined)";
   if (t.ruled_out > 0)
     line += "; " + std::to_string(t.ruled_out) + " outcomes the models rule out (accepted at probability 0 or rejected at 1)";
+  if (report.rounding_shift)
+    line += "; re-scored in the engine's dtype they imply " + short_number(t.expected + *report.rounding_shift) +
+            ", and the test allows a shift of " + short_number(t.allowed_shift) + " that way";
   return line + ": ratio " + short_number(t.ratio, 3) + " [" + short_number(t.ratio_low, 3) + ", " +
          short_number(t.ratio_high, 3) + "], z = " + short_number(t.z, 3) + ", p = " + short_number(t.p_value, 3) +
          ", detects a ratio off 1 by " + short_number(t.detectable_ratio_change, 3) + " at power 0.9";
@@ -128,7 +131,9 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
             {"ratio", t.ratio},
             {"ratio_interval", {t.ratio_low, t.ratio_high}},
             {"detectable_ratio_change", t.detectable_ratio_change},
+            {"allowed_shift", t.allowed_shift},
             {"rejected", t.rejected}}},
+          {"rounding_shift", report.rounding_shift ? json(*report.rounding_shift) : json(nullptr)},
           {"mismatches", mismatches},
           {"recovered_drafts", recovered_drafts},
           {"rejected", report.rejected},

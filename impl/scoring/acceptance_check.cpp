@@ -12,6 +12,7 @@
 #include "impl/scoring/answer_warpers.h"
 #include "impl/scoring/near_tie.h"
 #include "impl/scoring/rescorer.h"
+#include "impl/scoring/sampling_check.h"
 #include "impl/scoring/stream_registry.h"
 
 namespace specgate {
@@ -48,8 +49,9 @@ class AcceptanceReader {
 
   void read(const std::filesystem::path& file) {
     const std::vector<std::vector<int64_t>> sequences = rescorable_sequences(file, TurnScope::kAll);
-    request_.target->prepare(sequences);
-    if (request_.draft != nullptr) request_.draft->prepare(sequences);
+    for (const Rescorer* rescorer :
+         {request_.target, request_.draft, request_.target_in_engine_dtype, request_.draft_in_engine_dtype})
+      if (rescorer != nullptr) rescorer->prepare(sequences);
     AnswerReader reader(file, TurnScope::kAll);
     while (const std::optional<AnswerRecord> record = reader.next()) {
       add(file, *record);
@@ -60,6 +62,7 @@ class AcceptanceReader {
   }
 
   const std::vector<BernoulliTrial>& trials() const { return trials_; }
+  const std::optional<double>& rounding_shift() const { return rounding_shift_; }
   const AnswerWarpers& warpers() const { return warpers_; }
   int64_t draft_tokens() const { return draft_tokens_.value_or(0); }
 
@@ -242,6 +245,7 @@ class AcceptanceReader {
     }
     const bool point_mass_drafts = !proposed.empty() || request_.ngram;
     std::vector<PositionOdds> odds;
+    std::vector<double> in_engine_dtype;  // sampled: each position's odds re-scored in the engine's dtype
     if (request_.ngram && warpers.greedy()) {
       for (int64_t i = 0; i < n; ++i) odds.push_back({proposed[i] == generated[i] ? 1.0 : 0.0, false});
     } else if (warpers.greedy()) {
@@ -265,6 +269,16 @@ class AcceptanceReader {
       if (accept) {
         for (size_t i = 0; i < accept->probability.size(); ++i)
           odds.push_back({accept->probability[i], accept->support_may_grow[i]});
+      }
+      if (accept && request_.target_in_engine_dtype != nullptr) {
+        const Rescorer& target = *request_.target_in_engine_dtype;
+        const std::optional<AcceptanceOdds> rounded =
+            point_mass_drafts ? target.lookup_acceptance_probabilities(prompt, generated, proposed, warpers,
+                                                                       report_.margin->logits, stops_at_eos, why_not)
+                              : target.acceptance_probabilities(*request_.draft_in_engine_dtype, prompt, generated, warpers,
+                                                                report_.margin->logits, stops_at_eos, why_not);
+        if (!rounded) throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
+        in_engine_dtype = rounded->probability;
       }
     }
     if (odds.empty())
@@ -314,6 +328,8 @@ class AcceptanceReader {
         } else {
           trials_.push_back({at_j.probability, success});
           differs = differs || ruled_out;
+          if (!in_engine_dtype.empty())
+            rounding_shift_ = rounding_shift_.value_or(0.0) + in_engine_dtype[start + j] - at_j.probability;
         }
         ++position_at(j).reached;
         position_at(j).implied += trials_.back().probability;
@@ -402,6 +418,7 @@ class AcceptanceReader {
   StreamRegistry streams_;  // an answer drawn twice would count its trials twice
   std::optional<int64_t> draft_tokens_;
   std::vector<BernoulliTrial> trials_;
+  std::optional<double> rounding_shift_;  // AcceptanceCheckReport::rounding_shift
   int64_t done_ = 0, total_;  // answers read, and in every file
 };
 
@@ -453,7 +470,9 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
   report.drafter = request.ngram ? "ngram " + std::to_string(request.ngram->min_n) + "-" + std::to_string(request.ngram->max_n)
                   : request.greedy_drafts ? "model (greedy drafts)"
                                           : "model";
-  report.test = bernoulli_sum_test(reader.trials(), request.alpha);
+  report.rounding_shift = reader.rounding_shift();
+  report.test = bernoulli_sum_test(reader.trials(), request.alpha,
+                                   kRoundingShiftTolerance * report.rounding_shift.value_or(0.0));
 
   if (!report.mismatches.empty()) {
     const RoundMismatch& first = report.mismatches.front();
@@ -465,7 +484,11 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
   } else if (report.test.rejected) {
     const BernoulliSumTest& t = report.test;
     report.reasons.push_back(std::to_string(t.observed) + " drafts accepted of " + std::to_string(t.trials) +
-                             " reached where the models imply " + short_number(t.expected) + " (ratio " + short_number(t.ratio) +
+                             " reached where the models imply " + short_number(t.expected) +
+                             (t.allowed_shift != 0.0 ? " (rounding in the engine's dtype allowed to move it by " +
+                                                           short_number(t.allowed_shift) + ")"
+                                                     : "") +
+                             " (ratio " + short_number(t.ratio) +
                              (t.ruled_out > 0 ? ", " + std::to_string(t.ruled_out) + " outcomes they rule out" : "") +
                              "), p = " + short_number(t.p_value) + " <= alpha " + short_number(request.alpha));
   }

@@ -77,6 +77,12 @@ struct AcceptanceCheckRequest {
   // or the margin itself (resolve_support_margin).
   std::optional<std::string> engine_dtype;
   std::optional<double> support_margin;
+  // The target and draft checkpoints in the engine's dtype, where that is not the re-scorer's:
+  // sampled, what a correct engine of that dtype accepts, whose rounding moves sum min(p, q) (a
+  // draft and a target rounded apart overlap less). nullptr: no such re-scoring; the draft's is
+  // null with `ngram`.
+  const Rescorer* target_in_engine_dtype = nullptr;
+  const Rescorer* draft_in_engine_dtype = nullptr;
   // The server's counters over the run that wrote the answers (collect --counters): each draft
   // position's accepted count is held to what the answers show. Answers without rounds then have
   // them implied by their tokens, where the drafter proposes with certainty.
@@ -115,8 +121,13 @@ struct AcceptanceCheckReport {
   std::optional<SupportMargin> margin;  // sampled answers only
   // Every drafted position a round reached, with the probability its draft is accepted: 0 or 1
   // under greedy decoding (the draft's most likely token is the answer's), sum over x of
-  // min(p(x), q(x)) when sampled.
+  // min(p(x), q(x)) when sampled. With a re-scoring in the engine's dtype, the expected count may
+  // move in the direction that re-scoring moves it, kRoundingShiftTolerance times as far
+  // (test.allowed_shift).
   BernoulliSumTest test;
+  // Sampled, with a re-scoring in the engine's dtype: the drafts that re-scoring expects accepted
+  // less what the re-scorer expects, over the same trials.
+  std::optional<double> rounding_shift;
   std::vector<RoundMismatch> mismatches;  // greedy only: every round that differs
   std::vector<RecoveredDraft> recovered_drafts;  // sampled, drafts proposed with certainty: every one
   std::vector<DraftPosition> positions;          // by draft position, 0 to K - 1

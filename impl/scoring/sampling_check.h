@@ -106,9 +106,9 @@ struct BoundaryRateTest {
 inline constexpr double kBoundaryRateTolerance = 2.0;
 
 // How much farther than specgate's own re-scoring in the engine's dtype a correct engine of that
-// dtype may move the PIT law off uniform. The shift is what rounding does on average over many
-// tokens, not at any one: two bfloat16 kernels of transformers (SDPA and eager attention) move
-// it alike (docs/statistics.md).
+// dtype may move the PIT law off uniform (and, in acceptance, its expected accepted drafts). The
+// shift is what rounding does on average over many tokens, not at any one: two bfloat16 kernels
+// of transformers (SDPA and eager attention) move it alike (docs/statistics.md).
 inline constexpr double kRoundingShiftTolerance = 2.0;
 
 struct SamplingCheckRequest {

@@ -12,8 +12,8 @@ namespace {
 
 constexpr const char* kNames = "float64, float32, bfloat16 or float16";
 
-// The widest margins the answers' run.dtype records; nullopt when some answer records none and
-// `required` is false.
+}  // namespace
+
 std::optional<SupportMargin> answers_margin(std::span<const std::filesystem::path> answer_files, TurnScope turns,
                                             bool required) {
   std::optional<SupportMargin> widest;
@@ -38,6 +38,8 @@ std::optional<SupportMargin> answers_margin(std::span<const std::filesystem::pat
   if (!widest && required) throw InputError("--engine-dtype: no answers to take it from");
   return widest;
 }
+
+namespace {
 
 void check_given(const std::optional<double>& margin, const std::string& flag, const std::string& range, double largest) {
   if (margin && !(*margin >= 0.0 && *margin <= largest && std::isfinite(*margin)))

@@ -29,6 +29,12 @@ struct SupportMargin {
 // (reports/sampling/support_margin.md). nullopt for another name.
 std::optional<SupportMargin> support_margin_for(const std::string& dtype);
 
+// The widest margins the answers' run.dtype records; nullopt when some answer records none and
+// `required` is false. Throws InputError naming the file, line and field for an unknown dtype,
+// and, when `required`, for an answer without one.
+std::optional<SupportMargin> answers_margin(std::span<const std::filesystem::path> answer_files, TurnScope turns,
+                                            bool required);
+
 // The margin between the engine and a re-scorer computing in `rescorer_dtype`:
 // `support_margin` (logits) and `support_mass_margin` when given, else `engine_dtype`'s, else the
 // widest of those the answers' run.dtype records (every answer must record one), each widened by

@@ -25,6 +25,10 @@ struct BernoulliSumTest {
   // (z_{1-alpha/2} + z_{0.9}) sd / expected.
   double detectable_ratio_change = 0.0;
   double alpha = 0.05;
+  // How far rounding may move the expectation, in successes and in its direction (the sign
+  // matters): the p-value is that of the difference beyond the interval [min(0, s), max(0, s)],
+  // so that an engine whose rounding moves its successes no farther passes at any size.
+  double allowed_shift = 0.0;
   bool rejected = false;  // p_value <= alpha
 };
 
@@ -33,9 +37,9 @@ struct BernoulliTrial {
   bool success = false;
 };
 
-// Throws std::invalid_argument for a probability outside [0, 1] or NaN, no trials, or alpha
-// outside (0, 1). Probabilities of 0 or 1 add nothing to the variance; an outcome they rule out
-// makes the p-value 0.
-BernoulliSumTest bernoulli_sum_test(std::span<const BernoulliTrial> trials, double alpha);
+// Throws std::invalid_argument for a probability outside [0, 1] or NaN, no trials, alpha
+// outside (0, 1), or a shift that is not finite. Probabilities of 0 or 1 add nothing to the
+// variance; an outcome they rule out makes the p-value 0.
+BernoulliSumTest bernoulli_sum_test(std::span<const BernoulliTrial> trials, double alpha, double allowed_shift = 0.0);
 
 }  // namespace specgate

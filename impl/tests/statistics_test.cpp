@@ -570,6 +570,17 @@ TEST(BernoulliSumTest, MatchesScipyNormOnFixedTrials) {
   EXPECT_FALSE(test.rejected);
 }
 
+// 93 successes where 100.39 are expected: a shift of -5 that rounding may cause leaves 2.39 to
+// test (scipy: 2 norm.sf(2.387 / 6.2756) = 0.70373); a shift the other way, or none, leaves all
+// of it; one past the difference leaves nothing.
+TEST(BernoulliSumTest, AnAllowedShiftExcusesADifferenceInItsDirectionOnly) {
+  EXPECT_LT(relative_error(bernoulli_sum_test(bent_trials(), 0.05, -5.0).p_value, 0.7037292455006734), kSameFormula);
+  EXPECT_LT(relative_error(bernoulli_sum_test(bent_trials(), 0.05, 5.0).p_value, 0.2391822083006825), kSameFormula);
+  EXPECT_EQ(bernoulli_sum_test(bent_trials(), 0.05, -10.0).p_value, 1.0);
+  EXPECT_EQ(bernoulli_sum_test(bent_trials(), 0.05, -5.0).z, bernoulli_sum_test(bent_trials(), 0.05).z);
+  EXPECT_THROW(bernoulli_sum_test(bent_trials(), 0.05, INFINITY), std::invalid_argument);
+}
+
 TEST(BernoulliSumTest, AnOutcomeACertaintyRulesOutRejects) {
   const BernoulliSumTest accepted_at_zero = bernoulli_sum_test(std::vector<BernoulliTrial>{{0.5, true}, {0.0, true}}, 0.05);
   EXPECT_EQ(accepted_at_zero.ruled_out, 1);
