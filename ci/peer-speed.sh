@@ -13,7 +13,7 @@
 # ratio to vLLM's in the same round, latency percentiles, each as the median over the rounds with
 # their range), peers.json, peers.svg (tokens/s against concurrency), commands.txt, versions.txt;
 # and each greedy answer file of round 1 at concurrency 1 scored against the oracle (score_*.json).
-# About 30 minutes on 2 cores once vLLM and llama.cpp are installed.
+# About 20 minutes on 2 cores at QUESTIONS=8 (40 at the default 16) once vLLM and llama.cpp are installed.
 # Bash reads a script as it runs it: in braces, this one is read whole first.
 {
 set -euo pipefail
