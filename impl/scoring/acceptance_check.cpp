@@ -485,8 +485,8 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
     const BernoulliSumTest& t = report.test;
     report.reasons.push_back(std::to_string(t.observed) + " drafts accepted of " + std::to_string(t.trials) +
                              " reached where the models imply " + short_number(t.expected) +
-                             (t.allowed_shift != 0.0 ? " (rounding in the engine's dtype allowed to move it by " +
-                                                           short_number(t.allowed_shift) + ")"
+                             (t.allowed_shift != 0.0 ? ", rounding in the engine's dtype allowed to move that by " +
+                                                           short_number(t.allowed_shift)
                                                      : "") +
                              " (ratio " + short_number(t.ratio) +
                              (t.ruled_out > 0 ? ", " + std::to_string(t.ruled_out) + " outcomes they rule out" : "") +
