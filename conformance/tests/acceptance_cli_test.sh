@@ -180,26 +180,23 @@ PY
 decode "$work/min-p-1.jsonl" eqspec --temperature 1.0 --min-p 0.1 --seed 138 --dtype float64
 if "$python" "$here/boundary_round.py" "$work/min-p-1.jsonl" "$work/min-p-boundary.jsonl" boundary_trials -- \
   "$conformance" acceptance "${pair[@]}" --engine-dtype bfloat16 >"$work/min-p-boundary.found" 2>&1; then
-  check min-p-boundary 0 "$work/min-p-boundary.jsonl" --engine-dtype bfloat16
+  check min-p-boundary 0 "$work/min-p-boundary.jsonl" --engine-dtype bfloat16 --json "$work/rounded.json"
   grep -q "; 1 outcomes the models rule out stand within the support margin of 4 logits (bfloat16)" \
     "$work/min-p-boundary.out" || fail "min-p boundary: $(cat "$work/min-p-boundary.out")"
-  check min-p-no-margin 1 "$work/min-p-boundary.jsonl" --support-margin 0
+  check min-p-no-margin 1 "$work/min-p-boundary.jsonl" --support-margin 0 --json "$work/unrounded.json"
   grep -q "1 outcomes they rule out" "$work/min-p-no-margin.out" || fail "no margin: $(cat "$work/min-p-no-margin.out")"
-else
-  fail "no min-p boundary case: $(cat "$work/min-p-boundary.found")"
-fi
-
-# An engine of another dtype: the checkpoints re-scored in it say how far rounding moves the
-# accepted drafts expected, and the test allows twice that shift in its direction.
-check rounded 0 "$work/min-p-1.jsonl" --engine-dtype bfloat16 --json "$work/rounded.json"
-check unrounded 0 "$work/min-p-1.jsonl" --json "$work/unrounded.json"
-"$python" - "$work/rounded.json" "$work/unrounded.json" <<'PY' || fail "rounding shift"
+  # An engine of another dtype: the checkpoints re-scored in it say how far rounding moves the
+  # accepted drafts expected, and the test allows twice that shift in its direction.
+  "$python" - "$work/rounded.json" "$work/unrounded.json" <<'PY' || fail "rounding shift"
 import json, sys
 rounded, unrounded = (json.load(open(path)) for path in sys.argv[1:3])
 shift = rounded["rounding_shift"]
 assert shift is not None and shift != 0 and rounded["test"]["allowed_shift"] == 2 * shift, rounded["test"]
 assert unrounded["rounding_shift"] is None and unrounded["test"]["allowed_shift"] == 0, unrounded["test"]
 PY
+else
+  fail "no min-p boundary case: $(cat "$work/min-p-boundary.found")"
+fi
 
 # T 1.5, top-k 3, min-p 0.4: warpers that cut most of each distribution. The correct engine
 # passes (p 0.56); a theory that left the draft's q unshaped would imply 879 accepted drafts
