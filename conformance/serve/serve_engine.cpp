@@ -50,7 +50,8 @@ ServeEngineSettings with_bounded_wait(ServeEngineSettings settings) {
 // One of the batch decoders fed as requests come: each is admitted when the decoder has a
 // place, and leaves when it finishes or is cancelled. The decoder lives while there is work;
 // the next request after a pause gets a fresh one. Rollback decodes greedy and sampled requests
-// in batches of their own: a batch takes the waiting requests of the first one's kind. exspec's
+// in batches of their own: an empty decoder takes the waiting requests of the first one's kind,
+// and more of them as places free until a request of the other kind waits. exspec's
 // window, which admits as places free, keeps a place that the choices of one client request
 // cannot take: a long request of many choices (a stream nobody reads, until its timeout) would
 // otherwise hold every place for as long as it decodes.
@@ -69,9 +70,12 @@ class DecoderServeEngine : public ServeEngine {
     if (!pool_) pool_ = std::make_unique<Pool>(settings_);
     Decoder& decoder = *pool_->decoder;
     const bool one_kind = settings_.engine == Engine::kRollback;
-    const bool greedy = !waiting_.empty() && waiting_.front().request.sampling.greedy();
-    for (auto next = waiting_.begin(); next != waiting_.end() && decoder.free_places() > 0;) {
-      if ((one_kind && next->request.sampling.greedy() != greedy) || holds_its_share(next->group)) {
+    if (one_kind && !decoder.has_work() && !waiting_.empty()) greedy_ = waiting_.front().request.sampling.greedy();
+    const bool draining = one_kind && decoder.has_work() && std::ranges::any_of(waiting_, [&](const auto& waiting) {
+      return waiting.request.sampling.greedy() != greedy_;
+    });
+    for (auto next = waiting_.begin(); next != waiting_.end() && decoder.free_places() > 0 && !draining;) {
+      if ((one_kind && next->request.sampling.greedy() != greedy_) || holds_its_share(next->group)) {
         ++next;
         continue;
       }
@@ -123,6 +127,7 @@ class DecoderServeEngine : public ServeEngine {
   std::unique_ptr<Pool> pool_;  // while there is work
   Waiting waiting_;             // for a place in the decoder
   std::map<int64_t, int64_t> group_of_;  // in the decoder, by id
+  bool greedy_ = true;                   // rollback: the kind of request its rows are
 };
 
 class OracleServeEngine : public ServeEngine {

@@ -4,7 +4,10 @@
 
 namespace specgate {
 
-int64_t BatchDecoder::free_places() const { return batch_ ? 0 : batch_size_ - static_cast<int64_t>(queued_.size()); }
+int64_t BatchDecoder::free_places() const {
+  const size_t decoding = batch_ != nullptr ? batch_->rows().size() : 0;
+  return batch_size_ - static_cast<int64_t>(decoding + queued_.size());
+}
 
 bool BatchDecoder::has_work() const { return batch_ != nullptr || !queued_.empty(); }
 
@@ -15,15 +18,14 @@ void BatchDecoder::queue(SequenceRequest request) {
 
 std::vector<SequenceResult> BatchDecoder::step() {
   std::vector<SequenceResult> finished;
-  if (batch_ == nullptr) {
-    if (queued_.empty()) return finished;
-    batch_ = run(queued_);
+  if (!queued_.empty()) {
+    if (batch_ == nullptr) batch_ = run(batch_size_, queued_);
+    finished = batch_->join(queued_);
     queued_.clear();
-    finished = batch_->start();
-  } else {
+  } else if (batch_ != nullptr) {
     finished = batch_->round();
   }
-  if (batch_->done()) batch_.reset();
+  if (batch_ != nullptr && batch_->done()) batch_.reset();
   return finished;
 }
 

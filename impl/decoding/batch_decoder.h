@@ -10,12 +10,13 @@
 
 namespace specgate {
 
-// One batch from its prompt pass to its last row's last round.
+// One batch from its first prompt pass to its last row's last round.
 class BatchRun {
  public:
   virtual ~BatchRun() = default;
-  // The prompt pass, then one round a call; each returns the rows that finished in it.
-  virtual std::vector<SequenceResult> start() = 0;
+  // The prompt pass of `requests`, who then join the rows between rounds; or one round. Each
+  // returns the rows that finished in it.
+  virtual std::vector<SequenceResult> join(std::span<const SequenceRequest> requests) = 0;
   virtual std::vector<SequenceResult> round() = 0;
   // The rows still decoding.
   virtual const std::vector<Row>& rows() const = 0;
@@ -25,8 +26,9 @@ class BatchRun {
   bool done() const { return rows().empty(); }
 };
 
-// A decoder that takes up to `batch_size` requests while idle; its next step is their prompt
-// pass, and each later step one round, until the last of them finishes (EQSPEC, trees).
+// A decoder of up to `batch_size` rows (EQSPEC, trees): a step with requests queued is their
+// prompt pass, after which they join the rows still decoding; any other step is one round.
+// Places free as rows finish.
 class BatchDecoder : public Decoder {
  public:
   int64_t free_places() const override;
@@ -39,8 +41,8 @@ class BatchDecoder : public Decoder {
   explicit BatchDecoder(int64_t batch_size) : batch_size_(batch_size) {}
   // Queues `request` for the next batch; admitting with no free place is a caller's error.
   void queue(SequenceRequest request);
-  // The batch of `requests`, before its prompt pass.
-  virtual std::unique_ptr<BatchRun> run(std::span<const SequenceRequest> requests) = 0;
+  // An empty batch of up to `batch_size` rows, its caches sized for `requests` to join first.
+  virtual std::unique_ptr<BatchRun> run(int64_t batch_size, std::span<const SequenceRequest> requests) = 0;
 
  private:
   int64_t batch_size_;

@@ -1,6 +1,7 @@
 #include "impl/decoding/batch_layout.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include <c10/util/Exception.h>
 
@@ -22,24 +23,20 @@ void move_runs(KVCache& cache, const std::vector<SlotRun>& runs, const std::vect
 
 BatchLayout::BatchLayout(const Transformer& target, const Transformer* draft, int64_t rows, int64_t slot_capacity,
                          const DecodeOptions& options)
-    : options_(options), target_(target.make_cache(rows, slot_capacity)) {
-  if (draft != nullptr) draft_.emplace(draft->make_cache(rows, slot_capacity));
+    : options_(options), caches_{target.make_cache(rows, slot_capacity), std::nullopt} {
+  if (draft != nullptr) caches_.draft.emplace(draft->make_cache(rows, slot_capacity));
 }
 
-void BatchLayout::start(std::vector<Row> rows) {
-  state_.rows = std::move(rows);
-  state_.width = 0;
-  for (const Row& row : state_.rows) state_.width = std::max(state_.width, row.content());
-  for (size_t i = 0; i < state_.rows.size(); ++i) state_.rows[i].position_padding = state_.padding(i);
-  target_.reshape(state_.batch_size(), 0);
-  if (draft_) draft_->reshape(state_.batch_size(), 0);
-}
-
-void BatchLayout::keep_prompts() {
-  for (size_t i = 0; i < state_.rows.size(); ++i) {
-    Row& row = state_.rows[i];
-    row.target_slots = row.draft_slots = {state_.padding(i), row.content()};
-  }
+void BatchLayout::admit(std::vector<Row> newcomers, const ModelCaches& staged, std::span<const int64_t> staged_rows) {
+  std::vector<Row> rows = take_rows();
+  std::vector<int64_t> held(rows.size());
+  std::iota(held.begin(), held.end(), 0);
+  for (Row& row : newcomers) rows.push_back(std::move(row));
+  int64_t width = 0;
+  for (const Row& row : rows) width = std::max(width, row.content());
+  std::vector<int64_t> paddings;
+  for (const Row& row : rows) paddings.push_back(width - row.content());
+  compose(std::move(rows), held, &staged, staged_rows, width, paddings);
 }
 
 void BatchLayout::keep(size_t row_index, int64_t accepted, int64_t k) {
@@ -63,12 +60,12 @@ void BatchLayout::realign(std::span<const int64_t> going_on) {
   compose(std::move(rows), going_on, nullptr, {}, width, paddings);
 }
 
-void BatchLayout::compose(std::vector<Row> rows, std::span<const int64_t> held, const KVPool* pool,
+void BatchLayout::compose(std::vector<Row> rows, std::span<const int64_t> held, const ModelCaches* pool,
                           std::span<const int64_t> pooled, int64_t width, std::span<const int64_t> paddings) {
   const size_t stay = held.size();
   TORCH_CHECK(rows.size() == stay + pooled.size() && paddings.size() == rows.size() && (pooled.empty() || pool),
               "BatchLayout::compose: every row needs its padding and one source");
-  TORCH_CHECK(pooled.empty() || pool->draft.has_value() == draft_.has_value(),
+  TORCH_CHECK(pooled.empty() || pool->draft.has_value() == caches_.draft.has_value(),
               "BatchLayout::compose: the pool holds other caches");
   const int64_t length = cached_slots(width);
   for (size_t b = 0; b < stay; ++b) {
@@ -93,8 +90,8 @@ void BatchLayout::compose(std::vector<Row> rows, std::span<const int64_t> held, 
     }
     for (size_t b = 0; b < rows.size(); ++b) (rows[b].*slots).first = paddings[b];
   };
-  lay_out(target_, pool ? &pool->target : nullptr, &Row::target_slots);
-  if (draft_) lay_out(*draft_, pool ? &*pool->draft : nullptr, &Row::draft_slots);
+  lay_out(caches_.target, pool ? &pool->target : nullptr, &Row::target_slots);
+  if (caches_.draft) lay_out(*caches_.draft, pool ? &*pool->draft : nullptr, &Row::draft_slots);
 
   for (size_t b = 0; b < rows.size(); ++b) {
     Row& row = rows[b];
@@ -111,18 +108,23 @@ std::vector<Row> BatchLayout::take_rows() {
   return rows;
 }
 
-void BatchLayout::store(std::span<Row* const> rows, std::span<const int64_t> held, KVPool& pool,
+void BatchLayout::store(std::span<Row* const> rows, std::span<const int64_t> held, ModelCaches& pool,
                         std::span<const int64_t> slots) const {
+  specgate::store(rows, caches_, held, pool, slots, options_.faults);
+}
+
+void store(std::span<Row* const> rows, const ModelCaches& from, std::span<const int64_t> held, ModelCaches& pool,
+           std::span<const int64_t> slots, const FaultSet& faults) {
   if (rows.empty()) return;
-  TORCH_CHECK(pool.draft.has_value() == draft_.has_value(), "BatchLayout::store: the pool holds other caches");
-  const std::vector<int64_t> to = pool_slots_under_faults({slots.begin(), slots.end()}, options_.faults);
+  TORCH_CHECK(pool.draft.has_value() == from.draft.has_value(), "store: the pool holds other caches");
+  const std::vector<int64_t> to = pool_slots_under_faults({slots.begin(), slots.end()}, faults);
   const auto write = [&](KVCache& into, const KVCache& cache, RowSlots Row::*row_slots) {
     std::vector<SlotRun> runs;
     for (size_t i = 0; i < rows.size(); ++i) runs.push_back((rows[i]->*row_slots).in_row(held[i]));
     into.scatter(cache, runs, to);
   };
-  write(pool.target, target_, &Row::target_slots);
-  if (draft_) write(*pool.draft, *draft_, &Row::draft_slots);
+  write(pool.target, from.target, &Row::target_slots);
+  if (from.draft) write(*pool.draft, *from.draft, &Row::draft_slots);
   for (Row* row : rows) row->target_slots.first = row->draft_slots.first = 0;
 }
 

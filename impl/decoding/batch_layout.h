@@ -7,17 +7,31 @@
 
 #include "impl/decoding/batch_state.h"
 #include "impl/decoding/decode_types.h"
+#include "impl/decoding/faults.h"
 #include "impl/model/kv_cache.h"
 
 namespace specgate {
 
 class Transformer;
 
-// EXSPEC's pool: each sequence's K/V stored unpadded in its own row of each cache, from slot 0.
-struct KVPool {
+// The target's cache and, with a draft model, the draft's: a batch's, EXSPEC's pool (each
+// sequence unpadded in its own row, from slot 0) or a prompt pass's.
+struct ModelCaches {
   KVCache target;
   std::optional<KVCache> draft;  // only with a draft model
 };
+
+// Prompts cached by a prompt pass (SpeculativeRound::prefill) for a batch or a pool to take in:
+// the i-th in cache row cache_rows[i], at its row's slots.
+struct StagedPrompts {
+  ModelCaches caches;
+  std::vector<int64_t> cache_rows;
+};
+
+// Writes the K/V of rows[i], held in cache row held[i] of `from` at the row's slots, into
+// `pool` at its slot slots[i], unpadded: the row's slots then start at 0.
+void store(std::span<Row* const> rows, const ModelCaches& from, std::span<const int64_t> held, ModelCaches& pool,
+           std::span<const int64_t> slots, const FaultSet& faults);
 
 // A left-padded batch (batch_state.h) and the target and draft caches that hold its K/V, laid
 // out like it (DESIGN.md I1-I3): the one place that layout changes. Between passes cache row i
@@ -32,15 +46,14 @@ class BatchLayout {
 
   BatchState& state() { return state_; }
   const BatchState& state() const { return state_; }
-  KVCache& target_cache() { return target_; }
-  const KVCache& target_cache() const { return target_; }
-  KVCache* draft_cache() { return draft_ ? &*draft_ : nullptr; }
-  const KVCache* draft_cache() const { return draft_ ? &*draft_ : nullptr; }
+  KVCache& target_cache() { return caches_.target; }
+  const KVCache& target_cache() const { return caches_.target; }
+  KVCache* draft_cache() { return caches_.draft ? &*caches_.draft : nullptr; }
+  const KVCache* draft_cache() const { return caches_.draft ? &*caches_.draft : nullptr; }
 
-  // A batch of rows that hold only their prompts, padded to the longest, in emptied caches.
-  void start(std::vector<Row> rows);
-  // After the prompt pass: both caches hold every row's prompt.
-  void keep_prompts();
+  // `newcomers` join the batch after their prompt pass, their K/V read from `staged` (row i's
+  // from cache row staged_rows[i]); every row is re-padded to the new minimal width.
+  void admit(std::vector<Row> newcomers, const ModelCaches& staged, std::span<const int64_t> staged_rows);
   // After a verification pass over every row's pending token and `drafted` draft positions,
   // before the row gains its tokens: row `row` keeps the slots of its content and its
   // `accepted` drafts in the target cache, and in the draft cache those of them the drafter
@@ -54,19 +67,17 @@ class BatchLayout {
   // EXSPEC: lays out `rows` as the batch, `width` slots wide, row i's K/V from slot
   // `paddings[i]`: the first held.size() from this batch's rows `held` (not moved at all when
   // each keeps its row and slots), the others from `pool`, row i from its slot `pooled[i]`.
-  void compose(std::vector<Row> rows, std::span<const int64_t> held, const KVPool* pool,
+  void compose(std::vector<Row> rows, std::span<const int64_t> held, const ModelCaches* pool,
                std::span<const int64_t> pooled, int64_t width, std::span<const int64_t> paddings);
   // Takes the rows out of the batch; their K/V stay in the caches for compose() or store().
   std::vector<Row> take_rows();
-  // Writes the K/V of rows[i], held in this batch's row held[i], into `pool` at its slot
-  // slots[i], unpadded: the row's slots then start at 0.
-  void store(std::span<Row* const> rows, std::span<const int64_t> held, KVPool& pool,
+  // store() from this batch's rows `held`.
+  void store(std::span<Row* const> rows, std::span<const int64_t> held, ModelCaches& pool,
              std::span<const int64_t> slots) const;
 
  private:
   const DecodeOptions& options_;
-  KVCache target_;
-  std::optional<KVCache> draft_;
+  ModelCaches caches_;
   BatchState state_;
 };
 

@@ -29,15 +29,14 @@ struct DraftProposal {
 
 // Proposes up to K tokens per row each round. A drafter with a model drafts through a KV cache
 // that the decoder owns and lays out like the batch (DESIGN.md I3), moving it with the
-// target's; a drafter without one gets a null cache.
+// target's, and fills with each prompt in the prompt pass; a drafter without one gets a null
+// cache.
 class Drafter {
  public:
   virtual ~Drafter() = default;
 
   // The draft model, or null for a drafter without one.
   virtual const Transformer* model() const = 0;
-  // Takes in a batch whose rows hold only their prompts: caches them all in the empty `cache`.
-  virtual void start(BatchState& state, const DecodeOptions& options, KVCache* cache) = 0;
   // Drafts up to K tokens for every row; the batch's pending last token is the first input.
   virtual DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) = 0;
 };
@@ -47,7 +46,6 @@ class Drafter {
 class NoDrafter final : public Drafter {
  public:
   const Transformer* model() const override { return nullptr; }
-  void start(BatchState&, const DecodeOptions&, KVCache*) override {}
   DraftProposal propose(BatchState&, int64_t, const DecodeOptions&, KVCache*) override { return {}; }
 };
 

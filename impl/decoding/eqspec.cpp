@@ -1,5 +1,6 @@
 #include "impl/decoding/eqspec.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -28,7 +29,7 @@ class EqspecDecoder::Batch final : public BatchRun {
  public:
   // Chains drafted by `drafter`, or, with `trees`, the token trees it proposes (`drafter`
   // then drafts nothing).
-  Batch(const Transformer& target, Drafter& drafter, TreeDrafter* trees, std::span<const SequenceRequest> requests,
+  Batch(const Transformer& target, Drafter& drafter, TreeDrafter* trees, int64_t batch_size, int64_t slot_capacity,
         const DecodeOptions& options, DecodeStats& stats)
       : drafter_(drafter),
         options_(options),
@@ -36,17 +37,34 @@ class EqspecDecoder::Batch final : public BatchRun {
         timer_(target.options().device(), options.time_phases),
         round_(target, drafter, options, stats, timer_),
         checker_(target, options),
-        layout_(target, drafter.model(), static_cast<int64_t>(requests.size()), cache_capacity(requests, options),
-                options) {
+        layout_(target, drafter.model(), batch_size, slot_capacity, options) {
     if (trees != nullptr) tree_round_.emplace(target, *trees, options, stats, timer_);
-    layout_.start(rows_of(requests, options));
   }
 
-  std::vector<SequenceResult> start() override {
+  std::vector<SequenceResult> join(std::span<const SequenceRequest> requests) override {
+    std::vector<Row> rows = rows_of(requests, options_);
     const auto now = std::chrono::steady_clock::now();
-    for (Row& row : layout_.state().rows) row.admitted_at = now;
-    round_.prefill(layout_);
-    std::vector<SequenceResult> finished = leave_finished(layout_, steps_, stats_);
+    for (Row& row : rows) {
+      row.admitted_step = steps_;
+      row.admitted_at = now;
+    }
+    const StagedPrompts staged = round_.prefill(rows);
+    const bool others_go_on = !done() || std::any_of(rows.begin(), rows.end(), [](const Row& row) {
+      return !row.finished;
+    });
+    std::vector<SequenceResult> finished;
+    std::vector<Row> joining;
+    std::vector<int64_t> staged_rows;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].finished) {
+        finished.push_back(finish_row(rows[i], steps_, others_go_on, stats_));
+      } else {
+        joining.push_back(std::move(rows[i]));
+        staged_rows.push_back(staged.cache_rows[i]);
+      }
+    }
+    timer_.charge(stats_.other_seconds);
+    if (!joining.empty()) layout_.admit(std::move(joining), staged.caches, staged_rows);
     timer_.charge(stats_.realign_seconds);
     check_layout();
     return finished;
@@ -127,8 +145,9 @@ void EqspecDecoder::admit(SequenceRequest request) {
   queue(std::move(request));
 }
 
-std::unique_ptr<BatchRun> EqspecDecoder::run(std::span<const SequenceRequest> requests) {
-  return std::make_unique<Batch>(target_, drafter_, tree_drafter_, requests, options_, stats_);
+std::unique_ptr<BatchRun> EqspecDecoder::run(int64_t batch_size, std::span<const SequenceRequest> requests) {
+  return std::make_unique<Batch>(target_, drafter_, tree_drafter_, batch_size, cache_capacity(requests, options_),
+                                 options_, stats_);
 }
 
 std::unique_ptr<Decoder> make_nonspec_batch_decoder(const Transformer& target, const DecodeOptions& options,

@@ -21,8 +21,8 @@ namespace specgate {
 // options.check_invariants, I1-I4 are checked after every round (InvariantViolation).
 // options.rollback gives the `rollback` baseline, options.naive_realign `naive-realign`.
 //
-// As a Decoder it takes up to `batch_size` requests while idle; its next step is their prompt
-// pass, and each later step one round, until the last of them finishes.
+// As a Decoder it holds up to `batch_size` rows: requests admitted while others decode run
+// their prompt pass at the next step and join the batch for the round after.
 class EqspecDecoder final : public BatchDecoder {
  public:
   EqspecDecoder(const Transformer& target, Drafter& drafter, const DecodeOptions& options, int64_t batch_size);
@@ -35,7 +35,7 @@ class EqspecDecoder final : public BatchDecoder {
 
  private:
   class Batch;
-  std::unique_ptr<BatchRun> run(std::span<const SequenceRequest> requests) override;
+  std::unique_ptr<BatchRun> run(int64_t batch_size, std::span<const SequenceRequest> requests) override;
 
   const Transformer& target_;
   NoDrafter no_drafter_;  // with trees: the prompt pass and the layout have no draft model

@@ -42,8 +42,8 @@ DecodeOptions tree_options(DecodeOptions options, const TreeDrafter& trees) {
 // every layer first (a server makes one after every pause).
 constexpr int64_t kFirstSlots = 256;
 
-KVPool make_pool(const Transformer& target, const Transformer* draft, int64_t window, int64_t slots) {
-  KVPool pool{target.make_cache(window, slots), std::nullopt};
+ModelCaches make_pool(const Transformer& target, const Transformer* draft, int64_t window, int64_t slots) {
+  ModelCaches pool{target.make_cache(window, slots), std::nullopt};
   if (draft != nullptr) pool.draft.emplace(draft->make_cache(window, slots));
   return pool;
 }
@@ -159,15 +159,9 @@ class ExspecDecoder::Impl {
                               exspec_.batch_size, faults());
   }
 
-  // Runs the queued prompt passes, at most B prompts at a time, through the batch caches
-  // (whose rows go back to the pool first) and stores their K/V unpadded in the pool.
-  // Newcomers that finish in their prompt pass leave at once.
+  // Runs the queued prompt passes, at most B prompts at a time, and stores their K/V unpadded
+  // in the pool. Newcomers that finish in their prompt pass leave at once.
   void prefill_queue(std::vector<SequenceResult>& finished) {
-    std::vector<size_t> in_batch;
-    for (size_t i = 0; i < window_.size(); ++i) {
-      if (window_[i].batch_row >= 0) in_batch.push_back(i);
-    }
-    release(in_batch);
     std::vector<Member> newcomers;
     for (Row& row : queue_) newcomers.emplace_back(std::move(row));
     queue_.clear();
@@ -190,16 +184,14 @@ class ExspecDecoder::Impl {
 
   void prefill(std::span<Member> members) {
     const auto now = std::chrono::steady_clock::now();
-    std::vector<Row> prompts;
+    std::vector<Row> rows;
     for (Member& member : members) {
       member.row.admitted_step = steps_;
       member.row.admitted_at = now;
-      prompts.push_back(std::move(member.row));
+      rows.push_back(std::move(member.row));
     }
-    layout_.start(std::move(prompts));
-    round_.prefill(layout_);
+    const StagedPrompts staged = round_.prefill(rows);
 
-    std::vector<Row> rows = layout_.take_rows();
     std::vector<Row*> going_on;
     std::vector<int64_t> held, slots;
     for (size_t i = 0; i < members.size(); ++i) {
@@ -209,11 +201,10 @@ class ExspecDecoder::Impl {
       member.pool_slot = free_slots_.back();
       free_slots_.pop_back();
       going_on.push_back(&member.row);
-      held.push_back(static_cast<int64_t>(i));
+      held.push_back(staged.cache_rows[i]);
       slots.push_back(member.pool_slot);
     }
-    timer_.charge(stats_.verify_seconds);
-    layout_.store(going_on, held, pool_, slots);
+    store(going_on, staged.caches, held, pool_, slots, faults());
     timer_.charge(stats_.realign_seconds);
   }
 
@@ -297,7 +288,7 @@ class ExspecDecoder::Impl {
   SpeculativeRound round_;
   std::optional<TreeRound> tree_round_;
   InvariantChecker checker_;
-  KVPool pool_;
+  ModelCaches pool_;
   BatchLayout layout_;
 
   RefillFaults refill_faults_;

@@ -23,14 +23,6 @@ at::Tensor draft_uniforms(BatchState& state, int64_t k) {
 
 }  // namespace
 
-void ModelDrafter::start(BatchState& state, const DecodeOptions& options, KVCache* cache) {
-  TORCH_CHECK(cache != nullptr && cache->length() == 0, "ModelDrafter::start: needs an empty draft cache");
-  const c10::Device device = model_.options().device();
-  const int64_t width = state.width;
-  model_.forward(tokens_at(state, 0, width, device), positions_at(state, 0, width, device),
-                 mask_under_faults(key_valid(state, width, device), options.faults), cache);
-}
-
 // Every step runs on the device: the chosen tokens feed the next step without visiting the host.
 DraftProposal ModelDrafter::propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) {
   const c10::Device device = model_.options().device();

@@ -17,7 +17,6 @@ class ModelDrafter final : public Drafter {
       : model_(model), script_(script) {}
 
   const Transformer* model() const override { return &model_; }
-  void start(BatchState& state, const DecodeOptions& options, KVCache* cache) override;
   DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) override;
 
  private:

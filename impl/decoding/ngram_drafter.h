@@ -14,7 +14,6 @@ class NgramDrafter final : public Drafter {
   explicit NgramDrafter(NgramOptions options);
 
   const Transformer* model() const override { return nullptr; }
-  void start(BatchState&, const DecodeOptions&, KVCache*) override {}
   DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) override;
 
  private:

@@ -31,6 +31,7 @@
 #include "impl/decoding/acceptance.h"
 #include "impl/decoding/batch_tensors.h"
 #include "impl/decoding/fault_sites.h"
+#include "impl/decoding/prompt_pass.h"
 #include "impl/model/transformer.h"
 #include "impl/sampling/inverse_cdf.h"
 
@@ -43,40 +44,45 @@ bool is_eos(const DecodeOptions& options, int64_t token) {
 
 }  // namespace
 
-void SpeculativeRound::prefill(BatchLayout& batch_layout) {
-  BatchState& state = batch_layout.state();
-  const int64_t width = state.width, batch = state.batch_size();
+StagedPrompts SpeculativeRound::prefill(std::vector<Row>& rows) {
   const c10::Device device = target_.options().device();
   timer_.charge(stats_.other_seconds);
-  drafter_.start(state, options_, batch_layout.draft_cache());
+  const PromptPacking packing(rows);
+  std::optional<KVCache> draft_cache;
+  if (const Transformer* draft = drafter_.model()) draft_cache.emplace(prompt_pass(*draft, rows, packing).cache);
   timer_.charge(stats_.draft_seconds);
 
-  const at::Tensor hidden =
-      target_.forward(tokens_at(state, 0, width, device), positions_at(state, 0, width, device),
-                      mask_under_faults(key_valid(state, width, device), options_.faults),
-                      &batch_layout.target_cache());
-  const at::Tensor logits = target_.logits(hidden.select(1, width - 1));  // [B, V]
-  at::Tensor first;
-  if (state.all_greedy()) {
-    first = logits.argmax(-1);
-  } else {
-    at::Tensor uniforms = at::empty({batch}, at::TensorOptions().dtype(at::kDouble));
-    for (int64_t i = 0; i < batch; ++i) {
-      Row& row = state.rows[i];
+  PromptPass pass = prompt_pass(target_, rows, packing);
+  const at::Tensor logits = target_.logits(pass.last_hidden);  // [n, V]
+  at::Tensor first = logits.argmax(-1);
+  const bool all_greedy = std::all_of(rows.begin(), rows.end(), [](const Row& row) { return row.sampling.greedy(); });
+  if (!all_greedy) {
+    const int64_t n = static_cast<int64_t>(rows.size());
+    at::Tensor uniforms = at::empty({n}, at::TensorOptions().dtype(at::kDouble));
+    at::Tensor greedy = at::empty({n}, at::TensorOptions().dtype(at::kBool));
+    std::vector<SamplingParams> sampling;
+    for (int64_t i = 0; i < n; ++i) {
+      Row& row = rows[i];
+      greedy.data_ptr<bool>()[i] = row.sampling.greedy();
       uniforms.data_ptr<double>()[i] = row.sampling.greedy() ? 0.0 : row.rng.uniform();
+      sampling.push_back(row.sampling);
     }
-    first = sample_tokens(sampling_distribution_under_faults(logits, state.sampling(), options_.faults),
-                          upload(uniforms, device));
-    if (state.any_greedy()) first = at::where(greedy_rows(state, device).squeeze(1), logits.argmax(-1), first);
+    const at::Tensor sampled = sample_tokens(sampling_distribution_under_faults(logits, sampling, options_.faults),
+                                             upload(uniforms, device));
+    first = at::where(upload(greedy, device), first, sampled);
   }
   const at::Tensor first_tokens = download(first);
   timer_.charge(stats_.verify_seconds);
 
-  batch_layout.keep_prompts();
-  for (int64_t i = 0; i < batch; ++i) {
-    Row& row = state.rows[i];
+  StagedPrompts staged{ModelCaches{std::move(pass.cache), std::move(draft_cache)}, {}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Row& row = rows[i];
+    const SlotRun& run = packing.runs[i];
+    row.target_slots = row.draft_slots = {run.first, run.count};
+    staged.cache_rows.push_back(run.row);
     stats_.generated += static_cast<int64_t>(append_tokens(row, {first_tokens.data_ptr<int64_t>()[i]}, options_).size());
   }
+  return staged;
 }
 
 std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {

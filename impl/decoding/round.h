@@ -23,8 +23,10 @@ class SpeculativeRound {
                    PhaseTimer& timer)
       : target_(target), drafter_(drafter), options_(options), stats_(stats), timer_(timer) {}
 
-  // Caches the prompts of a started batch (BatchLayout::start) and gives every row its first token.
-  void prefill(BatchLayout& batch);
+  // The prompt pass of `rows`, each holding only its prompt, packed without padding
+  // (prompt_pass.h): every row gains its first token. Returns the pass's caches, in which row
+  // i's prompt K/V lie at its target_slots and draft_slots, in cache row `cache_rows[i]`.
+  StagedPrompts prefill(std::vector<Row>& rows);
   // Draft, verify, accept: K drafts per row, one target pass over them, each row gains its
   // kept drafts and the bonus (ending at EOS or max_new_tokens, exactly there) and keeps their
   // slots in the caches. Returns what each row's round decided.

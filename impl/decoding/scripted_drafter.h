@@ -36,7 +36,6 @@ class ScriptedDrafter final : public Drafter {
       : script_(std::move(script)), lengths_(std::move(lengths)) {}
 
   const Transformer* model() const override { return nullptr; }
-  void start(BatchState&, const DecodeOptions&, KVCache*) override {}
   DraftProposal propose(BatchState& state, int64_t k, const DecodeOptions& options, KVCache* cache) override;
 
  private:

@@ -1,5 +1,5 @@
-// The batch layout on its own: where start() and keep() put each row, and that realign(),
-// store() and compose() move every row's K/V to where its slots say, judged by the invariant
+// The batch layout on its own: where admit() and keep() put each row, and that admit(),
+// realign(), store() and compose() move every row's K/V to where its slots say, judged by the invariant
 // checker (I1-I3) against standalone passes of each row.
 #include <algorithm>
 
@@ -12,6 +12,7 @@
 #include "impl/decoding/batch_tensors.h"
 #include "impl/decoding/dispatch_counter.h"
 #include "impl/decoding/invariant_checker.h"
+#include "impl/decoding/prompt_pass.h"
 #include "impl/tests/decoding_test_support.h"
 
 namespace specgate {
@@ -27,34 +28,43 @@ DecodeOptions options() {
   return o;
 }
 
-std::vector<Row> rows_of(const std::vector<std::vector<int64_t>>& prompts, const DecodeOptions& o) {
+std::vector<Row> rows_of(const std::vector<std::vector<int64_t>>& prompts, const DecodeOptions& o,
+                         int64_t first_sequence = 10) {
   std::vector<Row> rows;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    rows.emplace_back(SequenceRequest{.sequence_index = static_cast<int64_t>(10 + i), .prompt = prompts[i]}, o);
+    rows.emplace_back(SequenceRequest{.sequence_index = first_sequence + static_cast<int64_t>(i), .prompt = prompts[i]},
+                      o);
   }
   return rows;
 }
 
-// Rows of 3, 5 and 4 tokens laid out after a pass over all but each row's last token: what a
-// decoder holds between rounds.
+// What a prompt pass leaves of `rows` for a batch to admit: the K/V of every token but each
+// row's last, which is pending (as the first generated token is after SpeculativeRound::prefill).
+StagedPrompts passed_but_last(std::vector<Row>& rows) {
+  std::vector<Row> leading = rows;
+  for (Row& row : leading) row.tokens.pop_back();
+  const PromptPacking packing(leading);
+  StagedPrompts staged{{prompt_pass(models().target, leading, packing).cache,
+                        prompt_pass(models().draft, leading, packing).cache},
+                       {}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].target_slots = rows[i].draft_slots = {packing.runs[i].first, packing.runs[i].count};
+    staged.cache_rows.push_back(packing.runs[i].row);
+  }
+  return staged;
+}
+
+// Rows of 3, 5 and 4 tokens admitted after their prompt pass: what a decoder holds between rounds.
 struct Filled {
   DecodeOptions o = options();
-  BatchLayout layout{models().target, &models().draft, 3, 16, o};
+  BatchLayout layout{models().target, &models().draft, 5, 16, o};
   InvariantChecker checker{models().target, o};
 
-  Filled() {
-    layout.start(rows_of({{11, 12, 13}, {21, 22, 23, 24, 25}, {31, 32, 33, 34}}, o));
-    const BatchState& state = layout.state();
-    const int64_t slots = state.cache_length();
-    for (const auto& [model, cache] : {std::pair{&models().target, &layout.target_cache()},
-                                       std::pair{&models().draft, layout.draft_cache()}}) {
-      model->forward(tokens_at(state, 0, slots, at::kCPU), positions_at(state, 0, slots, at::kCPU),
-                     key_valid(state, slots, at::kCPU), cache);
-    }
-    for (size_t i = 0; i < state.rows.size(); ++i) {
-      Row& row = layout.state().rows[i];
-      row.target_slots = row.draft_slots = {state.padding(i), row.content() - 1};
-    }
+  Filled() { admit(rows_of({{11, 12, 13}, {21, 22, 23, 24, 25}, {31, 32, 33, 34}}, o)); }
+
+  void admit(std::vector<Row> rows) {
+    const StagedPrompts staged = passed_but_last(rows);
+    layout.admit(std::move(rows), staged.caches, staged.cache_rows);
   }
 
   void check() const {
@@ -67,31 +77,39 @@ struct Filled {
   }
 };
 
-TEST(BatchLayout, StartPadsEveryRowToTheLongestInEmptiedCaches) {
-  const DecodeOptions o = options();
-  BatchLayout layout(models().target, &models().draft, 4, 16, o);
-  layout.start(rows_of({{1, 2, 3}, {4, 5, 6, 7, 8}, {9, 10}}, o));
-  const BatchState& state = layout.state();
+TEST(BatchLayout, AdmitPadsEveryRowToTheLongest) {
+  const Filled filled;
+  const BatchState& state = filled.layout.state();
   EXPECT_EQ(state.width, 5);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(state.rows[i].position_padding, std::vector<int64_t>({2, 0, 3})[i]);
-  EXPECT_EQ(layout.target_cache().batch_size(), 3);
-  EXPECT_EQ(layout.target_cache().length(), 0);
-  EXPECT_EQ(layout.draft_cache()->batch_size(), 3);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(state.rows[i].position_padding, std::vector<int64_t>({2, 0, 1})[i]);
+    EXPECT_EQ(state.rows[i].target_slots.first, state.rows[i].position_padding);
+    EXPECT_EQ(state.rows[i].draft_slots.count, state.rows[i].content() - 1);
+  }
+  EXPECT_EQ(filled.layout.target_cache().batch_size(), 3);
+  EXPECT_EQ(filled.layout.target_cache().length(), 4);
+  EXPECT_EQ(filled.layout.draft_cache()->batch_size(), 3);
 
-  layout.keep_prompts();
-  EXPECT_EQ(state.rows[2].target_slots.first, 3);
-  EXPECT_EQ(state.rows[2].target_slots.count, 2);
-  EXPECT_EQ(state.rows[2].draft_slots.count, 2);
-
-  const BatchLayout without_draft(models().target, nullptr, 4, 16, o);
+  const BatchLayout without_draft(models().target, nullptr, 4, 16, filled.o);
   EXPECT_EQ(without_draft.draft_cache(), nullptr);
+}
+
+TEST(BatchLayout, NewcomersJoinRowsDecodingWhichAreRepaddedToTheNewWidth) {
+  Filled filled;
+  filled.admit(rows_of({{41, 42, 43, 44, 45, 46, 47}, {51, 52}}, filled.o, 20));
+  const BatchState& state = filled.layout.state();
+  EXPECT_EQ(filled.sequences(), (std::vector<int64_t>{10, 11, 12, 20, 21}));
+  EXPECT_EQ(state.width, 7);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(state.rows[i].position_padding, std::vector<int64_t>({4, 2, 3, 0, 5})[i]);
+  EXPECT_EQ(state.rows[1].realignments, 1) << "moved two slots on";
+  EXPECT_NO_THROW(filled.check());
 }
 
 TEST(BatchLayout, KeepHoldsTheContentAndTheAcceptedDraftsTheCachesHold) {
   const DecodeOptions o = options();
   BatchLayout layout(models().target, nullptr, 1, 16, o);
   for (const int64_t accepted : {0, 2, 3}) {
-    layout.start(rows_of({{1, 2, 3}}, o));
+    layout.state().rows = rows_of({{1, 2, 3}}, o);
     layout.state().width = 5;  // two padding slots
     layout.keep(0, accepted, o.draft_tokens);
     const Row& row = layout.state().rows[0];
@@ -120,7 +138,7 @@ TEST(BatchLayout, RealignRepadsTheRowsGoingOnAndMovesTheirSlots) {
 
 TEST(BatchLayout, StoredRowsComeBackFromThePoolInAnyOrderBesideRowsThatStay) {
   Filled filled;
-  KVPool pool{models().target.make_cache(5, 16), models().draft.make_cache(5, 16)};
+  ModelCaches pool{models().target.make_cache(5, 16), models().draft.make_cache(5, 16)};
   std::vector<Row> rows = filled.layout.take_rows();
   EXPECT_TRUE(filled.layout.state().rows.empty());
   const std::vector<Row*> stored = {&rows[2], &rows[0], &rows[1]};
@@ -196,12 +214,12 @@ std::string error_of(const Call& call) {
 
 TEST(BatchLayout, APoolMustHoldTheCachesTheBatchHolds) {
   Filled filled;
-  KVPool target_only{models().target.make_cache(3, 16), std::nullopt};
+  ModelCaches target_only{models().target.make_cache(3, 16), std::nullopt};
   std::vector<Row> rows = filled.layout.take_rows();
   const std::vector<Row*> stored = {&rows[0]};
   const std::vector<int64_t> held = {0}, slots = {1};
   EXPECT_THAT(error_of([&] { filled.layout.store(stored, held, target_only, slots); }),
-              testing::HasSubstr("BatchLayout::store: the pool holds other caches"));
+              testing::HasSubstr("store: the pool holds other caches"));
   std::vector<Row> one;
   one.push_back(rows[0]);
   const std::vector<int64_t> pooled = {1}, paddings = {0};

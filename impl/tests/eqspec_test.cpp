@@ -8,6 +8,7 @@
 #include "impl/common/error.h"
 #include "impl/decoding/eqspec.h"
 #include "impl/decoding/invariant_checker.h"
+#include "impl/decoding/model_drafter.h"
 #include "impl/statistics/randomized_pit.h"
 #include "impl/statistics/uniformity.h"
 #include "impl/tests/decoding_test_support.h"
@@ -131,6 +132,35 @@ TEST(Eqspec, NaiveRealignmentGivesTheSameOutputsAndLayouts) {
     EXPECT_EQ(run_eqspec(requests, {batch, 3, DrafterKind::kScriptedWithModel, "random"}, options), expected);
     EXPECT_EQ(run_eqspec(requests, {batch, 3, DrafterKind::kModel, ""}, options), expected);
   }
+}
+
+// A place a finished row frees takes a new request while the others decode: its prompt pass is
+// the next step, and it shares every round after with them (I1-I4 checked on each).
+TEST(EqspecDecoder, ARequestJoinsTheRowsDecodingAsSoonAsOneFinishes) {
+  std::vector<SequenceRequest> requests = mixed_requests(3, 12);
+  requests[0].max_new_tokens = 2;
+  const DecodeOptions options = greedy_options(3, 14);
+  auto expected = oracle_outputs(requests, options);
+  expected[requests[0].sequence_index].resize(2);
+  ModelDrafter drafter(models().draft);
+  EqspecDecoder decoder(models().target, drafter, options, 2);
+  decoder.admit(requests[0]);
+  decoder.admit(requests[1]);
+  EXPECT_EQ(decoder.free_places(), 0);
+  std::map<int64_t, std::vector<int64_t>> outputs;
+  const auto step = [&] {
+    for (const SequenceResult& result : decoder.step()) outputs[result.sequence_index] = result.tokens;
+  };
+  while (!outputs.contains(requests[0].sequence_index)) step();
+  ASSERT_FALSE(outputs.contains(requests[1].sequence_index));
+  EXPECT_EQ(decoder.free_places(), 1) << "the finished row's place";
+  decoder.admit(requests[2]);
+  step();
+  std::vector<int64_t> live;
+  decoder.visit_live([&](int64_t sequence, std::span<const int64_t>) { live.push_back(sequence); });
+  EXPECT_EQ(live, (std::vector<int64_t>{requests[1].sequence_index, requests[2].sequence_index}));
+  while (decoder.has_work()) step();
+  EXPECT_EQ(outputs, expected);
 }
 
 // Every greedy fault is caught: either an invariant check throws or the output differs

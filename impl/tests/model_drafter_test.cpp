@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include "impl/decoding/batch_tensors.h"
 #include "impl/decoding/model_drafter.h"
 #include "impl/model/kv_cache.h"
 #include "impl/tests/decoding_test_support.h"
@@ -44,7 +45,8 @@ Drafted draft(const std::vector<SequenceRequest>& requests, const DecodeOptions&
   BatchState state = prompts(requests, options);
   ModelDrafter drafter(models().draft, script);
   KVCache cache = models().draft.make_cache(state.batch_size(), state.width + kDrafts);
-  drafter.start(state, options, &cache);
+  models().draft.forward(tokens_at(state, 0, state.width, at::kCPU), positions_at(state, 0, state.width, at::kCPU),
+                         key_valid(state, state.width, at::kCPU), &cache);
   for (size_t i = 0; i < state.rows.size(); ++i) state.rows[i].draft_slots = {state.padding(i), state.rows[i].content()};
   Drafted out{.cache_length_after_start = cache.length()};
   out.proposal = drafter.propose(state, kDrafts, options, &cache);

@@ -37,10 +37,8 @@ struct PreparedBatch {
         state(layout.state()) {
     std::vector<Row> rows;
     for (const SequenceRequest& request : requests) rows.emplace_back(request, options);
-    layout.start(std::move(rows));
-    round.prefill(layout);
-    const std::vector<int64_t> both = {0, 1};
-    layout.realign(both);
+    const StagedPrompts staged = round.prefill(rows);
+    layout.admit(std::move(rows), staged.caches, staged.cache_rows);
   }
 
   std::vector<int64_t> oracle(size_t row) const {

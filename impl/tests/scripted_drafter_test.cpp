@@ -59,11 +59,10 @@ TEST(ScriptedDrafts, ARowWithoutAContinuationIsAnError) {
   EXPECT_THROW(script([](int64_t, int64_t) { return 1; }).tokens(state, 2), c10::Error);
 }
 
-TEST(ScriptedDrafter, HasNoModelCachesNothingAndProposesTheScriptsTokens) {
+TEST(ScriptedDrafter, HasNoModelAndProposesTheScriptsTokens) {
   ScriptedDrafter drafter(script([](int64_t, int64_t) { return 1; }));
   EXPECT_EQ(drafter.model(), nullptr);
   BatchState state = two_rows();
-  drafter.start(state, DecodeOptions{}, nullptr);
   const DraftProposal proposal = drafter.propose(state, 2, DecodeOptions{}, nullptr);
   EXPECT_EQ(row_of(proposal.tokens, 0), (std::vector<int64_t>{11, 13}));
   EXPECT_EQ(row_of(proposal.tokens, 1), (std::vector<int64_t>{20, 22}));
