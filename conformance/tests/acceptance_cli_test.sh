@@ -152,21 +152,31 @@ else
 fi
 grep -q "^| .*draft-cache-short.jsonl:[0-9]* |" "$work/short.md" || fail "Markdown lists no differing round"
 
-# Sampled, float64: T 0.8, top-k 12, top-p 0.9. Faults that change acceptance are rejected;
-# the correct engine's fixed draws pass (p 0.49).
+# Sampled, float64: T 0.8, top-k 12, top-p 0.9. Faults that change acceptance are rejected, and
+# so is one that changes only the tokens drawn after rejected drafts (residual-not-normalised),
+# by the test of those tokens against the residual; the correct engine's fixed draws pass.
 sampled=(--temperature 0.8 --top-k 12 --top-p 0.9 --seed 5 --dtype float64)
 decode "$work/sampled.jsonl" eqspec "${sampled[@]}"
 check sampled 0 "$work/sampled.jsonl" --json "$work/sampled.json"
-for fault in always-accept stale-draft-distribution cache-advanced-by-drafted raw-draft-distribution; do
+for fault in always-accept stale-draft-distribution cache-advanced-by-drafted raw-draft-distribution \
+  residual-not-normalised; do
   decode "$work/$fault.jsonl" eqspec "${sampled[@]}" --inject-fault "$fault"
   check "$fault" 1 "$work/$fault.jsonl"
 done
+grep -q "drawn after rejected drafts do not follow the residual max(p - q, 0)" "$work/residual-not-normalised.out" ||
+  fail "residual-not-normalised: $(cat "$work/residual-not-normalised.out")"
 "$python" - "$work/sampled.json" <<'PY' || fail "sampled report"
 import json, sys
-t = json.load(open(sys.argv[1]))["test"]
+report = json.load(open(sys.argv[1]))
+t, r = report["test"], report["residual"]
 low, high = t["ratio_interval"]
 if not (low <= t["ratio"] <= high and 0 < t["expected"] < t["trials"] and t["p_value"] > 0.05 and t["ruled_out"] == 0):
     print(f"  {t}")
+    sys.exit(1)
+alpha = report["settings"]["alpha"]
+if not (t["alpha"] == r["alpha"] == alpha / 2 and r["draws"] > 100 and r["outside"] == 0 and r["p_value"] > 0.05
+        and r["allowance"] == 0 and not r["rejected"]):
+    print(f"  {r}")
     sys.exit(1)
 PY
 

@@ -38,6 +38,17 @@ std::string figures_line(const AcceptanceCheckReport& report) {
          ", detects a ratio off 1 by " + short_number(t.detectable_ratio_change, 3) + " at power 0.9";
 }
 
+// "312 tokens drawn after rejected drafts against the residual max(p - q, 0): D = 0.031, p = 0.61 (alpha 0.025)"
+std::string residual_line(const ResidualTest& r) {
+  std::string line = counted(r.draws, "token") + " drawn after rejected drafts, before their answer's final token, " +
+                     "against the residual max(p - q, 0) they are drawn from";
+  if (r.outside > 0) line += " (" + std::to_string(r.outside) + " more outside it, left out)";
+  if (r.draws == 0) return line;
+  line += ": Kolmogorov-Smirnov D = " + short_number(r.distance, 3);
+  if (r.allowance > 0.0) line += ", " + short_number(r.allowance, 3) + " of it allowed for rounding in the engine's dtype";
+  return line + ", p = " + short_number(r.p_value, 3) + " (alpha " + short_number(r.alpha) + ")";
+}
+
 std::string rounds_line(const AcceptanceCheckReport& report) {
   std::string line = std::to_string(report.rounds) + " rounds compared, " + std::to_string(report.answers) +
                      " answers; each turn's last round up to its final token (" + std::to_string(report.last_rounds_cut) + ")";
@@ -132,8 +143,18 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
             {"ratio_interval", {t.ratio_low, t.ratio_high}},
             {"detectable_ratio_change", t.detectable_ratio_change},
             {"allowed_shift", t.allowed_shift},
+            {"alpha", t.alpha},
             {"rejected", t.rejected}}},
           {"rounding_shift", report.rounding_shift ? json(*report.rounding_shift) : json(nullptr)},
+          {"residual", report.residual ? json{{"draws", report.residual->draws},
+                                              {"outside", report.residual->outside},
+                                              {"distance", report.residual->distance},
+                                              {"rounding_shift", report.residual->rounding_shift},
+                                              {"allowance", report.residual->allowance},
+                                              {"p_value", report.residual->p_value},
+                                              {"alpha", report.residual->alpha},
+                                              {"rejected", report.residual->rejected}}
+                                       : json(nullptr)},
           {"mismatches", mismatches},
           {"recovered_drafts", recovered_drafts},
           {"rejected", report.rejected},
@@ -159,8 +180,9 @@ json acceptance_report_json(const AcceptanceCheckReport& report) {
 }
 
 void write_acceptance_summary(const AcceptanceCheckReport& report, std::ostream& out) {
-  out << "acceptance: " << settings_line(report) << "\n  " << rounds_line(report) << "\n  " << figures_line(report) << "\n  "
-      << positions_line(report) << "\n";
+  out << "acceptance: " << settings_line(report) << "\n  " << rounds_line(report) << "\n  " << figures_line(report) << "\n  ";
+  if (report.residual) out << residual_line(*report.residual) << "\n  ";
+  out << positions_line(report) << "\n";
   constexpr size_t kShown = 10;
   for (size_t i = 0; i < report.mismatches.size() && i < kShown; ++i) out << "  " << mismatch_text(report.mismatches[i]) << "\n";
   if (report.mismatches.size() > kShown) out << "  ... " << report.mismatches.size() - kShown << " more rounds differ\n";
@@ -172,6 +194,7 @@ void write_acceptance_markdown(const AcceptanceCheckReport& report, std::ostream
   out << "# specgate acceptance: " << verdict_word(report) << "\n\n"
       << "The engine's accepted drafts against what its target and draft checkpoints imply; " << settings_line(report)
       << ".\n\n- " << rounds_line(report) << "\n- " << figures_line(report) << "\n";
+  if (report.residual) out << "- " << residual_line(*report.residual) << "\n";
   for (const std::string& reason : report.reasons) out << "- **" << reason << "**\n";
   const bool by_server = report.server_counters.has_value();
   out << "\n| draft position | reached | accepted, as the models imply | as the answers show |"
@@ -193,7 +216,9 @@ void write_acceptance_html(const AcceptanceCheckReport& report, std::ostream& ou
   out << html_report_start("specgate acceptance", verdict_word(report), !report.rejected)
       << "<p>The engine's accepted drafts against what its target and draft checkpoints imply; "
       << escape_markup(settings_line(report)) << ".</p>\n<ul><li>" << escape_markup(rounds_line(report)) << "</li><li>"
-      << escape_markup(figures_line(report)) << "</li><li>" << escape_markup(positions_line(report)) << "</li></ul>\n";
+      << escape_markup(figures_line(report)) << "</li><li>"
+      << (report.residual ? escape_markup(residual_line(*report.residual)) + "</li><li>" : "")
+      << escape_markup(positions_line(report)) << "</li></ul>\n";
   if (!report.reasons.empty()) {
     out << "<ul class=\"fail\">";
     for (const std::string& reason : report.reasons) out << "<li>" << escape_markup(reason) << "</li>";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "impl/common/counted.h"
@@ -11,9 +12,12 @@
 #include "impl/scoring/answer_reader.h"
 #include "impl/scoring/answer_warpers.h"
 #include "impl/scoring/near_tie.h"
+#include "impl/scoring/pit_shift.h"
 #include "impl/scoring/rescorer.h"
 #include "impl/scoring/sampling_check.h"
 #include "impl/scoring/stream_registry.h"
+#include "impl/statistics/randomized_pit.h"
+#include "impl/statistics/uniformity.h"
 
 namespace specgate {
 namespace {
@@ -40,14 +44,16 @@ std::vector<PositionOdds> greedy_odds(const GreedyChoices& choices, const std::v
 
 class AcceptanceReader {
  public:
-  AcceptanceReader(const AcceptanceCheckRequest& request, AcceptanceCheckReport& report)
+  AcceptanceReader(const AcceptanceCheckRequest& request, AcceptanceCheckReport& report, uint64_t pit_seed)
       : request_(request),
         report_(report),
         warpers_(request.sampling, ""),
         draft_tokens_(request.draft_tokens),
+        pit_seed_(pit_seed),
         total_(request.progress ? count_answers(request.answers) : 0) {}
 
   void read(const std::filesystem::path& file) {
+    ++files_read_;
     const std::vector<std::vector<int64_t>> sequences = rescorable_sequences(file, TurnScope::kAll);
     for (const Rescorer* rescorer :
          {request_.target, request_.draft, request_.target_in_engine_dtype, request_.draft_in_engine_dtype})
@@ -62,6 +68,12 @@ class AcceptanceReader {
   }
 
   const std::vector<BernoulliTrial>& trials() const { return trials_; }
+  // The residual PITs of the tokens drawn after rejected drafts, those left outside the residual,
+  // and the sum of their PIT law shifts (empty without a re-scoring in the engine's dtype).
+  const std::vector<double>& residual_pits() const { return residual_pits_; }
+  int64_t residual_outside() const { return residual_outside_; }
+  const std::vector<double>& residual_shift_sum() const { return residual_shift_sum_; }
+  bool residual_tested() const { return residual_tested_; }
   const std::optional<double>& rounding_shift() const { return rounding_shift_; }
   const AnswerWarpers& warpers() const { return warpers_; }
   int64_t draft_tokens() const { return draft_tokens_.value_or(0); }
@@ -69,6 +81,7 @@ class AcceptanceReader {
  private:
   void add(const std::filesystem::path& file, const AnswerRecord& record) {
     const std::string at = answer_location(file, record.line);
+    answer_uniforms_ = SequenceRng(pit_seed_, (static_cast<uint64_t>(files_read_) << 40) ^ static_cast<uint64_t>(record.line));
     if (!record.token_ids) throw InputError(at + ": field 'token_ids': missing; the acceptance check needs the engine's token ids");
     if (!record.prompt_token_ids)
       throw InputError(at + ": field 'prompt_token_ids': missing; the acceptance check re-scores the prompt the engine was fed");
@@ -245,6 +258,7 @@ class AcceptanceReader {
     }
     const bool point_mass_drafts = !proposed.empty() || request_.ngram;
     std::vector<PositionOdds> odds;
+    std::optional<AcceptanceOdds> accept;  // sampled
     std::vector<double> in_engine_dtype;  // sampled: each position's odds re-scored in the engine's dtype
     if (request_.ngram && warpers.greedy()) {
       for (int64_t i = 0; i < n; ++i) odds.push_back({proposed[i] == generated[i] ? 1.0 : 0.0, false});
@@ -261,24 +275,26 @@ class AcceptanceReader {
       const bool stops_at_eos = std::none_of(generated.begin(), generated.end() - 1, [&](int64_t token) {
         return std::find(eos.begin(), eos.end(), token) != eos.end();
       });
-      const std::optional<AcceptanceOdds> accept =
-          point_mass_drafts ? request_.target->lookup_acceptance_probabilities(prompt, generated, proposed, warpers,
-                                                                            report_.margin->logits, stops_at_eos, why_not)
-                         : request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers,
-                                                                     report_.margin->logits, stops_at_eos, why_not);
+      const double margin = report_.margin->logits;
+      if (point_mass_drafts) {
+        accept = request_.target->lookup_acceptance_probabilities(prompt, generated, proposed, warpers, margin,
+                                                                  stops_at_eos, why_not);
+        if (accept && request_.target_in_engine_dtype != nullptr) {
+          const std::optional<AcceptanceOdds> rounded = request_.target_in_engine_dtype->lookup_acceptance_probabilities(
+              prompt, generated, proposed, warpers, margin, stops_at_eos, why_not);
+          if (!rounded) throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
+          accept->probability_in_engine_dtype = rounded->probability;
+        }
+      } else {
+        residual_tested_ = true;
+        accept = request_.target->acceptance_probabilities(*request_.draft, prompt, generated, warpers, margin,
+                                                           stops_at_eos, request_.target_in_engine_dtype,
+                                                           request_.draft_in_engine_dtype, why_not);
+      }
       if (accept) {
         for (size_t i = 0; i < accept->probability.size(); ++i)
           odds.push_back({accept->probability[i], accept->support_may_grow[i]});
-      }
-      if (accept && request_.target_in_engine_dtype != nullptr) {
-        const Rescorer& target = *request_.target_in_engine_dtype;
-        const std::optional<AcceptanceOdds> rounded =
-            point_mass_drafts ? target.lookup_acceptance_probabilities(prompt, generated, proposed, warpers,
-                                                                       report_.margin->logits, stops_at_eos, why_not)
-                              : target.acceptance_probabilities(*request_.draft_in_engine_dtype, prompt, generated, warpers,
-                                                                report_.margin->logits, stops_at_eos, why_not);
-        if (!rounded) throw InputError(at + ": turn " + std::to_string(turn) + ": cannot be re-scored: " + why_not);
-        in_engine_dtype = rounded->probability;
+        in_engine_dtype = accept->probability_in_engine_dtype;
       }
     }
     if (odds.empty())
@@ -339,6 +355,10 @@ class AcceptanceReader {
         if (point_mass_drafts && accepted < reached && generated[rejected_at] == proposed[rejected_at])
           report_.recovered_drafts.push_back({file.string(), record.line, record.question_id, static_cast<int64_t>(turn),
                                               rejected_at, generated[rejected_at]});
+        // The final token is left out: whether it ends the answer depends on what it is.
+        const bool rejection_stands = !(odds[rejected_at].probability == 1.0 && odds[rejected_at].either_way);
+        if (!point_mass_drafts && accepted < reached && rejected_at + 1 < n && rejection_stands)
+          add_residual_draw(*accept, rejected_at);
         continue;
       }
       report_.near_tie_rounds += resolved && !differs;
@@ -394,6 +414,22 @@ class AcceptanceReader {
     return counted;
   }
 
+  // The token at `position` was drawn from the residual.
+  void add_residual_draw(const AcceptanceOdds& accept, int64_t position) {
+    const double uniform = answer_uniforms_.uniform();
+    const std::optional<double> pit = randomized_pit(std::clamp(accept.residual_below[position], 0.0, 1.0),
+                                                     accept.residual_own[position], uniform);
+    if (!pit) {
+      ++residual_outside_;
+      return;
+    }
+    residual_pits_.push_back(*pit);
+    if (accept.residual_pit_shift.empty()) return;
+    residual_shift_sum_.resize(kPitShiftPoints, 0.0);
+    std::ranges::transform(residual_shift_sum_, accept.residual_pit_shift[position], residual_shift_sum_.begin(),
+                           std::plus{});
+  }
+
   DraftPosition& position_at(int64_t j) {
     if (report_.positions.size() <= static_cast<size_t>(j)) report_.positions.resize(static_cast<size_t>(j) + 1);
     return report_.positions[static_cast<size_t>(j)];
@@ -419,6 +455,12 @@ class AcceptanceReader {
   std::optional<int64_t> draft_tokens_;
   std::vector<BernoulliTrial> trials_;
   std::optional<double> rounding_shift_;  // AcceptanceCheckReport::rounding_shift
+  uint64_t pit_seed_;
+  int64_t files_read_ = 0;
+  SequenceRng answer_uniforms_{0, 0};  // the residual PITs' uniforms of the answer being read
+  bool residual_tested_ = false;
+  std::vector<double> residual_pits_, residual_shift_sum_;
+  int64_t residual_outside_ = 0;
   int64_t done_ = 0, total_;  // answers read, and in every file
 };
 
@@ -443,6 +485,21 @@ void hold_to_counters(const SpeculationCounters& counters, AcceptanceCheckReport
                            counted(static_cast<int64_t>(differ.size()), "draft position") + " (" + listed + ")");
 }
 
+ResidualTest residual_test(const AcceptanceReader& reader, double alpha) {
+  ResidualTest test{.draws = static_cast<int64_t>(reader.residual_pits().size()),
+                    .outside = reader.residual_outside(),
+                    .alpha = alpha};
+  if (test.draws == 0) return test;
+  const DistributionTest ks = ks_uniformity_test(reader.residual_pits(), alpha);
+  test.distance = ks.distance;
+  for (const double sum : reader.residual_shift_sum())
+    test.rounding_shift = std::max(test.rounding_shift, std::abs(sum) / static_cast<double>(test.draws));
+  test.allowance = kRoundingShiftTolerance * test.rounding_shift;
+  test.p_value = ks_p_value(std::max(0.0, test.distance - test.allowance), static_cast<double>(test.draws));
+  test.rejected = test.p_value <= alpha;
+  return test;
+}
+
 }  // namespace
 
 AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
@@ -460,7 +517,7 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
   report.generated_at = utc_now();
   report.alpha = request.alpha;
   report.near_tie_threshold = request.near_tie_threshold;
-  AcceptanceReader reader(request, report);
+  AcceptanceReader reader(request, report, derived_pit_seed(request.answers, {}));
   for (const std::filesystem::path& file : request.answers) reader.read(file);
   if (reader.trials().empty())
     throw InputError("--answers: no drafted position before an answer's final token to compare");
@@ -471,7 +528,8 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
                   : request.greedy_drafts ? "model (greedy drafts)"
                                           : "model";
   report.rounding_shift = reader.rounding_shift();
-  report.test = bernoulli_sum_test(reader.trials(), request.alpha,
+  if (reader.residual_tested()) report.residual = residual_test(reader, request.alpha / 2);
+  report.test = bernoulli_sum_test(reader.trials(), report.residual ? request.alpha / 2 : request.alpha,
                                    kRoundingShiftTolerance * report.rounding_shift.value_or(0.0));
 
   if (!report.mismatches.empty()) {
@@ -491,6 +549,13 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
                              " (ratio " + short_number(t.ratio) +
                              (t.ruled_out > 0 ? ", " + std::to_string(t.ruled_out) + " outcomes they rule out" : "") +
                              "), p = " + short_number(t.p_value) + " <= alpha " + short_number(request.alpha));
+  }
+  if (report.residual && report.residual->rejected) {
+    const ResidualTest& r = *report.residual;
+    report.reasons.push_back(counted(r.draws, "token") + " drawn after rejected drafts do not follow the residual " +
+                             "max(p - q, 0): Kolmogorov-Smirnov D = " + short_number(r.distance, 3) +
+                             (r.allowance > 0.0 ? ", " + short_number(r.allowance, 3) + " of it allowed for rounding" : "") +
+                             ", p = " + short_number(r.p_value, 3) + " <= alpha " + short_number(r.alpha));
   }
   if (!report.recovered_drafts.empty()) {
     const RecoveredDraft& first = report.recovered_drafts.front();

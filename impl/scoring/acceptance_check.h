@@ -54,6 +54,23 @@ struct DraftPosition {
   std::optional<int64_t> counted;
 };
 
+// Sampled with a draft model: every token drawn after a rejected draft before its answer's final
+// token, placed by its randomised PIT in the residual max(p - q, 0) it is drawn from (given that
+// it is no EOS id), tested for uniformity (Kolmogorov-Smirnov). The PIT's uniforms come from a
+// seed derived from the answers (derived_pit_seed). A token outside the residual, which only
+// rounding lets a correct engine draw, is counted and left out. With a re-scoring in the engine's
+// dtype, D is allowed kRoundingShiftTolerance times the largest mean shift of the PIT's law that
+// re-scoring measures (pit_law_shift).
+struct ResidualTest {
+  int64_t draws = 0;    // tokens tested
+  int64_t outside = 0;  // tokens outside the re-scorer's residual
+  double distance = 0.0;
+  double rounding_shift = 0.0, allowance = 0.0;
+  double p_value = 1.0;
+  double alpha = 0.0;  // its share of the check's alpha
+  bool rejected = false;
+};
+
 struct AcceptanceCheckRequest {
   std::vector<std::filesystem::path> answers;
   const Rescorer* target = nullptr;
@@ -128,6 +145,9 @@ struct AcceptanceCheckReport {
   // Sampled, with a re-scoring in the engine's dtype: the drafts that re-scoring expects accepted
   // less what the re-scorer expects, over the same trials.
   std::optional<double> rounding_shift;
+  // Sampled with a draft model: the tokens drawn after rejected drafts. The count test and this
+  // one then share alpha, half each (test.alpha and residual.alpha).
+  std::optional<ResidualTest> residual;
   std::vector<RoundMismatch> mismatches;  // greedy only: every round that differs
   std::vector<RecoveredDraft> recovered_drafts;  // sampled, drafts proposed with certainty: every one
   std::vector<DraftPosition> positions;          // by draft position, 0 to K - 1

@@ -117,14 +117,21 @@ std::string unfit(int64_t length, int64_t positions_available, const char* what)
   return "";
 }
 
-// Acceptance probabilities [N] (clamped to [0, 1]) and whether each may go the other way [N],
-// brought to the host in one copy.
-AcceptanceOdds odds_on_host(const at::Tensor& probability, const at::Tensor& may_grow) {
-  const at::Tensor host = at::stack({probability.clamp(0.0, 1.0), may_grow.to(at::kDouble)}).cpu().contiguous();
+// Acceptance probabilities [N] (clamped to [0, 1]), whether each may go the other way [N], and
+// where given the residual's figures [N, 2] (below, own), brought to the host in one copy.
+AcceptanceOdds odds_on_host(const at::Tensor& probability, const at::Tensor& may_grow,
+                            const at::Tensor& residual = at::Tensor()) {
+  std::vector<at::Tensor> rows = {probability.clamp(0.0, 1.0), may_grow.to(at::kDouble)};
+  if (residual.defined()) rows.insert(rows.end(), {residual.select(1, 0), residual.select(1, 1)});
+  const at::Tensor host = at::stack(rows).cpu().contiguous();
   const double* data = host.data_ptr<double>();
   const int64_t n = host.size(1);
   AcceptanceOdds odds{{data, data + n}, {}};
   for (int64_t i = 0; i < n; ++i) odds.support_may_grow.push_back(data[n + i] != 0.0);
+  if (residual.defined()) {
+    odds.residual_below.assign(data + 2 * n, data + 3 * n);
+    odds.residual_own.assign(data + 3 * n, data + 4 * n);
+  }
   return odds;
 }
 
@@ -134,6 +141,24 @@ at::Tensor id_column(std::span<const int64_t> tokens, const at::Tensor& like) {
       .unsqueeze(1);
 }
 
+// The mass of the tokens ahead of each chosen token [n, 1] in `probabilities` [n, V], most likely
+// first, ties by id, and its own: [n, 2].
+at::Tensor below_and_own(const at::Tensor& probabilities, const at::Tensor& chosen) {
+  const at::Tensor own = probabilities.gather(1, chosen);  // [n, 1]
+  const at::Tensor ids = at::arange(probabilities.size(1), chosen.options()).unsqueeze(0);
+  const at::Tensor ahead = probabilities.gt(own).logical_or(probabilities.eq(own).logical_and(ids.lt(chosen)));
+  return at::stack({(probabilities * ahead).sum(1), own.squeeze(1)}, 1);
+}
+
+// The distribution a token after a rejected draft is drawn from: max(p - q, 0) normalised, given
+// that it is none of `eos` when given; rows where p <= q everywhere are 0: [n, V].
+at::Tensor residual_of(const at::Tensor& p, const at::Tensor& q, const std::vector<int64_t>& eos) {
+  at::Tensor residual = (p - q).clamp_min(0.0);
+  if (!eos.empty()) residual.index_fill_(1, at::tensor(eos, at::TensorOptions().dtype(at::kLong).device(p.device())), 0.0);
+  const at::Tensor mass = residual.sum(1, /*keepdim=*/true);
+  return at::where(mass.gt(0.0), residual / mass.clamp_min(1e-300), at::zeros_like(residual));
+}
+
 // Below, own and boundary (TokenMasses) of each token of `generated` under logits [n, V], and
 // where `engine` (the shaped distribution [n, V] of the checkpoint in the engine's dtype) is
 // defined, the mass it gives the tokens on the boundary: [n, 3] or [n, 4].
@@ -141,21 +166,20 @@ at::Tensor token_masses(const at::Tensor& logits, std::span<const int64_t> gener
                         const SupportMargin& margin, const at::Tensor& engine) {
   const at::Tensor probabilities = sampling_distribution(logits, sampling);  // [n, V]
   const at::Tensor chosen = id_column(generated, probabilities);
-  const at::Tensor own = probabilities.gather(1, chosen);  // [n, 1]
-  // Tokens ordered from most to least likely, ties by id.
-  const at::Tensor ids = at::arange(probabilities.size(1), chosen.options()).unsqueeze(0);
-  const at::Tensor ahead = probabilities.gt(own).logical_or(probabilities.eq(own).logical_and(ids.lt(chosen)));
-  const at::Tensor below = (probabilities * ahead).sum(1);
+  const at::Tensor masses = below_and_own(probabilities, chosen);
   const at::Tensor band = within_support_margin(logits, probabilities, sampling, margin);  // [n, V]
-  std::vector<at::Tensor> rows = {below, own.squeeze(1), band.gather(1, chosen).squeeze(1).to(at::kDouble)};
+  std::vector<at::Tensor> rows = {masses.select(1, 0), masses.select(1, 1),
+                                  band.gather(1, chosen).squeeze(1).to(at::kDouble)};
   if (engine.defined()) rows.push_back((engine.to(probabilities.device()) * band).sum(1));
   return at::stack(rows, 1);
 }
 
 // The probability speculative sampling accepts a draw of q's, p and q from these logits [n, V],
-// and whether either support would take in another token under the margin: [n, 2].
-at::Tensor drawn_acceptance(const at::Tensor& target_logits, const at::Tensor& draft_logits, const SamplingParams& sampling,
-                            double logit_margin, const std::vector<int64_t>& eos) {
+// whether either support would take in another token under the margin, and the residual's
+// below and own of each token of `generated` (as if drawn after a rejected draft): [n, 4].
+at::Tensor drawn_acceptance(const at::Tensor& target_logits, const at::Tensor& draft_logits,
+                            std::span<const int64_t> generated, const SamplingParams& sampling, double logit_margin,
+                            const std::vector<int64_t>& eos) {
   const at::Tensor target = target_logits.to(at::kDouble), drafted = draft_logits.to(target.device(), at::kDouble);
   const at::Tensor p = sampling_distribution(target, sampling), q = sampling_distribution(drafted, sampling);
   const at::Tensor both = at::minimum(p, q);
@@ -171,7 +195,8 @@ at::Tensor drawn_acceptance(const at::Tensor& target_logits, const at::Tensor& d
     const at::Tensor outside = shaped.eq(0.0);
     return sampling_distribution(logits + outside.to(at::kDouble) * logit_margin, sampling).gt(0.0).logical_and(outside).any(1);
   };
-  return at::stack({overlap, grows(target, p).logical_or(grows(drafted, q)).to(at::kDouble)}, 1);
+  const at::Tensor residual = below_and_own(residual_of(p, q, eos), id_column(generated, p));
+  return at::cat({at::stack({overlap, grows(target, p).logical_or(grows(drafted, q)).to(at::kDouble)}, 1), residual}, 1);
 }
 
 // The probability speculative sampling keeps each proposed token (negative: none), and whether
@@ -304,7 +329,9 @@ std::optional<TokenMasses> Rescorer::sampled_token_masses(std::span<const int64_
 std::optional<AcceptanceOdds> Rescorer::acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
                                                                  std::span<const int64_t> generated,
                                                                  const SamplingParams& sampling, double logit_margin,
-                                                                 bool not_eos, std::string& why_not) const {
+                                                                 bool not_eos, const Rescorer* target_in_engine_dtype,
+                                                                 const Rescorer* draft_in_engine_dtype,
+                                                                 std::string& why_not) const {
   const std::optional<KnownLogits> target = source_->logits_before(prompt, generated, why_not);
   if (!target) return std::nullopt;
   const std::optional<KnownLogits> drafted = draft.source_->logits_before(prompt, generated, why_not);
@@ -319,14 +346,33 @@ std::optional<AcceptanceOdds> Rescorer::acceptance_probabilities(const Rescorer&
   const size_t pairs = std::max(target->fillings.size(), drafted->fillings.size());
   const auto filling = [](const KnownLogits& known, size_t f) { return known.fillings[std::min(f, known.fillings.size() - 1)]; };
   const AgreedFigures odds = agreed_figures(pairs, [&](size_t f) {
-    return drawn_acceptance(filling(*target, f), filling(*drafted, f), sampling, logit_margin, eos);
+    return drawn_acceptance(filling(*target, f), filling(*drafted, f), generated, sampling, logit_margin, eos);
   });
   const at::Tensor exact = seen.logical_and(odds.exact);
   if (!exact.all().item<bool>()) {
     why_not = unknown_positions(exact, "shaped supports");
     return std::nullopt;
   }
-  return odds_on_host(odds.first.select(1, 0), odds.first.select(1, 1).ne(0.0));
+  AcceptanceOdds result = odds_on_host(odds.first.select(1, 0), odds.first.select(1, 1).ne(0.0), odds.first.narrow(1, 2, 2));
+  if (target_in_engine_dtype == nullptr) return result;
+
+  const std::optional<KnownLogits> rounded_target = target_in_engine_dtype->source_->logits_before(prompt, generated, why_not);
+  if (!rounded_target) return std::nullopt;
+  const std::optional<KnownLogits> rounded_draft = draft_in_engine_dtype->source_->logits_before(prompt, generated, why_not);
+  if (!rounded_draft) return std::nullopt;
+  const at::Tensor rounded_figures = drawn_acceptance(rounded_target->fillings.front(), rounded_draft->fillings.front(),
+                                                      generated, sampling, logit_margin, eos);
+  result.probability_in_engine_dtype = rows_on_host(rounded_figures.select(1, 0).clamp(0.0, 1.0));
+  const auto shaped = [&](const KnownLogits& known, const at::Tensor& on) {
+    return sampling_distribution(known.fillings.front().to(on.device(), at::kDouble), sampling);
+  };
+  const at::Tensor p = shaped(*target, odds.first), q = shaped(*drafted, odds.first);
+  const at::Tensor shift = pit_law_shift(residual_of(p, q, eos),
+                                         residual_of(shaped(*rounded_target, p), shaped(*rounded_draft, p), eos));
+  const std::vector<double> rows = rows_on_host(shift);
+  for (auto row = rows.begin(); row != rows.end(); row += kPitShiftPoints)
+    result.residual_pit_shift.emplace_back(row, row + kPitShiftPoints);
+  return result;
 }
 
 std::optional<AcceptanceOdds> Rescorer::lookup_acceptance_probabilities(std::span<const int64_t> prompt,

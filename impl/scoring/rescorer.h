@@ -51,9 +51,17 @@ struct TokenMasses {
 // probability, and whether either model's shaped support would take in another token if the
 // tokens outside it moved up by the margin (then an acceptance probability of 0 or 1 is only so
 // up to the engine's rounding).
+// A token drawn after a rejected draft comes from the residual max(p - q, 0), normalised (given
+// that it is no EOS id where the odds are): residual_below and residual_own place each position's
+// token in it as TokenMasses does in p (both 0 where p <= q everywhere). With the checkpoints in
+// the engine's dtype too: their acceptance probabilities, and how far an engine of that dtype
+// moves the law of the residual's PIT at each position (pit_law_shift, kPitShiftPoints values).
 struct AcceptanceOdds {
   std::vector<double> probability;
   std::vector<bool> support_may_grow;
+  std::vector<double> residual_below, residual_own;
+  std::vector<double> probability_in_engine_dtype;
+  std::vector<std::vector<double>> residual_pit_shift;
 };
 
 // What a greedy drafter proposes at each position of an answer, and how firmly: the most likely
@@ -110,12 +118,15 @@ class Rescorer {
   // draws after `prompt` and generated[:i], sum over x of min(p(x), q(x)), p this checkpoint's
   // and q the draft's distribution there, both shaped by `sampling`; with `not_eos`, given that
   // the token there is none of eos_token_ids() (the answer went on past it):
-  // (sum min(p, q) - sum over EOS of min(p, q)) / (1 - p(EOS)). One forward pass of each.
+  // (sum min(p, q) - sum over EOS of min(p, q)) / (1 - p(EOS)). One forward pass of each, and
+  // one of each checkpoint in the engine's dtype where both are given (AcceptanceOdds).
   // nullopt with `why_not` set as sampled_token_masses, or when the source's top k leaves either
   // shaped support unknown at some position.
   std::optional<AcceptanceOdds> acceptance_probabilities(const Rescorer& draft, std::span<const int64_t> prompt,
                                                          std::span<const int64_t> generated, const SamplingParams& sampling,
-                                                         double logit_margin, bool not_eos, std::string& why_not) const;
+                                                         double logit_margin, bool not_eos,
+                                                         const Rescorer* target_in_engine_dtype,
+                                                         const Rescorer* draft_in_engine_dtype, std::string& why_not) const;
 
   // Position i of `generated`: the probability that speculative sampling keeps `proposed[i]`, a
   // token a drafter that draws nothing (n-gram lookup) proposed there after `prompt` and
