@@ -548,7 +548,7 @@ AcceptanceCheckReport check_acceptance(const AcceptanceCheckRequest& request) {
                                                      : "") +
                              " (ratio " + short_number(t.ratio) +
                              (t.ruled_out > 0 ? ", " + std::to_string(t.ruled_out) + " outcomes they rule out" : "") +
-                             "), p = " + short_number(t.p_value) + " <= alpha " + short_number(request.alpha));
+                             "), p = " + short_number(t.p_value) + " <= alpha " + short_number(t.alpha));
   }
   if (report.residual && report.residual->rejected) {
     const ResidualTest& r = *report.residual;
