@@ -68,8 +68,9 @@ TEST(PromptPass, EachPackedPromptIsAsIfItRanAlone) {
     SCOPED_TRACE(type);
     const ModelConfig config = tiny_config(type);
     const Transformer model(config, random_weights(config, at::TensorOptions().dtype(at::kDouble), 5));
-    expect_each_as_alone(model, {5, 9, 1, 12});  // one pack
-    expect_each_as_alone(model, {1000, 900});    // a pack each
+    expect_each_as_alone(model, {5, 9, 1, 12});     // one pack
+    expect_each_as_alone(model, {300, 400, 200});  // one pack, passed in several chunks
+    expect_each_as_alone(model, {1000, 900});       // a pack each
   }
 }
 
