@@ -1,6 +1,8 @@
 #include "impl/model/transformer.h"
 
 #include <limits>
+#include <numeric>
+#include <span>
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -45,12 +47,20 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
   return bias.defined() ? at::linear(x, weight, bias) : few_row_linear(x, weight);
 }
 
+// When the keys that a batch's rows see none of before their first seen key (the left padding
+// of rows shorter than the longest) hold at least this many bytes of K and V in a layer,
+// attention runs row by row over each row's seen keys: a masked key costs the CPU the
+// arithmetic and the memory traffic of any other, and a call a row costs little beside them.
+constexpr int64_t kUnseenBytesForRowByRow = int64_t{1} << 20;
+
 // Additive attention mask [B, 1, 1, T, S]: 0 where query t may see key s, -inf elsewhere.
 // Every query sees its own slot, so rows of padding stay finite and never produce NaN.
 // key_valid is [B, S], or [B, T, S] when each query has keys of its own, which then holds the
 // sliding window too.
-at::Tensor attention_mask(const at::Tensor& key_valid, int64_t num_queries, int64_t first_query_slot,
-                          std::optional<int64_t> sliding_window, at::ScalarType dtype) {
+// `key_bytes`: the bytes of K and V that one key slot holds in a layer.
+Transformer::AttentionMask attention_mask(const at::Tensor& key_valid, int64_t num_queries, int64_t first_query_slot,
+                                          std::optional<int64_t> sliding_window, at::ScalarType dtype,
+                                          int64_t key_bytes) {
   const int64_t num_keys = key_valid.size(-1);
   const auto index_options = at::TensorOptions().dtype(at::kLong).device(key_valid.device());
   const at::Tensor query_slot = at::arange(first_query_slot, first_query_slot + num_queries, index_options).unsqueeze(1);
@@ -61,21 +71,40 @@ at::Tensor attention_mask(const at::Tensor& key_valid, int64_t num_queries, int6
   const at::Tensor per_query = per_query_keys ? key_valid : key_valid.unsqueeze(1);
   at::Tensor allowed = per_query.logical_and(visible.unsqueeze(0));  // [B, T, S]
   allowed = allowed.logical_or(key_slot.eq(query_slot).unsqueeze(0));
-  return at::zeros(allowed.sizes(), key_valid.options().dtype(dtype))
-      .masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity())
-      .view({allowed.size(0), 1, 1, num_queries, num_keys});
+  Transformer::AttentionMask mask;
+  mask.additive = at::zeros(allowed.sizes(), key_valid.options().dtype(dtype))
+                      .masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity())
+                      .view({allowed.size(0), 1, 1, num_queries, num_keys});
+  // Reading where each row starts synchronises a device with the host: the CPU only.
+  if (key_valid.device().is_cpu() && allowed.size(0) > 1) {
+    const at::Tensor first_seen = allowed.any(1).to(at::kByte).argmax(-1).contiguous();  // the first of the maxima
+    const std::span<const int64_t> first(first_seen.const_data_ptr<int64_t>(), first_seen.numel());
+    if (std::accumulate(first.begin(), first.end(), int64_t{0}) * key_bytes >= kUnseenBytesForRowByRow) {
+      mask.first_seen_key.assign(first.begin(), first.end());
+    }
+  }
+  return mask;
 }
 
 // softmax(q k^T / sqrt(head_dim) + mask) v for queries grouped as [B, kv_heads, group * T, D]
 // (each group's heads folded into the query axis), keys and values [B, kv_heads, S, D], and
-// the additive mask [B, 1, 1, T, S].
-at::Tensor grouped_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                             int64_t group) {
+// the additive mask [B, 1, 1, T, S]; row by row over each row's seen keys where the mask says so.
+at::Tensor grouped_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const Transformer::AttentionMask& mask, int64_t group) {
   const int64_t batch = q.size(0), steps = q.size(2) / group, num_keys = k.size(2);
-  const at::Tensor grouped_mask = mask.to(q.scalar_type())
+  const at::Tensor grouped_mask = mask.additive.to(q.scalar_type())
                                       .expand({batch, 1, group, steps, num_keys})
                                       .reshape({batch, 1, group * steps, num_keys});
-  return at::scaled_dot_product_attention(q, k, v, grouped_mask);  // scale 1 / sqrt(head_dim)
+  if (mask.first_seen_key.empty()) return at::scaled_dot_product_attention(q, k, v, grouped_mask);  // scale 1 / sqrt(head_dim)
+  std::vector<at::Tensor> rows;
+  rows.reserve(batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t first = mask.first_seen_key[b], seen = num_keys - first;
+    rows.push_back(at::scaled_dot_product_attention(q.narrow(0, b, 1), k.narrow(0, b, 1).narrow(2, first, seen),
+                                                    v.narrow(0, b, 1).narrow(2, first, seen),
+                                                    grouped_mask.narrow(0, b, 1).narrow(-1, first, seen)));
+  }
+  return at::cat(rows, 0);
 }
 
 }  // namespace
@@ -106,7 +135,7 @@ at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) 
 }
 
 at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, const at::Tensor& x,
-                                  const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
+                                  const at::Tensor& cos, const at::Tensor& sin, const AttentionMask& mask,
                                   int64_t first_key, KVCache* cache) const {
   const int64_t batch = x.size(0), steps = x.size(1), head_dim = config_.head_dim;
   const int64_t kv_heads = config_.num_kv_heads, group = config_.kv_group_size();
@@ -177,15 +206,17 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
   const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
   const at::ScalarType mask_dtype = is_reduced_precision(dtype) ? at::kFloat : dtype;
   const bool any_full_layer = !config_.sliding_window || config_.max_window_layers > 0;
-  const at::Tensor full_mask =
-      any_full_layer ? attention_mask(key_valid, tokens.size(1), first_slot, std::nullopt, mask_dtype) : at::Tensor();
+  const int64_t key_bytes = 2 * config_.num_kv_heads * config_.head_dim * static_cast<int64_t>(at::elementSize(dtype));
+  const AttentionMask full_mask =
+      any_full_layer ? attention_mask(key_valid, tokens.size(1), first_slot, std::nullopt, mask_dtype, key_bytes)
+                     : AttentionMask();
   // Windowed layers see only the keys of the last `window` slots before the first query.
   const int64_t window_start = config_.sliding_window ? std::max<int64_t>(first_slot - *config_.sliding_window + 1, 0) : 0;
-  const at::Tensor window_mask =
+  const AttentionMask window_mask =
       config_.sliding_window
           ? attention_mask(key_valid.narrow(-1, window_start, key_valid.size(-1) - window_start), tokens.size(1),
-                           first_slot - window_start, config_.sliding_window, mask_dtype)
-          : at::Tensor();
+                           first_slot - window_start, config_.sliding_window, mask_dtype, key_bytes)
+          : AttentionMask();
   const auto [cos, sin] = rope_.cos_sin(positions);
 
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);

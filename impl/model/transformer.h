@@ -35,6 +35,13 @@ class Transformer {
   KVCache make_cache(int64_t batch_size, int64_t slot_capacity) const;
 
   const ModelConfig& config() const { return config_; }
+
+  // An additive attention mask [B, 1, 1, T, S] and, where attention runs row by row, each row's
+  // first key that one of its queries sees (empty where it runs over the whole batch at once).
+  struct AttentionMask {
+    at::Tensor additive;
+    std::vector<int64_t> first_seen_key;
+  };
   const ModelWeights& weights() const { return weights_; }
   at::TensorOptions options() const;
 
@@ -45,7 +52,7 @@ class Transformer {
   int64_t chunk_tokens(int64_t batch, int64_t first_slot) const;
   // `first_key` is the first slot the mask covers: windowed layers skip the keys before it.
   at::Tensor attention(const LayerWeights& layer, int64_t layer_index, const at::Tensor& x,
-                       const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask, int64_t first_key,
+                       const at::Tensor& cos, const at::Tensor& sin, const AttentionMask& mask, int64_t first_key,
                        KVCache* cache) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
 

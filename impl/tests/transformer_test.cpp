@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -81,10 +82,11 @@ TEST_P(EveryVariant, ALongPromptPrefilledInChunksEqualsAFullPass) {
   }
 }
 
-TEST_P(EveryVariant, LeftPaddedBatchRowsEqualEachRowAlone) {
-  const Transformer model = random_model(GetParam().config);
-  const std::vector<int64_t> lengths = {5, 1, 9, 3};
-  const int64_t batch = 4, width = 9, extra_steps = 3;
+// Rows of `lengths` tokens, left-padded to the longest, then three steps each: every row's
+// logits equal those of a pass over it alone, and the padding tokens change no bit.
+void expect_left_padded_rows_equal_each_row_alone(const Transformer& model, const std::vector<int64_t>& lengths) {
+  const int64_t batch = static_cast<int64_t>(lengths.size()), extra_steps = 3;
+  const int64_t width = *std::max_element(lengths.begin(), lengths.end());
 
   // Each row alone, prompt plus three continuation tokens in one pass.
   std::vector<std::vector<int64_t>> rows;
@@ -134,6 +136,19 @@ TEST_P(EveryVariant, LeftPaddedBatchRowsEqualEachRowAlone) {
                           batched[b].narrow(0, pad, lengths[b] + extra_steps)))
         << "row " << b;
   }
+}
+
+TEST_P(EveryVariant, LeftPaddedBatchRowsEqualEachRowAlone) {
+  expect_left_padded_rows_equal_each_row_alone(random_model(GetParam().config), {5, 1, 9, 3});
+}
+
+// Padding whose K/V take a megabyte a layer: attention runs row by row over each row's keys.
+TEST(Transformer, ALongLeftPaddingIsLeftOutRowByRow) {
+  ModelConfig config = tiny_config("llama");
+  config.num_heads = 8;
+  config.num_kv_heads = 4;
+  config.head_dim = 64;  // 4 KB of K and V a key in float64: 300 keys of padding take 1.2 MB
+  expect_left_padded_rows_equal_each_row_alone(random_model(config), {310, 10, 12});
 }
 
 TEST_P(EveryVariant, LowerPrecisionsStayCloseToFloat64) {
