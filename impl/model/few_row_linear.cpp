@@ -7,7 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include <ATen/Parallel.h>
 #include <ATen/record_function.h>
+#include <omp.h>
 
 namespace specgate {
 namespace {
@@ -28,16 +30,19 @@ __attribute__((target("avx512f"))) float horizontal_sum(__m512 v) {
 // few lines in flight for one core to read at its bandwidth.
 constexpr int64_t kPrefetchBytes = 4096;
 
-// y[r, j] = sum over k of x[r, k] * weight[j, k] for ROWS rows: one pass over the weight, two of
-// its rows at a time, each 16 of their floats multiplied into every row's accumulators while x
-// stays in the L1 cache.
+// The fewest weights (floats) worth a thread of their own.
+constexpr int64_t kMinWeightsPerThread = int64_t{1} << 16;
+
+// y[r, j] = sum over k of x[r, k] * weight[j, k] for ROWS rows and the outputs j in [begin, end)
+// of `out`: one pass over those rows of the weight, two at a time, each 16 of their floats
+// multiplied into every row's accumulators while x stays in the L1 cache.
 template <int ROWS>
 __attribute__((target("avx512f"))) void rows_avx512(const float* x, int64_t in, const float* weight, int64_t out,
-                                                    float* y) {
+                                                    int64_t begin, int64_t end, float* y) {
   const int64_t whole = in / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (in - whole)) - 1u);
-  int64_t j = 0;
-  for (; j + 2 <= out; j += 2) {
+  int64_t j = begin;
+  for (; j + 2 <= end; j += 2) {
     const float* w0 = weight + j * in;
     const float* w1 = w0 + in;
     __m512 sum0[ROWS], sum1[ROWS];
@@ -65,7 +70,7 @@ __attribute__((target("avx512f"))) void rows_avx512(const float* x, int64_t in, 
       y[r * out + j + 1] = horizontal_sum(sum1[r]);
     }
   }
-  for (; j < out; ++j) {
+  for (; j < end; ++j) {
     const float* w = weight + j * in;
     __m512 sum[ROWS];
     for (int r = 0; r < ROWS; ++r) sum[r] = _mm512_setzero_ps();
@@ -82,9 +87,10 @@ __attribute__((target("avx512f"))) void rows_avx512(const float* x, int64_t in, 
 }
 
 template <int ROWS>
-__attribute__((target("avx2,fma"))) void rows_avx2(const float* x, int64_t in, const float* weight, int64_t out, float* y) {
+__attribute__((target("avx2,fma"))) void rows_avx2(const float* x, int64_t in, const float* weight, int64_t out,
+                                                  int64_t begin, int64_t end, float* y) {
   const int64_t whole = in / 8 * 8;
-  for (int64_t j = 0; j < out; ++j) {
+  for (int64_t j = begin; j < end; ++j) {
     const float* w = weight + j * in;
     __m256 sum[ROWS];
     for (int r = 0; r < ROWS; ++r) sum[r] = _mm256_setzero_ps();
@@ -118,7 +124,8 @@ Isa usable_isa() {
   return isa;
 }
 
-using Kernel = void (*)(const float* x, int64_t in, const float* weight, int64_t out, float* y);
+using Kernel = void (*)(const float* x, int64_t in, const float* weight, int64_t out, int64_t begin, int64_t end,
+                        float* y);
 constexpr Kernel kAvx512Rows[kFewRows] = {rows_avx512<1>, rows_avx512<2>, rows_avx512<3>, rows_avx512<4>,
                                           rows_avx512<5>, rows_avx512<6>, rows_avx512<7>, rows_avx512<8>};
 constexpr Kernel kAvx2Rows[kFewRows] = {rows_avx2<1>, rows_avx2<2>, rows_avx2<3>, rows_avx2<4>,
@@ -140,7 +147,17 @@ at::Tensor few_row_linear(const at::Tensor& x, const at::Tensor& weight) {
   shape.back() = out;
   at::Tensor y = at::empty(shape, x.options());
   const Kernel kernel = (isa == Isa::kAvx512 ? kAvx512Rows : kAvx2Rows)[rows - 1];
-  kernel(rows_of_x.data_ptr<float>(), in, weight.data_ptr<float>(), out, y.data_ptr<float>());
+  const float* x_data = rows_of_x.data_ptr<float>();
+  const float* weight_data = weight.data_ptr<float>();
+  float* y_data = y.data_ptr<float>();
+  // libtorch's own OpenMP threads, which wait between its operators: a thread of any other pool
+  // would share a core with one of them.
+  const int threads = static_cast<int>(std::clamp<int64_t>(out * in / kMinWeightsPerThread, 1, at::get_num_threads()));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int64_t count = omp_get_num_threads(), thread = omp_get_thread_num();
+    kernel(x_data, in, weight_data, out, out * thread / count, out * (thread + 1) / count, y_data);
+  }
   return y;
 }
 

@@ -14,9 +14,10 @@ inline constexpr int64_t kFewRows = 8;
 // weight is read once for every row of x: MKL's product reads the weights about twice over at 5
 // rows, which made a verification pass cost two decode steps where it should cost one. Among 2
 // to kFewRows rows, a row's result is the same whatever rows come with it. A single row stays
-// with MKL, which streams the weights faster than this kernel does at one row. Other shapes,
-// dtypes and devices, and CPUs on which libtorch runs neither its AVX2 nor its AVX-512 kernels
-// (ATEN_CPU_CAPABILITY=default), go to at::linear too.
+// with MKL, which streams the weights faster than this kernel does at one row. The weight's rows
+// are shared among libtorch's threads (at::get_num_threads()), and each result is the same bits
+// whatever their number. Other shapes, dtypes and devices, and CPUs on which libtorch runs
+// neither its AVX2 nor its AVX-512 kernels (ATEN_CPU_CAPABILITY=default), go to at::linear too.
 at::Tensor few_row_linear(const at::Tensor& x, const at::Tensor& weight);
 
 }  // namespace specgate

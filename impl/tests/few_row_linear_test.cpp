@@ -1,4 +1,5 @@
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include "impl/model/few_row_linear.h"
@@ -41,6 +42,26 @@ TEST(FewRowLinear, ARowsResultIsTheSameWhateverRowsComeWithIt) {
           << rows << " rows from row " << first;
     }
   }
+}
+
+// The weight's rows shared among threads: every result the same bits as on one thread.
+TEST(FewRowLinear, TheNumberOfThreadsChangesNoBit) {
+  at::manual_seed(2);
+  const int threads = at::get_num_threads();
+  for (const Shape& shape : {Shape{576, 1536}, Shape{1536, 577}, Shape{64, 259}}) {
+    const at::Tensor weight = at::randn({shape.out, shape.in});
+    for (int64_t rows = 2; rows <= kFewRows; ++rows) {
+      const at::Tensor x = at::randn({rows, shape.in});
+      at::set_num_threads(1);
+      const at::Tensor alone = few_row_linear(x, weight);
+      for (const int shared : {2, 3}) {
+        at::set_num_threads(shared);
+        EXPECT_TRUE(at::equal(few_row_linear(x, weight), alone))
+            << shared << " threads, in " << shape.in << ", out " << shape.out << ", rows " << rows;
+      }
+    }
+  }
+  at::set_num_threads(threads);
 }
 
 TEST(FewRowLinear, OtherDtypesAndGradientsGoToLinear) {
