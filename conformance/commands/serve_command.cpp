@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 
 #include "conformance/commands/commands.h"
@@ -74,7 +75,11 @@ void run_serve(const ServeOptions& o, const CLI::App& command) {
   if (tree) check_tree_engine(command, engine);
   const auto [faults, response_faults] = serve_faults(o, engine, tree.has_value());
 
+  // On one thread here, so that the decode loop's thread alone keeps a pool of libtorch's threads.
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
   const ModelPair models = load_model_pair(o.target, o.draft, o.loading.scalar_type(), o.loading.torch_device());
+  at::set_num_threads(threads);
   const ModelConfig& config = models.target.config();
   const ServeLimits limits{.model = o.model.empty() ? o.target.filename().string() : o.model,
                            .vocab_size = config.vocab_size,

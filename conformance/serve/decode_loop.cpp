@@ -2,13 +2,33 @@
 
 #include <algorithm>
 #include <exception>
+#include <future>
 #include <stdexcept>
 #include <string>
 
 namespace specgate::cli {
 
 DecodeLoop::DecodeLoop(std::function<std::unique_ptr<ServeEngine>()> make_engine, int64_t capacity)
-    : make_engine_(std::move(make_engine)), engine_(make_engine_()), capacity_(capacity), thread_([this] { run(); }) {}
+    : make_engine_(std::move(make_engine)), capacity_(capacity) {
+  std::promise<void> made;
+  std::future<void> engine_made = made.get_future();
+  thread_ = std::thread([this, &made] {
+    try {
+      engine_ = make_engine_();
+    } catch (...) {
+      made.set_exception(std::current_exception());
+      return;
+    }
+    made.set_value();
+    run();
+  });
+  try {
+    engine_made.get();
+  } catch (...) {
+    thread_.join();
+    throw;
+  }
+}
 
 DecodeLoop::~DecodeLoop() {
   {

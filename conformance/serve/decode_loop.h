@@ -21,7 +21,10 @@ namespace specgate::cli {
 // What became of a request: its decoded sequence, or why decoding it failed.
 using Outcome = std::variant<SequenceResult, std::exception_ptr>;
 
-// Feeds requests to a ServeEngine on a thread of its own. Requests that arrive while it
+// Feeds requests to a ServeEngine, made and stepped on a thread of its own (the only thread that
+// should run libtorch's parallel work while the loop runs: libgomp keeps a pool of threads for
+// every thread that does, and once they outnumber the cores it puts them to sleep between
+// operators, which costs a decode step several milliseconds). Requests that arrive while it
 // decodes are admitted before its next step, and those cancelled meanwhile leave then. At most
 // `capacity` requests are admitted and unfinished at once. When a step throws, or returns a
 // request twice or one it was never given, the requests admitted to the engine get that error

@@ -303,6 +303,25 @@ TEST(DecodeLoopTest, AnEngineThatReturnsARequestTwiceFailsTheRequestsItHolds) {
   EXPECT_EQ(next->get().tokens.size(), 3u);
 }
 
+// The engine is made, as it is stepped, on the loop's thread (the only one to compute while the
+// loop runs), and a failure to make it is the constructor's.
+TEST(DecodeLoopTest, MakesItsEngineOnItsOwnThreadAndThrowsWhatMakingItThrew) {
+  std::thread::id made_on;
+  {
+    DecodeLoop loop([&] {
+      made_on = std::this_thread::get_id();
+      return make_serve_engine(settings_for(Engine::kRollback));
+    }, 8);
+    std::optional<std::future<SequenceResult>> answer = submit(loop, {.prompt = {1, 2}, .max_new_tokens = 2});
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->get().tokens.size(), 2u);
+  }
+  EXPECT_NE(made_on, std::thread::id());
+  EXPECT_NE(made_on, std::this_thread::get_id());
+  EXPECT_THROW(DecodeLoop([]() -> std::unique_ptr<ServeEngine> { throw std::invalid_argument("no engine"); }, 8),
+               std::invalid_argument);
+}
+
 TEST(DecodeLoopTest, ACancelledWaitingRequestIsNeverAdmitted) {
   const test_support::Models& models = test_support::models();
   StepCount count;
