@@ -42,6 +42,29 @@ bool is_eos(const DecodeOptions& options, int64_t token) {
   return std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end();
 }
 
+// The positions of a verification pass over [pending, d_1 .. d_k] that acceptance reads, as
+// indices into its B x (k + 1): each row's pending token and its own drafts, not the padding
+// after them (whose MLP and head the pass then skips); undefined where no row is padded.
+at::Tensor read_positions(const DraftProposal& proposal, int64_t k, c10::Device device) {
+  const std::vector<int64_t> lengths = proposal.row_lengths();
+  std::vector<int64_t> read;
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    for (int64_t t = 0; t <= lengths[row]; ++t) read.push_back(static_cast<int64_t>(row) * (k + 1) + t);
+  }
+  if (read.size() == lengths.size() * static_cast<size_t>(k + 1)) return at::Tensor();
+  return upload(at::tensor(read), device);
+}
+
+// The pass's logits [B, k + 1, V] at the positions read, zeros at the others.
+at::Tensor logits_read(const Transformer& model, const at::Tensor& hidden, const at::Tensor& read) {
+  if (!read.defined()) return model.logits(hidden);
+  const int64_t batch = hidden.size(0), steps = hidden.size(1);
+  const at::Tensor read_logits = model.logits(hidden.reshape({batch * steps, hidden.size(2)}).index_select(0, read));
+  return at::zeros({batch * steps, read_logits.size(1)}, read_logits.options())
+      .index_copy_(0, read, read_logits)
+      .view({batch, steps, read_logits.size(1)});
+}
+
 }  // namespace
 
 StagedPrompts SpeculativeRound::prefill(std::vector<Row>& rows) {
@@ -108,8 +131,9 @@ std::vector<RoundRecord> SpeculativeRound::run(BatchLayout& batch_layout) {
   const at::Tensor input = at::cat({tokens_at(state, pending, 1, device), proposal.tokens}, 1);
   const at::Tensor positions = verified_positions_under_faults(positions_at(state, pending, k + 1, device), faults);
   const at::Tensor valid = mask_under_faults(key_valid(state, width + k, device), faults, /*fed_slot=*/pending);
-  const at::Tensor logits = target_.logits(target_.forward(input, positions, valid, &target_cache));
-  std::vector<RowDecision> decisions = verify_drafts(logits, proposal, state, options_);
+  const at::Tensor read = read_positions(proposal, k, device);
+  const at::Tensor hidden = target_.forward(input, positions, valid, &target_cache, read);
+  std::vector<RowDecision> decisions = verify_drafts(logits_read(target_, hidden, read), proposal, state, options_);
   timer_.charge(stats_.verify_seconds);
 
   // 3. Accept.

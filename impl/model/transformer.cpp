@@ -166,7 +166,7 @@ at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, co
 }
 
 at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
-                                KVCache* cache) const {
+                                KVCache* cache, const at::Tensor& read_rows) const {
   TORCH_CHECK(tokens.dim() == 2 && positions.sizes() == tokens.sizes(), "forward: tokens and positions must be [B, T]");
   const int64_t first_slot = cache != nullptr ? cache->length() : 0, steps = tokens.size(1);
   const bool per_query = key_valid.dim() == 3;
@@ -174,13 +174,15 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& posi
                   key_valid.size(-1) == first_slot + steps,
               "forward: key_valid must be [B, cache length + T] or [B, T, cache length + T]");
   TORCH_CHECK(cache == nullptr || cache->batch_size() == tokens.size(0), "forward: cache batch size differs");
-  if (cache == nullptr) return forward_chunk(tokens, positions, key_valid, cache);
+  if (cache == nullptr || chunk_tokens(tokens.size(0), first_slot) >= steps) {
+    return forward_chunk(tokens, positions, key_valid, cache, read_rows);
+  }
   std::vector<at::Tensor> hidden;
   for (int64_t start = 0; start < steps;) {
     const int64_t count = std::min(chunk_tokens(tokens.size(0), first_slot + start), steps - start);
     const at::Tensor queries_valid = per_query ? key_valid.narrow(1, start, count) : key_valid;
     hidden.push_back(forward_chunk(tokens.narrow(1, start, count), positions.narrow(1, start, count),
-                                   queries_valid.narrow(-1, 0, first_slot + start + count), cache));
+                                   queries_valid.narrow(-1, 0, first_slot + start + count), cache, at::Tensor()));
     start += count;
   }
   return hidden.size() == 1 ? hidden.front() : at::cat(hidden, 1);
@@ -201,7 +203,7 @@ int64_t Transformer::chunk_tokens(int64_t batch, int64_t first_slot) const {
 }
 
 at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor& positions,
-                                      const at::Tensor& key_valid, KVCache* cache) const {
+                                      const at::Tensor& key_valid, KVCache* cache, const at::Tensor& read_rows) const {
   const int64_t first_slot = cache != nullptr ? cache->length() : 0;
   const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
   const at::ScalarType mask_dtype = is_reduced_precision(dtype) ? at::kFloat : dtype;
@@ -225,8 +227,16 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
     const bool windowed = config_.layer_uses_window(i);
     x = x + attention(w, i, rms_norm(x, w.input_norm), cos, sin, windowed ? window_mask : full_mask,
                       windowed ? window_start : 0, cache);
-    const at::Tensor h = rms_norm(x, w.post_attention_norm);
-    x = x + few_row_linear(at::silu(few_row_linear(h, w.gate_proj)) * few_row_linear(h, w.up_proj), w.down_proj);
+    const auto mlp = [&](const at::Tensor& h) {
+      return few_row_linear(at::silu(few_row_linear(h, w.gate_proj)) * few_row_linear(h, w.up_proj), w.down_proj);
+    };
+    if (read_rows.defined()) {
+      const at::Tensor rows = x.view({-1, x.size(-1)});  // x is this layer's own sum
+      const at::Tensor read = rows.index_select(0, read_rows);
+      rows.index_copy_(0, read_rows, read + mlp(rms_norm(read, w.post_attention_norm)));
+    } else {
+      x = x + mlp(rms_norm(x, w.post_attention_norm));
+    }
   }
   if (cache != nullptr) cache->advance(tokens.size(1));
   return rms_norm(x, weights_.final_norm);

@@ -26,8 +26,12 @@ class Transformer {
   // sliding window, if any, counted in slots); invalid keys have no influence on any result. Returns the
   // final-normed hidden states [B, T, hidden]; with a cache, their K/V are appended to it,
   // and a long T runs in chunks through the cache so that memory stays bounded.
+  // read_rows: int64 indices into the B x T positions (row-major) of the hidden states the
+  // caller reads, none of which may attend to a position left out; where the pass runs in one
+  // chunk, the MLP runs over those alone, and the hidden states and K/V of the others are
+  // unspecified (finite). Undefined: every position.
   at::Tensor forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
-                     KVCache* cache) const;
+                     KVCache* cache, const at::Tensor& read_rows = at::Tensor()) const;
   // Output logits [..., vocab] of hidden states from forward().
   at::Tensor logits(const at::Tensor& hidden) const;
 
@@ -47,7 +51,7 @@ class Transformer {
 
  private:
   at::Tensor forward_chunk(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,
-                           KVCache* cache) const;
+                           KVCache* cache, const at::Tensor& read_rows) const;
   // Tokens of a pass with `batch` rows, starting at cache slot `first_slot`, to run at once.
   int64_t chunk_tokens(int64_t batch, int64_t first_slot) const;
   // `first_key` is the first slot the mask covers: windowed layers skip the keys before it.

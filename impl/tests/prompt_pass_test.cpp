@@ -64,7 +64,7 @@ void expect_each_as_alone(const Transformer& model, const std::vector<int64_t>& 
 }
 
 TEST(PromptPass, EachPackedPromptIsAsIfItRanAlone) {
-  for (const std::string& type : {"qwen3", "mistral"}) {  // mistral: a sliding window
+  for (const char* type : {"qwen3", "mistral"}) {  // mistral: a sliding window
     SCOPED_TRACE(type);
     const ModelConfig config = tiny_config(type);
     const Transformer model(config, random_weights(config, at::TensorOptions().dtype(at::kDouble), 5));

@@ -151,6 +151,33 @@ TEST(Transformer, ALongLeftPaddingIsLeftOutRowByRow) {
   expect_left_padded_rows_equal_each_row_alone(random_model(config), {310, 10, 12});
 }
 
+// A verification pass that reads each row's first positions alone (its pending token and its own
+// drafts, not the padding after them): those hidden states are the ones of a pass that reads all.
+TEST_P(EveryVariant, APassReadingSomePositionsGivesThemTheirHiddenStates) {
+  const Transformer model = random_model(GetParam().config);
+  const int64_t batch = 3, context = 6, steps = 5;
+  const std::vector<int64_t> read_lengths = {1, 5, 3};  // positions read in each row
+  const at::Tensor prompt = at::tensor(some_tokens(batch * context, 4), kLong).view({batch, context});
+  const at::Tensor drafts = at::tensor(some_tokens(batch * steps, 5), kLong).view({batch, steps});
+  const at::Tensor valid = at::ones({batch, context + steps}, kBool);
+  auto verify = [&](const at::Tensor& read_rows) {
+    KVCache cache = model.make_cache(batch, context + steps);
+    model.forward(prompt, at::arange(context, kLong).expand({batch, context}), valid.narrow(1, 0, context), &cache);
+    return model.forward(drafts, at::arange(context, context + steps, kLong).expand({batch, steps}), valid, &cache,
+                         read_rows);
+  };
+  std::vector<int64_t> read;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t = 0; t < read_lengths[b]; ++t) read.push_back(b * steps + t);
+  }
+  const at::Tensor all = verify(at::Tensor()), some = verify(at::tensor(read, kLong));
+  for (int64_t b = 0; b < batch; ++b) {
+    const at::Tensor expected = all[b].narrow(0, 0, read_lengths[b]), got = some[b].narrow(0, 0, read_lengths[b]);
+    EXPECT_TRUE(at::allclose(got, expected, 0, 1e-10)) << "row " << b << ": " << (got - expected).abs().max().item<double>();
+  }
+  EXPECT_TRUE(some.isfinite().all().item<bool>());
+}
+
 TEST_P(EveryVariant, LowerPrecisionsStayCloseToFloat64) {
   const std::vector<int64_t> ids = some_tokens(12, 3);
   const at::Tensor reference = full_pass_logits(random_model(GetParam().config, at::kDouble), ids);
