@@ -153,7 +153,11 @@ at::Tensor few_row_linear(const at::Tensor& x, const at::Tensor& weight) {
   // libtorch's own OpenMP threads, which wait between its operators: a thread of any other pool
   // would share a core with one of them.
   const int threads = static_cast<int>(std::clamp<int64_t>(out * in / kMinWeightsPerThread, 1, at::get_num_threads()));
-#pragma omp parallel num_threads(threads) if (threads > 1)
+  if (threads == 1) {
+    kernel(x_data, in, weight_data, out, 0, out, y_data);
+    return y;
+  }
+#pragma omp parallel num_threads(threads)
   {
     const int64_t count = omp_get_num_threads(), thread = omp_get_thread_num();
     kernel(x_data, in, weight_data, out, out * thread / count, out * (thread + 1) / count, y_data);
