@@ -137,7 +137,7 @@ at::Tensor few_row_linear(const at::Tensor& x, const at::Tensor& weight) {
   const int64_t in = weight.size(1), out = weight.size(0);
   const int64_t rows = x.numel() / std::max<int64_t>(in, 1);
   const bool few = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && x.device().is_cpu() &&
-                   weight.device().is_cpu() && !x.requires_grad() && !weight.requires_grad() && rows >= 2 &&
+                   weight.device().is_cpu() && !x.requires_grad() && !weight.requires_grad() && rows >= 1 &&
                    rows <= kFewRows && x.size(-1) == in && weight.is_contiguous();
   const Isa isa = few ? usable_isa() : Isa::kNone;
   if (isa == Isa::kNone) return at::linear(x, weight);
