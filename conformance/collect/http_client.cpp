@@ -138,8 +138,9 @@ struct HttpClient::Connection {
     }
 
     // Polled rather than timed by the stream, so that one deadline covers the whole request and
-    // an abandon is seen within a tenth of a second. Cancelled again at every poll: a read that
-    // completed just before a cancel starts the next one.
+    // an abandon is seen within a tenth of a second. Stopped by closing the socket, not by
+    // cancelling its operations: a stream that never pauses completes each read before a cancel
+    // reaches it, and the next read would start on an open socket.
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.timeout_seconds));
     std::string stopped;
     io.restart();
@@ -155,7 +156,7 @@ struct HttpClient::Connection {
       if (stopped.empty()) continue;
       resolver.cancel();
       beast::error_code ignored;
-      stream.socket().cancel(ignored);
+      stream.socket().close(ignored);
     }
 
     HttpResponse response;

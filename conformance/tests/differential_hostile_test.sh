@@ -90,7 +90,8 @@ hostile endless || exit 1
 start=$(date +%s)
 check_broken_streams endless vllm "no complete response within 3 s (--timeout)"
 elapsed=$(($(date +%s) - start))
-# Three streamed schedules of 4 questions, 1 then 4 in flight, each stream cut at 3 s: about 18 s.
-[ $elapsed -lt 90 ] || fail "endless streams took $elapsed s"
+# Three streamed schedules of 4 questions, 1 then 4 in flight, the last beside a filler that the
+# server streams for ever too, each stream cut at 3 s: about 21 s.
+[ $elapsed -lt 60 ] || fail "endless streams took $elapsed s"
 
 finish "differential against hostile servers"
