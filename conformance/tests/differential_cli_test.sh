@@ -39,10 +39,12 @@ stop_server() {
 }
 
 exspec=(--draft "$fixtures/draft" --batch-size 4)
-# crowds ENDPOINT ARGS...: the answers alone and in crowds, tokens only.
+# crowds ENDPOINT ARGS...: the answers alone and in crowds, tokens only, each within
+# $crowd_timeout seconds (8 unless set).
 crowds() {
   "$conformance" differential --endpoint "$1" --api vllm --model fixture --bench "$bench" --target "$fixtures/target" \
-    --limit 12 --max-new-tokens 24 --max-in-flight 6 --fillers 2 --filler-chars 300 --timeout 8 --retries 0 "${@:2}"
+    --limit 12 --max-new-tokens 24 --max-in-flight 6 --fillers 2 --filler-chars 300 --timeout "${crowd_timeout:-8}" \
+    --retries 0 "${@:2}"
 }
 # differential ENDPOINT ARGS...: crowds, and what the server reports besides tokens re-scored.
 differential() {
@@ -121,6 +123,9 @@ grep -q '"name": "spec-off"' "$work/spec-off.json" || fail "no spec-off schedule
 for fault in wrong-sequence-kv kv-not-shifted stale-position-ids mask-lets-padding-through group-mixed-lengths \
              refill-loses-sequence refill-duplicates-sequence; do
   serve "$fault" "${exspec[@]}" --inject-fault "$fault" || continue
+  # A request whose sequence the server lost is never answered: a shorter wait tells it.
+  crowd_timeout=8
+  [ "$fault" = refill-loses-sequence ] && crowd_timeout=3
   crowds "$url" --crowds 2 --rescore-with "$fixtures/target" --dtype float64 --out-dir "$work/$fault" \
     --json "$work/$fault.json" >"$work/$fault.out" 2>&1
   status=$?
