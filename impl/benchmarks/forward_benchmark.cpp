@@ -2,14 +2,15 @@
 // at batch B, for T new tokens over a cache already holding a window of context, and the
 // target's pass over a tree of T positions. With
 // SPECGATE_FORWARD_CHECKPOINT=DIR, also that checkpoint's passes in float32 over T = 1..5
-// after 200 or 1,000 cached tokens: a verification pass of T positions against the one decode
-// step it stands in for.
+// after 200 or 1,000 cached tokens, on 1 or 2 intra-op threads: a verification pass of T
+// positions against the one decode step it stands in for.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <filesystem>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include "fixtures/models/fixture_pair.h"
 #include "impl/checkpoint/model_io.h"
@@ -23,8 +24,9 @@ namespace {
 
 constexpr int64_t kContext = 200;
 
-void run_pass(benchmark::State& state, const Transformer& model, int64_t context = kContext) {
+void run_pass(benchmark::State& state, const Transformer& model, int64_t context = kContext, int threads = 1) {
   configure_cpu();
+  at::set_num_threads(threads);
   const int64_t batch = state.range(0), steps = state.range(1);
   const auto ids = at::TensorOptions().dtype(at::kLong);
   KVCache cache = model.make_cache(batch, context + steps);
@@ -75,10 +77,10 @@ void BM_DraftPass(benchmark::State& state) { run_pass(state, fixture_draft_confi
   if (dir == nullptr) return false;
   const std::filesystem::path folder(dir);
   benchmark::RegisterBenchmark("BM_CheckpointPass", [folder](benchmark::State& state) {
-    run_pass(state, load_transformer(folder, at::kFloat, at::kCPU), state.range(2));
+    run_pass(state, load_transformer(folder, at::kFloat, at::kCPU), state.range(2), static_cast<int>(state.range(3)));
   })
-      ->ArgsProduct({{1, 8}, {1, 2, 3, 4, 5}, {200, 1000}})
-      ->ArgNames({"batch", "tokens", "context"})
+      ->ArgsProduct({{1, 8}, {1, 2, 3, 4, 5}, {200, 1000}, {1, 2}})
+      ->ArgNames({"batch", "tokens", "context", "threads"})
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime();
   return true;
