@@ -3,28 +3,17 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 #include <vector>
 
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <omp.h>
 
+#include "impl/model/horizontal_sum.h"
+#include "impl/model/vector_isa.h"
+
 namespace specgate {
 namespace {
-
-__attribute__((target("avx2,fma"))) float horizontal_sum(__m256 v) {
-  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 quarter = _mm_add_ps(half, _mm_movehl_ps(half, half));
-  return _mm_cvtss_f32(_mm_add_ss(quarter, _mm_movehdup_ps(quarter)));
-}
-
-__attribute__((target("avx512f"))) float horizontal_sum(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  return horizontal_sum(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)));
-}
 
 // The weight is fetched ahead of the product, into the L2 cache: the hardware prefetcher alone
 // keeps too few lines in flight for one core to read at its bandwidth, and fetched into L1 they
@@ -46,8 +35,8 @@ constexpr int64_t kMinWeightsPerThread = int64_t{1} << 16;
 // of `out`: one pass over those rows of the weight, two at a time where ROWS > 1, each 16 of
 // their floats multiplied into every row's accumulators while x stays in the L1 cache.
 template <int ROWS>
-__attribute__((target("avx512f"))) void rows_avx512(const float* x, int64_t in, const float* weight, int64_t out,
-                                                    int64_t begin, int64_t end, float* y) {
+__attribute__((target("avx512f,fma"))) void rows_avx512(const float* x, int64_t in, const float* weight, int64_t out,
+                                                        int64_t begin, int64_t end, float* y) {
   const int64_t whole = in / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (in - whole)) - 1u);
   const char* const stop = reinterpret_cast<const char*>(weight + end * in);
@@ -122,23 +111,6 @@ __attribute__((target("avx2,fma"))) void rows_avx2(const float* x, int64_t in, c
   }
 }
 
-enum class Isa { kNone, kAvx2, kAvx512 };
-
-// As libtorch picks its own kernels: the widest the CPU runs, lowered by ATEN_CPU_CAPABILITY.
-Isa usable_isa() {
-  static const Isa isa = [] {
-    Isa best = __builtin_cpu_supports("avx512f")                                      ? Isa::kAvx512
-               : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::kAvx2
-                                                                                   : Isa::kNone;
-    const char* asked = std::getenv("ATEN_CPU_CAPABILITY");
-    const std::string_view capability = asked != nullptr ? asked : "";
-    if (capability == "default") best = Isa::kNone;
-    if (capability == "avx2" && best == Isa::kAvx512) best = Isa::kAvx2;
-    return best;
-  }();
-  return isa;
-}
-
 using Kernel = void (*)(const float* x, int64_t in, const float* weight, int64_t out, int64_t begin, int64_t end,
                         float* y);
 constexpr Kernel kAvx512Rows[kFewRows] = {rows_avx512<1>, rows_avx512<2>, rows_avx512<3>, rows_avx512<4>,
@@ -154,14 +126,14 @@ at::Tensor few_row_linear(const at::Tensor& x, const at::Tensor& weight) {
   const bool few = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && x.device().is_cpu() &&
                    weight.device().is_cpu() && !x.requires_grad() && !weight.requires_grad() && rows >= 1 &&
                    rows <= kFewRows && x.size(-1) == in && weight.is_contiguous();
-  const Isa isa = few ? usable_isa() : Isa::kNone;
-  if (isa == Isa::kNone) return at::linear(x, weight);
+  const VectorIsa isa = few ? vector_isa() : VectorIsa::kNone;
+  if (isa == VectorIsa::kNone) return at::linear(x, weight);
   RECORD_FUNCTION("specgate::few_row_linear", std::vector<c10::IValue>());  // for libtorch's profiler
   const at::Tensor rows_of_x = x.reshape({rows, in}).contiguous();
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = out;
   at::Tensor y = at::empty(shape, x.options());
-  const Kernel kernel = (isa == Isa::kAvx512 ? kAvx512Rows : kAvx2Rows)[rows - 1];
+  const Kernel kernel = (isa == VectorIsa::kAvx512 ? kAvx512Rows : kAvx2Rows)[rows - 1];
   const float* x_data = rows_of_x.data_ptr<float>();
   const float* weight_data = weight.data_ptr<float>();
   float* y_data = y.data_ptr<float>();
