@@ -53,14 +53,15 @@ RotaryEmbedding::RotaryEmbedding(const ModelConfig& config, const at::TensorOpti
 
 std::pair<at::Tensor, at::Tensor> RotaryEmbedding::cos_sin(const at::Tensor& positions) const {
   const at::Tensor angles = positions.to(at::kDouble).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
-  const at::Tensor full = at::cat({angles, angles}, -1).unsqueeze(1);              // [B, 1, T, D]
-  return {full.cos().to(dtype_), full.sin().to(dtype_)};
+  const at::Tensor sin = angles.sin();
+  return {at::cat({angles, angles}, -1).unsqueeze(1).cos().to(dtype_), at::cat({-sin, sin}, -1).unsqueeze(1).to(dtype_)};
 }
 
-at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& signed_sin) {
   const int64_t half = x.size(-1) / 2;
-  const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * cos + rotated * sin;
+  // x's halves swapped; the sign of "rotate half" is in signed_sin.
+  const at::Tensor swapped = at::cat({x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * cos + swapped * signed_sin;
 }
 
 }  // namespace specgate

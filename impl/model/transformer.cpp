@@ -135,7 +135,7 @@ at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) 
 }
 
 at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, const at::Tensor& x,
-                                  const at::Tensor& cos, const at::Tensor& sin, const AttentionMask& mask,
+                                  const at::Tensor& cos, const at::Tensor& signed_sin, const AttentionMask& mask,
                                   int64_t first_key, KVCache* cache) const {
   const int64_t batch = x.size(0), steps = x.size(1), head_dim = config_.head_dim;
   const int64_t kv_heads = config_.num_kv_heads, group = config_.kv_group_size();
@@ -147,8 +147,8 @@ at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, co
     q = rms_norm(q, w.q_norm);
     k = rms_norm(k, w.k_norm);
   }
-  q = RotaryEmbedding::apply(q, cos, sin);
-  k = RotaryEmbedding::apply(k, cos, sin);
+  q = RotaryEmbedding::apply(q, cos, signed_sin);
+  k = RotaryEmbedding::apply(k, cos, signed_sin);
   if (cache != nullptr) std::tie(k, v) = cache->append(layer_index, k, v);
   if (first_key > 0) {
     k = k.narrow(2, first_key, k.size(2) - first_key);
@@ -219,13 +219,13 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
           ? attention_mask(key_valid.narrow(-1, window_start, key_valid.size(-1) - window_start), tokens.size(1),
                            first_slot - window_start, config_.sliding_window, mask_dtype, key_bytes)
           : AttentionMask();
-  const auto [cos, sin] = rope_.cos_sin(positions);
+  const auto [cos, signed_sin] = rope_.cos_sin(positions);
 
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& w = weights_.layers[i];
     const bool windowed = config_.layer_uses_window(i);
-    x = x + attention(w, i, rms_norm(x, w.input_norm), cos, sin, windowed ? window_mask : full_mask,
+    x = x + attention(w, i, rms_norm(x, w.input_norm), cos, signed_sin, windowed ? window_mask : full_mask,
                       windowed ? window_start : 0, cache);
     const auto mlp = [&](const at::Tensor& h) {
       return few_row_linear(at::silu(few_row_linear(h, w.gate_proj)) * few_row_linear(h, w.up_proj), w.down_proj);

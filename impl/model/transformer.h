@@ -56,7 +56,7 @@ class Transformer {
   int64_t chunk_tokens(int64_t batch, int64_t first_slot) const;
   // `first_key` is the first slot the mask covers: windowed layers skip the keys before it.
   at::Tensor attention(const LayerWeights& layer, int64_t layer_index, const at::Tensor& x,
-                       const at::Tensor& cos, const at::Tensor& sin, const AttentionMask& mask, int64_t first_key,
+                       const at::Tensor& cos, const at::Tensor& signed_sin, const AttentionMask& mask, int64_t first_key,
                        KVCache* cache) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
 
