@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
+#include "impl/model/few_query_attention.h"
 #include "impl/model/few_row_linear.h"
 #include "impl/model/kv_cache.h"
 
@@ -86,25 +87,35 @@ Transformer::AttentionMask attention_mask(const at::Tensor& key_valid, int64_t n
   return mask;
 }
 
-// softmax(q k^T / sqrt(head_dim) + mask) v for queries grouped as [B, kv_heads, group * T, D]
-// (each group's heads folded into the query axis), keys and values [B, kv_heads, S, D], and
-// the additive mask [B, 1, 1, T, S]; row by row over each row's seen keys where the mask says so.
+// softmax(q k^T / sqrt(head_dim) + mask) v for queries [B, H, T, D], keys and values
+// [B, kv_heads, S, D] and the additive mask [B, 1, 1, T, S]: [B, T, H * D]. Grouped-query
+// attention without repeating K/V: each group's heads folded into the query axis; row by row
+// over each row's seen keys where the mask says so.
 at::Tensor grouped_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const Transformer::AttentionMask& mask, int64_t group) {
-  const int64_t batch = q.size(0), steps = q.size(2) / group, num_keys = k.size(2);
+  if (few_query_attention_applies(q, group)) return few_query_attention(q, k, v, mask.additive);
+  const int64_t batch = q.size(0), heads = q.size(1), steps = q.size(2), head_dim = q.size(3);
+  const int64_t kv_heads = k.size(1), num_keys = k.size(2);
+  const at::Tensor grouped_q = q.reshape({batch, kv_heads, group * steps, head_dim});
   const at::Tensor grouped_mask = mask.additive.to(q.scalar_type())
                                       .expand({batch, 1, group, steps, num_keys})
                                       .reshape({batch, 1, group * steps, num_keys});
-  if (mask.first_seen_key.empty()) return at::scaled_dot_product_attention(q, k, v, grouped_mask);  // scale 1 / sqrt(head_dim)
-  std::vector<at::Tensor> rows;
-  rows.reserve(batch);
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t first = mask.first_seen_key[b], seen = num_keys - first;
-    rows.push_back(at::scaled_dot_product_attention(q.narrow(0, b, 1), k.narrow(0, b, 1).narrow(2, first, seen),
-                                                    v.narrow(0, b, 1).narrow(2, first, seen),
-                                                    grouped_mask.narrow(0, b, 1).narrow(-1, first, seen)));
+  at::Tensor out;
+  if (mask.first_seen_key.empty()) {
+    out = at::scaled_dot_product_attention(grouped_q, k, v, grouped_mask);  // scale 1 / sqrt(head_dim)
+  } else {
+    std::vector<at::Tensor> rows;
+    rows.reserve(batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t first = mask.first_seen_key[b], seen = num_keys - first;
+      rows.push_back(at::scaled_dot_product_attention(grouped_q.narrow(0, b, 1), k.narrow(0, b, 1).narrow(2, first, seen),
+                                                      v.narrow(0, b, 1).narrow(2, first, seen),
+                                                      grouped_mask.narrow(0, b, 1).narrow(-1, first, seen)));
+    }
+    out = at::cat(rows, 0);
   }
-  return at::cat(rows, 0);
+  // reshape, not view: CUDA's attention kernels hand back their output with [B, T, H, D] strides.
+  return out.reshape({batch, heads, steps, head_dim}).transpose(1, 2).reshape({batch, steps, heads * head_dim});
 }
 
 }  // namespace
@@ -154,15 +165,7 @@ at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, co
     k = k.narrow(2, first_key, k.size(2) - first_key);
     v = v.narrow(2, first_key, v.size(2) - first_key);
   }
-
-  // Grouped-query attention without repeating K/V: fold each group's heads into the query axis.
-  const at::Tensor grouped_q = q.reshape({batch, kv_heads, group * steps, head_dim});
-  // reshape, not view: CUDA's attention kernels hand back their output with [B, T, H, D] strides.
-  const at::Tensor out = grouped_attention(grouped_q, k, v, mask, group)
-                             .reshape({batch, config_.num_heads, steps, head_dim})
-                             .transpose(1, 2)
-                             .reshape({batch, steps, config_.num_heads * head_dim});
-  return linear(out, w.o_proj, w.o_bias);
+  return linear(grouped_attention(q, k, v, mask, group), w.o_proj, w.o_bias);
 }
 
 at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& key_valid,

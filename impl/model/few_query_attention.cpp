@@ -1,0 +1,208 @@
+#include "impl/model/few_query_attention.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <ATen/Parallel.h>
+
+#include "impl/model/horizontal_sum.h"
+#include "impl/model/vector_isa.h"
+
+namespace specgate {
+namespace {
+
+constexpr float kHidden = -std::numeric_limits<float>::infinity();
+
+// The fewest multiply-adds worth a thread of their own.
+constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;
+
+// One query row: its query, its mask over the keys, and where its scores go.
+struct Row {
+  const float* q;
+  const float* mask;
+  float* scores;
+};
+
+// The four keys' scores from their partial sums: scale and the mask added.
+__attribute__((target("avx2,fma"))) inline void store_four(__m256 a, __m256 b, __m256 c, __m256 d, float scale,
+                                                           const float* mask, float* scores) {
+  const __m256 pairs = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+  const __m128 sums = _mm_add_ps(_mm256_castps256_ps128(pairs), _mm256_extractf128_ps(pairs, 1));
+  _mm_storeu_ps(scores, _mm_add_ps(_mm_mul_ps(sums, _mm_set1_ps(scale)), _mm_loadu_ps(mask)));
+}
+
+// q . key as eight partial sums.
+__attribute__((target("avx512f,fma"))) inline __m256 dot_avx512(const float* q, const float* key, int64_t dim) {
+  const int64_t whole = dim / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (dim - whole)) - 1u);
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t d = 0; d < whole; d += 16) sum = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), _mm512_loadu_ps(key + d), sum);
+  if (tail != 0) sum = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, q + whole), _mm512_maskz_loadu_ps(tail, key + whole), sum);
+  // The halves through masked extracts: GCC 12's unmasked ones warn of an uninitialised register.
+  const __m512d halves = _mm512_castps_pd(sum);
+  return _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, halves, 0)),
+                       _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, halves, 1)));
+}
+
+// scores[s] = q . k_s * scale + mask[s]; four keys at a time, their four sums reduced together.
+__attribute__((target("avx512f,fma"))) void scores_avx512(const Row& row, const float* k, int64_t key_stride,
+                                                          int64_t keys, int64_t dim, float scale) {
+  int64_t s = 0;
+  for (; s + 4 <= keys; s += 4) {
+    const float* key = k + s * key_stride;
+    store_four(dot_avx512(row.q, key, dim), dot_avx512(row.q, key + key_stride, dim),
+               dot_avx512(row.q, key + 2 * key_stride, dim), dot_avx512(row.q, key + 3 * key_stride, dim), scale,
+               row.mask + s, row.scores + s);
+  }
+  for (; s < keys; ++s) row.scores[s] = horizontal_sum(dot_avx512(row.q, k + s * key_stride, dim)) * scale + row.mask[s];
+}
+
+// out = sum over s in [first, last] of weights[s] * v_s, sixteen floats of v at a time.
+__attribute__((target("avx512f,fma"))) void weighted_sum_avx512(const float* weights, const float* v,
+                                                                int64_t value_stride, int64_t first, int64_t last,
+                                                                int64_t dim, float* out) {
+  for (int64_t d = 0; d < dim; d += 16) {
+    const __mmask16 lanes = static_cast<__mmask16>(dim - d >= 16 ? 0xffffu : (1u << (dim - d)) - 1u);
+    __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
+    int64_t s = first;
+    for (; s + 1 <= last; s += 2) {
+      even = _mm512_fmadd_ps(_mm512_set1_ps(weights[s]), _mm512_maskz_loadu_ps(lanes, v + s * value_stride + d), even);
+      odd = _mm512_fmadd_ps(_mm512_set1_ps(weights[s + 1]), _mm512_maskz_loadu_ps(lanes, v + (s + 1) * value_stride + d), odd);
+    }
+    if (s == last) even = _mm512_fmadd_ps(_mm512_set1_ps(weights[s]), _mm512_maskz_loadu_ps(lanes, v + s * value_stride + d), even);
+    _mm512_mask_storeu_ps(out + d, lanes, _mm512_add_ps(even, odd));
+  }
+}
+
+// q . key over the whole eights of floats, as eight partial sums.
+__attribute__((target("avx2,fma"))) inline __m256 dot_avx2(const float* q, const float* key, int64_t dim) {
+  __m256 sum = _mm256_setzero_ps();
+  for (int64_t d = 0; d + 8 <= dim; d += 8) sum = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(key + d), sum);
+  return sum;
+}
+
+// q . key over the floats past the last whole eight.
+inline float rest_of_dot(const float* q, const float* key, int64_t dim) {
+  float sum = 0.0f;
+  for (int64_t d = dim / 8 * 8; d < dim; ++d) sum += q[d] * key[d];
+  return sum;
+}
+
+// scores_avx512 with eight floats at a time.
+__attribute__((target("avx2,fma"))) void scores_avx2(const Row& row, const float* k, int64_t key_stride, int64_t keys,
+                                                     int64_t dim, float scale) {
+  int64_t s = 0;
+  for (; dim % 8 == 0 && s + 4 <= keys; s += 4) {
+    const float* key = k + s * key_stride;
+    store_four(dot_avx2(row.q, key, dim), dot_avx2(row.q, key + key_stride, dim), dot_avx2(row.q, key + 2 * key_stride, dim),
+               dot_avx2(row.q, key + 3 * key_stride, dim), scale, row.mask + s, row.scores + s);
+  }
+  for (; s < keys; ++s) {
+    const float* key = k + s * key_stride;
+    row.scores[s] = (horizontal_sum(dot_avx2(row.q, key, dim)) + rest_of_dot(row.q, key, dim)) * scale + row.mask[s];
+  }
+}
+
+// weighted_sum_avx512 with eight floats at a time.
+__attribute__((target("avx2,fma"))) void weighted_sum_avx2(const float* weights, const float* v, int64_t value_stride,
+                                                          int64_t first, int64_t last, int64_t dim, float* out) {
+  const int64_t whole = dim / 8 * 8;
+  for (int64_t d = 0; d < whole; d += 8) {
+    __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+    int64_t s = first;
+    for (; s + 1 <= last; s += 2) {
+      even = _mm256_fmadd_ps(_mm256_set1_ps(weights[s]), _mm256_loadu_ps(v + s * value_stride + d), even);
+      odd = _mm256_fmadd_ps(_mm256_set1_ps(weights[s + 1]), _mm256_loadu_ps(v + (s + 1) * value_stride + d), odd);
+    }
+    if (s == last) even = _mm256_fmadd_ps(_mm256_set1_ps(weights[s]), _mm256_loadu_ps(v + s * value_stride + d), even);
+    _mm256_storeu_ps(out + d, _mm256_add_ps(even, odd));
+  }
+  for (int64_t d = whole; d < dim; ++d) {
+    float sum = 0.0f;
+    for (int64_t s = first; s <= last; ++s) sum += weights[s] * v[s * value_stride + d];
+    out[d] = sum;
+  }
+}
+
+struct Kernels {
+  void (*scores)(const Row& row, const float* k, int64_t key_stride, int64_t keys, int64_t dim, float scale);
+  void (*weighted_sum)(const float* weights, const float* v, int64_t value_stride, int64_t first, int64_t last,
+                       int64_t dim, float* out);
+};
+
+// The first and last keys a row's mask shows.
+std::pair<int64_t, int64_t> shown_keys(const float* mask, int64_t keys) {
+  int64_t first = 0, last = keys - 1;
+  while (first < last && mask[first] == kHidden) ++first;
+  while (last > first && mask[last] == kHidden) --last;
+  return {first, last};
+}
+
+}  // namespace
+
+bool few_query_attention_applies(const at::Tensor& q, int64_t group) {
+  return q.scalar_type() == at::kFloat && q.device().is_cpu() && !q.requires_grad() && q.dim() == 4 &&
+         group * q.size(2) <= kFewQueries && vector_isa() != VectorIsa::kNone;
+}
+
+at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
+  const int64_t batch = q.size(0), heads = q.size(1), steps = q.size(2), dim = q.size(3);
+  const int64_t kv_heads = k.size(1), keys = k.size(2);
+  TORCH_CHECK(kv_heads > 0 && heads % kv_heads == 0, "few_query_attention: query heads not a multiple of key-value heads");
+  const int64_t group = heads / kv_heads;
+  TORCH_CHECK(few_query_attention_applies(q, group) && k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat &&
+                  v.sizes() == k.sizes() && mask.scalar_type() == at::kFloat && k.size(0) == batch &&
+                  k.size(3) == dim && mask.dim() == 5 && mask.size(0) == batch && mask.size(3) == steps &&
+                  mask.size(4) == keys,
+              "few_query_attention: unexpected shapes or dtypes");
+  TORCH_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && mask.stride(4) == 1,
+              "few_query_attention: last dimensions must be contiguous");
+  const Kernels kernels = vector_isa() == VectorIsa::kAvx512 ? Kernels{scores_avx512, weighted_sum_avx512}
+                                                              : Kernels{scores_avx2, weighted_sum_avx2};
+  // As libtorch's attention scales: 1 / sqrt(D) in double, then in float.
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
+  const float *q_data = q.const_data_ptr<float>(), *k_data = k.const_data_ptr<float>(),
+              *v_data = v.const_data_ptr<float>(), *mask_data = mask.const_data_ptr<float>();
+  const auto mask_row = [&](int64_t b, int64_t t) { return mask_data + b * mask.stride(0) + t * mask.stride(3); };
+  const int64_t grain = std::max<int64_t>(1, kMinWorkPerThread / std::max<int64_t>(group * steps * keys * dim, 1));
+
+  // Calls row(b, h, head, t) for every query row, the key-value heads shared among threads.
+  const auto for_each_row = [&](const auto& row) {
+    at::parallel_for(0, batch * kv_heads, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t unit = begin; unit < end; ++unit) {
+        const int64_t b = unit / kv_heads, h = unit % kv_heads;
+        for (int64_t head = h * group; head < (h + 1) * group; ++head) {
+          for (int64_t t = 0; t < steps; ++t) row(b, h, head, t);
+        }
+      }
+    });
+  };
+
+  // Scores [B, H, T, S], then their softmax (libtorch's, vectorised), then the weighted sums.
+  at::Tensor scores = at::empty({batch, heads, steps, keys}, q.options());
+  float* scores_data = scores.data_ptr<float>();
+  for_each_row([&](int64_t b, int64_t h, int64_t head, int64_t t) {
+    const float* row_mask = mask_row(b, t);
+    float* row_scores = scores_data + ((b * heads + head) * steps + t) * keys;
+    const auto [first, last] = shown_keys(row_mask, keys);
+    std::fill(row_scores, row_scores + keys, kHidden);
+    kernels.scores({q_data + b * q.stride(0) + head * q.stride(1) + t * q.stride(2), row_mask + first, row_scores + first},
+                   k_data + b * k.stride(0) + h * k.stride(1) + first * k.stride(2), k.stride(2), last + 1 - first, dim,
+                   scale);
+  });
+  const at::Tensor weights = scores.softmax(-1);
+  const float* weights_data = weights.const_data_ptr<float>();
+  at::Tensor out = at::empty({batch, steps, heads * dim}, q.options());
+  float* out_data = out.data_ptr<float>();
+  for_each_row([&](int64_t b, int64_t h, int64_t head, int64_t t) {
+    const auto [first, last] = shown_keys(mask_row(b, t), keys);
+    kernels.weighted_sum(weights_data + ((b * heads + head) * steps + t) * keys, v_data + b * v.stride(0) + h * v.stride(1),
+                         v.stride(2), first, last, dim, out_data + ((b * steps + t) * heads + head) * dim);
+  });
+  return out;
+}
+
+}  // namespace specgate
