@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include "impl/model/horizontal_sum.h"
 #include "impl/model/vector_isa.h"
@@ -160,6 +162,7 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
               "few_query_attention: unexpected shapes or dtypes");
   TORCH_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && mask.stride(4) == 1,
               "few_query_attention: last dimensions must be contiguous");
+  RECORD_FUNCTION("specgate::few_query_attention", std::vector<c10::IValue>());  // for libtorch's profiler
   const Kernels kernels = vector_isa() == VectorIsa::kAvx512 ? Kernels{scores_avx512, weighted_sum_avx512}
                                                               : Kernels{scores_avx2, weighted_sum_avx2};
   // As libtorch's attention scales: 1 / sqrt(D) in double, then in float.
