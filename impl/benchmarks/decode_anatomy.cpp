@@ -1,13 +1,13 @@
 // Where one decode step and one verification pass of a checkpoint spend their time, against the
 // machine's limit: a step reads every weight once, so no step can beat weight bytes / read
 // bandwidth. Per dtype, interleaved repeats of: this thread's read bandwidth over a buffer the
-// size of the weights (a sum, as STREAM reads) and its copy bandwidth (read and write counted,
-// as STREAM counts), a pass of 1 new position and a pass of K+1 positions over a cache of
-// --context tokens; then each pass operator by operator (libtorch's profiler, self time, calls
-// per pass). One thread, as `conformance` computes. On CUDA each operator's self time is the host's
-// time to launch it, and the kernels it launched are totalled apart, so that a pass's time shows
-// whether the host or the device bounds it, and decoding is timed with cuDNN's attention allowed
-// and not. Writes JSON to standard output.
+// size of the weights, in huge pages as the weights are (a sum, as STREAM reads), and its copy
+// bandwidth (read and write counted, as STREAM counts), a pass of 1 new position and a pass of
+// K+1 positions over a cache of --context tokens; then each pass operator by operator
+// (libtorch's profiler, self time, calls per pass). One thread, as `conformance` computes. On
+// CUDA each operator's self time is the host's time to launch it, and the kernels it launched
+// are totalled apart, so that a pass's time shows whether the host or the device bounds it, and
+// decoding is timed with cuDNN's attention allowed and not. Writes JSON to standard output.
 //
 //   decode_anatomy CHECKPOINT [--context 200] [--positions 5] [--repeats 15] [--dtypes float32,bfloat16]
 //                  [--device cpu]
@@ -29,6 +29,7 @@
 #include "impl/common/cpu_configuration.h"
 #include "impl/common/device.h"
 #include "impl/common/dtype.h"
+#include "impl/common/huge_page_arena.h"
 #include "impl/model/kv_cache.h"
 #include "impl/model/transformer.h"
 #include "impl/model/weights.h"
@@ -209,8 +210,13 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10:
              int64_t positions, int repeats) {
   const Transformer model = load_transformer(checkpoint, dtype, device);
   const int64_t bytes = weight_bytes(model);
-  const at::Tensor source = at::rand({bytes / 4}, at::TensorOptions().dtype(at::kFloat).device(device));
-  const at::Tensor destination = at::empty_like(source);
+  // On the CPU in huge pages, as the weights are (see HugePageArena).
+  HugePageArena arena(device.is_cpu() ? 2 * HugePageArena::footprint(bytes / 4 * 4) : 0);
+  const auto buffer = [&] {
+    return device.is_cpu() ? arena.allocate({bytes / 4}, at::kFloat)
+                           : at::empty({bytes / 4}, at::TensorOptions().dtype(at::kFloat).device(device));
+  };
+  const at::Tensor source = buffer().uniform_(), destination = buffer();
   Pass step(model, context, 1), verification(model, context, positions);
   for (int i = 0; i < 3; ++i) step.run(), verification.run();  // warm caches and allocator
 

@@ -1,6 +1,7 @@
 #include "impl/checkpoint/model_io.h"
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -11,6 +12,7 @@
 #include "impl/checkpoint/safetensors.h"
 #include "impl/common/dtype.h"
 #include "impl/common/error.h"
+#include "impl/common/huge_page_arena.h"
 
 namespace specgate {
 namespace {
@@ -50,6 +52,14 @@ Transformer load_transformer(const std::filesystem::path& dir, at::ScalarType dt
   const auto options = at::TensorOptions().dtype(dtype).device(device);
 
   ModelWeights weights;
+  // On the CPU every weight lives in one arena of huge pages: a decode step reads them all.
+  std::optional<HugePageArena> arena;
+  if (device.is_cpu()) {
+    int64_t bytes = 0;
+    for (const WeightSlot& slot : weight_slots(config, weights))
+      bytes += HugePageArena::footprint(c10::multiply_integers(slot.shape) * static_cast<int64_t>(c10::elementSize(dtype)));
+    arena.emplace(bytes);
+  }
   std::set<std::string> expected;
   for (WeightSlot& slot : weight_slots(config, weights)) {
     expected.insert(slot.name);
@@ -62,7 +72,8 @@ Transformer load_transformer(const std::filesystem::path& dir, at::ScalarType dt
     if (stored.sizes() != at::IntArrayRef(slot.shape))
       throw InputError(where + ": expected shape " + shape_string(slot.shape) + " from config.json, got " +
                        shape_string(stored.sizes()));
-    *slot.tensor = stored.to(options, /*non_blocking=*/false, /*copy=*/true);
+    *slot.tensor = arena ? arena->allocate(slot.shape, dtype).copy_(stored)
+                         : stored.to(options, /*non_blocking=*/false, /*copy=*/true);
   }
   for (const std::string& name : files.names()) {
     if (!expected.contains(name) && !is_ignorable(name, config))
