@@ -5,8 +5,10 @@
 # Writes into OUT (default reports/benchmarks/llamacpp):
 #   decode.jsonl       decode at batch 1 after 200 cached tokens, on 1 and 2 threads, REPEAT
 #                      (default 3) interleaved rounds: llama-bench's 128 decoded tokens (-d 200 -n
-#                      128) and forward_benchmark's one-position pass (specgate's decode step), one
-#                      line each with its round, threads and tokens/s; and the ratios, printed
+#                      128), with the model mapped from its file (its default, --load-mode auto) and
+#                      read into memory of its own (--load-mode none), and forward_benchmark's
+#                      one-position pass (specgate's decode step), one line each with its round,
+#                      threads and tokens/s; and the ratios, printed
 #   lookup_<id>.txt    llama.cpp's own prompt lookup (llama-lookup, 4 drafts at most) and its plain
 #                      decoding (llama-completion) of 128 tokens on Spec-Bench question <id>'s
 #                      first turn, raw text
@@ -30,15 +32,22 @@ echo "== decode after 200 cached tokens, llama-bench and specgate's step interle
 : >"$out/decode.jsonl"
 for round in $(seq "$repeat"); do
   for threads in 1 2; do
-    "$package/llama-bench" -m "$f32" -t "$threads" -p 0 -n 128 -d 200 -r 1 -o json >"$work/llama_bench.json"
+    for mode in auto none; do
+      "$package/llama-bench" -m "$f32" -t "$threads" -p 0 -n 128 -d 200 -r 1 --load-mode "$mode" -o json \
+        >"$work/llama_bench_$mode.json"
+    done
     SPECGATE_FORWARD_CHECKPOINT=build/real_pair/target build/bin/forward_benchmark \
       --benchmark_filter="Checkpoint.*batch:1/tokens:1/context:200/threads:$threads/" \
       --benchmark_out="$work/specgate.json" --benchmark_out_format=json >/dev/null
-    "$python" - "$work/llama_bench.json" "$work/specgate.json" "$round" "$threads" >>"$out/decode.jsonl" <<'PY'
+    "$python" - "$work" "$round" "$threads" >>"$out/decode.jsonl" <<'PY'
 import json, sys
-llama, ours, round_, threads = json.load(open(sys.argv[1]))[0], json.load(open(sys.argv[2]))["benchmarks"][0], *sys.argv[3:]
+work, round_, threads = sys.argv[1:]
 common = {"round": int(round_), "threads": int(threads)}
-print(json.dumps({"engine": "llama.cpp", **common, "tokens_per_second": llama["avg_ts"], "command": "llama-bench -p 0 -n 128 -d 200"}))
+for mode in ("auto", "none"):
+    llama = json.load(open(f"{work}/llama_bench_{mode}.json"))[0]
+    print(json.dumps({"engine": f"llama.cpp --load-mode {mode}", **common, "tokens_per_second": llama["avg_ts"],
+                      "command": f"llama-bench -p 0 -n 128 -d 200 --load-mode {mode}"}))
+ours = json.load(open(f"{work}/specgate.json"))["benchmarks"][0]
 print(json.dumps({"engine": "specgate", **common, "tokens_per_second": 1e6 / ours["real_time"], "command": ours["name"]}))
 PY
   done
@@ -64,8 +73,10 @@ runs = [json.loads(line) for line in open(sys.argv[1])]
 for threads in (1, 2):
     at = {(r["engine"], r["round"]): r["tokens_per_second"] for r in runs if r["threads"] == threads}
     rounds = sorted({round_ for _, round_ in at})
-    ratios = [at["specgate", k] / at["llama.cpp", k] for k in rounds]
     median = lambda engine: statistics.median(at[engine, k] for k in rounds)
-    print(f"{threads} thread(s): llama.cpp {median('llama.cpp'):.1f} tokens/s, specgate {median('specgate'):.1f}: "
-          f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] over {len(rounds)} rounds")
+    for mode in ("auto", "none"):
+        llama = f"llama.cpp --load-mode {mode}"
+        ratios = [at["specgate", k] / at[llama, k] for k in rounds]
+        print(f"{threads} thread(s): {llama} {median(llama):.1f} tokens/s, specgate {median('specgate'):.1f}: "
+              f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] over {len(rounds)} rounds")
 PY
