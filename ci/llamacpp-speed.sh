@@ -7,8 +7,10 @@
 #                      (default 3) interleaved rounds: llama-bench's 128 decoded tokens (-d 200 -n
 #                      128), with the model mapped from its file (its default, --load-mode auto) and
 #                      read into memory of its own (--load-mode none), and forward_benchmark's
-#                      one-position pass (specgate's decode step), one line each with its round,
-#                      threads and tokens/s; and the ratios, printed
+#                      one-position pass (specgate's decode step), with libtorch's and specgate's
+#                      kernels at their widest and at AVX2 (ATEN_CPU_CAPABILITY=avx2), which is
+#                      what llama.cpp's build here uses (GGML_NATIVE off, ci/llamacpp-env.sh); one
+#                      line each with its round, threads and tokens/s; and the ratios, printed
 #   lookup_<id>.txt    llama.cpp's own prompt lookup (llama-lookup, 4 drafts at most) and its plain
 #                      decoding (llama-completion) of 128 tokens on Spec-Bench question <id>'s
 #                      first turn, raw text
@@ -36,9 +38,13 @@ for round in $(seq "$repeat"); do
       "$package/llama-bench" -m "$f32" -t "$threads" -p 0 -n 128 -d 200 -r 1 --load-mode "$mode" -o json \
         >"$work/llama_bench_$mode.json"
     done
-    SPECGATE_FORWARD_CHECKPOINT=build/real_pair/target build/bin/forward_benchmark \
-      --benchmark_filter="Checkpoint.*batch:1/tokens:1/context:200/threads:$threads/" \
-      --benchmark_out="$work/specgate.json" --benchmark_out_format=json >/dev/null
+    for capability in widest avx2; do
+      settings=()
+      [ "$capability" = avx2 ] && settings=(ATEN_CPU_CAPABILITY=avx2)
+      env "${settings[@]}" SPECGATE_FORWARD_CHECKPOINT=build/real_pair/target build/bin/forward_benchmark \
+        --benchmark_filter="Checkpoint.*batch:1/tokens:1/context:200/threads:$threads/" \
+        --benchmark_out="$work/specgate_$capability.json" --benchmark_out_format=json >/dev/null
+    done
     "$python" - "$work" "$round" "$threads" >>"$out/decode.jsonl" <<'PY'
 import json, sys
 work, round_, threads = sys.argv[1:]
@@ -47,8 +53,9 @@ for mode in ("auto", "none"):
     llama = json.load(open(f"{work}/llama_bench_{mode}.json"))[0]
     print(json.dumps({"engine": f"llama.cpp --load-mode {mode}", **common, "tokens_per_second": llama["avg_ts"],
                       "command": f"llama-bench -p 0 -n 128 -d 200 --load-mode {mode}"}))
-ours = json.load(open(f"{work}/specgate.json"))["benchmarks"][0]
-print(json.dumps({"engine": "specgate", **common, "tokens_per_second": 1e6 / ours["real_time"], "command": ours["name"]}))
+for capability, engine in (("widest", "specgate"), ("avx2", "specgate ATEN_CPU_CAPABILITY=avx2")):
+    ours = json.load(open(f"{work}/specgate_{capability}.json"))["benchmarks"][0]
+    print(json.dumps({"engine": engine, **common, "tokens_per_second": 1e6 / ours["real_time"], "command": ours["name"]}))
 PY
   done
 done
@@ -74,9 +81,10 @@ for threads in (1, 2):
     at = {(r["engine"], r["round"]): r["tokens_per_second"] for r in runs if r["threads"] == threads}
     rounds = sorted({round_ for _, round_ in at})
     median = lambda engine: statistics.median(at[engine, k] for k in rounds)
-    for mode in ("auto", "none"):
-        llama = f"llama.cpp --load-mode {mode}"
-        ratios = [at["specgate", k] / at[llama, k] for k in rounds]
-        print(f"{threads} thread(s): {llama} {median(llama):.1f} tokens/s, specgate {median('specgate'):.1f}: "
-              f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] over {len(rounds)} rounds")
+    for ours in ("specgate", "specgate ATEN_CPU_CAPABILITY=avx2"):
+        for mode in ("auto", "none"):
+            llama = f"llama.cpp --load-mode {mode}"
+            ratios = [at[ours, k] / at[llama, k] for k in rounds]
+            print(f"{threads} thread(s): {llama} {median(llama):.1f} tokens/s, {ours} {median(ours):.1f}: "
+                  f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] over {len(rounds)} rounds")
 PY
