@@ -9,7 +9,8 @@
 # "1 4 8") requests in flight; each concurrency its own questions (the next ones along Spec-Bench,
 # QUESTIONS x concurrencies at most 480), so that no server answers a prompt it has cached (vLLM's
 # prefix cache and llama-server's slots keep the prompts they saw). REPEAT (default 3) rounds, interleaved: each round starts every
-# server in turn (ENGINES picks some), warms it with one request, measures every concurrency and
+# server in turn (ENGINES picks some; llamacpp-own-buffer, not among the defaults, is llama-server
+# with --load-mode none), warms it with one request, measures every concurrency and
 # stops it, so that a server is alone on the cores while it is measured.
 # Writes into OUT (default reports/benchmarks/peers): peers.md (tokens/s of each server and its
 # ratio to vLLM's in the same round, latency percentiles, each as the median over the rounds with
@@ -76,6 +77,8 @@ start() {  # ENGINE PORT: starts ENGINE's server, waits until it answers
       command=("${vllm[@]}" --speculative-config
                '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}') ;;
     llamacpp) command=("$package/llama-server" -m "$f32" -np 8 -c 16384 -t "$cores" --seed 0 --port "$port") ;;
+    llamacpp-own-buffer)  # the weights read into llama.cpp's own buffer rather than mapped from the file
+      command=("$package/llama-server" -m "$f32" -np 8 -c 16384 -t "$cores" --seed 0 --port "$port" --load-mode none) ;;
     *) echo "ENGINES: unknown engine '$engine'" >&2; exit 2 ;;
   esac
   record "${command[@]}"
@@ -88,7 +91,7 @@ start() {  # ENGINE PORT: starts ENGINE's server, waits until it answers
 stop() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; server=""; }
 collect() {  # ENGINE PORT CONCURRENCY OUT [ARGS...]
   local api=vllm
-  [ "$1" = llamacpp ] && api=llamacpp
+  [[ "$1" == llamacpp* ]] && api=llamacpp
   local command=("$B" collect --endpoint "http://127.0.0.1:$2" --api "$api" --model smollm2 --target "$T" --bench "$Q"
                  --chat-template smollm2 --max-new-tokens "$new_tokens" --concurrency "$3" --out "$4" "${@:5}")
   record "${command[@]}"

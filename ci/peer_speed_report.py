@@ -19,8 +19,9 @@ LABELS = {
     "vllm": "vLLM CPU, speculation off",
     "vllm-ngram": "vLLM CPU, n-gram",
     "llamacpp": "llama.cpp llama-server",
+    "llamacpp-own-buffer": "llama.cpp llama-server --load-mode none",
 }
-COLOURS = ["#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e", "#9467bd"]
+COLOURS = ["#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e", "#9467bd", "#8c564b"]
 
 
 def run_figures(path):
