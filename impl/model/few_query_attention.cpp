@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -170,6 +171,11 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
   const float *q_data = q.const_data_ptr<float>(), *k_data = k.const_data_ptr<float>(),
               *v_data = v.const_data_ptr<float>(), *mask_data = mask.const_data_ptr<float>();
   const auto mask_row = [&](int64_t b, int64_t t) { return mask_data + b * mask.stride(0) + t * mask.stride(3); };
+  // Each query position's first and last shown key, which all of its heads share.
+  std::vector<std::pair<int64_t, int64_t>> shown(batch * steps);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t = 0; t < steps; ++t) shown[b * steps + t] = shown_keys(mask_row(b, t), keys);
+  }
   const int64_t grain = std::max<int64_t>(1, kMinWorkPerThread / std::max<int64_t>(group * steps * keys * dim, 1));
 
   // Calls row(b, h, head, t) for every query row, the key-value heads shared among threads.
@@ -190,7 +196,7 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
   for_each_row([&](int64_t b, int64_t h, int64_t head, int64_t t) {
     const float* row_mask = mask_row(b, t);
     float* row_scores = scores_data + ((b * heads + head) * steps + t) * keys;
-    const auto [first, last] = shown_keys(row_mask, keys);
+    const auto [first, last] = shown[b * steps + t];
     std::fill(row_scores, row_scores + keys, kHidden);
     kernels.scores({q_data + b * q.stride(0) + head * q.stride(1) + t * q.stride(2), row_mask + first, row_scores + first},
                    k_data + b * k.stride(0) + h * k.stride(1) + first * k.stride(2), k.stride(2), last + 1 - first, dim,
@@ -201,7 +207,7 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
   at::Tensor out = at::empty({batch, steps, heads * dim}, q.options());
   float* out_data = out.data_ptr<float>();
   for_each_row([&](int64_t b, int64_t h, int64_t head, int64_t t) {
-    const auto [first, last] = shown_keys(mask_row(b, t), keys);
+    const auto [first, last] = shown[b * steps + t];
     kernels.weighted_sum(weights_data + ((b * heads + head) * steps + t) * keys, v_data + b * v.stride(0) + h * v.stride(1),
                          v.stride(2), first, last, dim, out_data + ((b * steps + t) * heads + head) * dim);
   });
