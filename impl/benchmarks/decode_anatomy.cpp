@@ -4,13 +4,17 @@
 // size of the weights, in huge pages as the weights are (a sum, as STREAM reads), and its copy
 // bandwidth (read and write counted, as STREAM counts), a pass of 1 new position and a pass of
 // K+1 positions over a cache of --context tokens; then each pass operator by operator
-// (libtorch's profiler, self time, calls per pass). One thread, as `conformance` computes. On
+// (libtorch's profiler, self time, calls per pass). With --batch B every pass has B rows: there a
+// pass may be bound by arithmetic rather than by reading, so this thread's multiply-add rate is
+// measured too (a product of 256 rows by a weight of the model's shape, resident in cache), and
+// each pass's products' floating-point operations over it are a second limit. One thread, as
+// `conformance` computes. On
 // CUDA each operator's self time is the host's time to launch it, and the kernels it launched
 // are totalled apart, so that a pass's time shows whether the host or the device bounds it, and
 // decoding is timed with cuDNN's attention allowed and not. Writes JSON to standard output.
 //
-//   decode_anatomy CHECKPOINT [--context 200] [--positions 5] [--repeats 15] [--dtypes float32,bfloat16]
-//                  [--device cpu]
+//   decode_anatomy CHECKPOINT [--batch 1] [--context 200] [--positions 5] [--repeats 15]
+//                  [--dtypes float32,bfloat16] [--device cpu]
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -59,17 +63,49 @@ int64_t weight_bytes(const Transformer& model) {
   return bytes;
 }
 
-// One pass of `positions` new tokens after `context` cached ones, the cache cut back each time.
+// Floating-point operations of one row through the model's matrix products and its attention
+// over `keys` keys (a multiply-add counted as two).
+double row_flops(const Transformer& model, int64_t keys) {
+  const ModelConfig& config = model.config();
+  const ModelWeights weights = model.weights();
+  double products = static_cast<double>(weights.lm_head.numel());
+  for (const LayerWeights& layer : weights.layers) {
+    for (const at::Tensor* w : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.gate_proj,
+                                &layer.up_proj, &layer.down_proj})
+      products += static_cast<double>(w->numel());
+  }
+  const double attention = 2.0 * static_cast<double>(config.num_layers * config.num_heads * config.head_dim * keys);
+  return 2.0 * (products + attention);
+}
+
+// This thread's multiply-add rate, GFLOP/s: a product of 256 rows by a weight of the model's
+// MLP shape, every operand resident in cache after the first.
+double multiply_add_gflop_per_s(const Transformer& model) {
+  const ModelConfig& config = model.config();
+  constexpr int64_t kRows = 256;
+  const at::Tensor x = at::randn({kRows, config.hidden_size}, model.options());
+  const at::Tensor weight = at::randn({config.intermediate_size, config.hidden_size}, model.options());
+  at::Tensor y = at::linear(x, weight);
+  constexpr int kProducts = 20;
+  const Clock::time_point start = Clock::now();
+  for (int i = 0; i < kProducts; ++i) y = at::linear(x, weight);
+  finish(y);
+  const double flops = 2.0 * static_cast<double>(kRows * weight.numel()) * kProducts;
+  return flops / seconds_since(start) / 1e9;
+}
+
+// One pass of `positions` new tokens in each of `batch` rows after `context` cached ones, the
+// cache cut back each time.
 class Pass {
  public:
-  Pass(const Transformer& model, int64_t context, int64_t positions)
-      : model_(model), context_(context), cache_(model.make_cache(1, context + positions)) {
+  Pass(const Transformer& model, int64_t batch, int64_t context, int64_t positions)
+      : model_(model), context_(context), cache_(model.make_cache(batch, context + positions)) {
     const auto ids = at::TensorOptions().dtype(at::kLong).device(model.options().device());
-    model.forward(at::randint(250, {1, context}, ids), at::arange(context, ids).unsqueeze(0),
-                  at::ones({1, context}, ids.dtype(at::kBool)), &cache_);
-    tokens_ = at::randint(250, {1, positions}, ids);
-    positions_ = at::arange(context, context + positions, ids).unsqueeze(0);
-    valid_ = at::ones({1, context + positions}, ids.dtype(at::kBool));
+    model.forward(at::randint(250, {batch, context}, ids), at::arange(context, ids).repeat({batch, 1}),
+                  at::ones({batch, context}, ids.dtype(at::kBool)), &cache_);
+    tokens_ = at::randint(250, {batch, positions}, ids);
+    positions_ = at::arange(context, context + positions, ids).repeat({batch, 1});
+    valid_ = at::ones({batch, context + positions}, ids.dtype(at::kBool));
   }
 
   void run() {
@@ -206,8 +242,8 @@ json anatomy(Pass& pass, int passes, bool on_cuda) {
   return report;
 }
 
-json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10::Device device, int64_t context,
-             int64_t positions, int repeats) {
+json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10::Device device, int64_t batch,
+             int64_t context, int64_t positions, int repeats) {
   const Transformer model = load_transformer(checkpoint, dtype, device);
   const int64_t bytes = weight_bytes(model);
   // On the CPU in huge pages, as the weights are (see HugePageArena).
@@ -217,10 +253,10 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10:
                            : at::empty({bytes / 4}, at::TensorOptions().dtype(at::kFloat).device(device));
   };
   const at::Tensor source = buffer().uniform_(), destination = buffer();
-  Pass step(model, context, 1), verification(model, context, positions);
+  Pass step(model, batch, context, 1), verification(model, batch, context, positions);
   for (int i = 0; i < 3; ++i) step.run(), verification.run();  // warm caches and allocator
 
-  std::vector<double> read, copy, step_s, verification_s, cost, step_of_limit;
+  std::vector<double> read, copy, multiply_add, step_s, verification_s, cost, step_of_limit;
   for (int r = 0; r < repeats; ++r) {
     Clock::time_point start = Clock::now();
     source.sum().item<float>();
@@ -229,6 +265,7 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10:
     destination.copy_(source);
     finish(destination);
     copy.push_back(2.0 * static_cast<double>(bytes) / seconds_since(start) / 1e9);
+    if (device.is_cpu()) multiply_add.push_back(multiply_add_gflop_per_s(model));
     step_s.push_back(step.time(5));
     verification_s.push_back(verification.time(5));
     cost.push_back(verification_s.back() / step_s.back());
@@ -238,6 +275,9 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10:
   for (double s : step_s) step_ms.push_back(s * 1e3);
   for (double s : verification_s) verification_ms.push_back(s * 1e3);
   const double read_median = summary(read)["median"];
+  // Keys seen: the step's row, context + 1; the pass's last position, context + positions, for all.
+  const double step_flops = static_cast<double>(batch) * row_flops(model, context + 1);
+  const double verification_flops = static_cast<double>(batch * positions) * row_flops(model, context + positions);
   json report = {{"dtype", dtype_name(dtype)},
           {"weight_bytes", bytes},
           {"read_gb_per_s", summary(read)},
@@ -249,6 +289,18 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10:
           {"verification_in_steps", summary(cost)},
           {"step_anatomy", anatomy(step, 20, device.is_cuda())},
           {"verification_anatomy", anatomy(verification, 20, device.is_cuda())}};
+  if (!multiply_add.empty()) {
+    // A pass can beat neither reading its weights nor computing its products.
+    const double rate = summary(multiply_add)["median"].get<double>() * 1e9, read_limit_s = static_cast<double>(bytes) / (read_median * 1e9);
+    const double step_limit_s = std::max(read_limit_s, step_flops / rate);
+    const double verification_limit_s = std::max(read_limit_s, verification_flops / rate);
+    report["multiply_add_gflop_per_s"] = summary(multiply_add);
+    report["step_gflop"] = step_flops / 1e9;
+    report["verification_gflop"] = verification_flops / 1e9;
+    report["step_compute_limit_ms"] = step_flops / rate * 1e3;
+    report["verification_compute_limit_ms"] = verification_flops / rate * 1e3;
+    report["verification_limit_in_steps"] = verification_limit_s / step_limit_s;
+  }
   if (device.is_cuda()) report["decoding_by_attention_backend"] = attention_backends(model, context, repeats);
   return report;
 }
@@ -267,10 +319,11 @@ int main(int argc, char** argv) {
   using namespace specgate;
   CLI::App app{"A checkpoint's decode step and verification pass against one core's read bandwidth, operator by operator"};
   std::filesystem::path checkpoint;
-  int64_t context = 200, positions = 5;
+  int64_t batch = 1, context = 200, positions = 5;
   int repeats = 15;
   std::string dtypes = "float32,bfloat16", device_name = "cpu";
   app.add_option("checkpoint", checkpoint, "Checkpoint folder")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--batch", batch, "Rows of every pass")->check(CLI::Range(1, 1 << 10))->capture_default_str();
   app.add_option("--context", context, "Cached tokens before each pass")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--positions", positions, "Positions of the verification pass (K+1)")
       ->check(CLI::Range(1, 1 << 20))
@@ -288,6 +341,7 @@ int main(int argc, char** argv) {
                            {"device", device_name},
                            {"threads", cpu.intra_op_threads},
                            {"math_library", cpu.math_library},
+                           {"batch", batch},
                            {"context", context},
                            {"positions", positions},
                            {"repeats", repeats},
@@ -296,7 +350,7 @@ int main(int argc, char** argv) {
     const c10::Device device = device_from_name(device_name, "--device");
     for (const std::string& name : benchmarks::split(dtypes))
       report["dtypes"].push_back(
-          benchmarks::measure(checkpoint, dtype_from_name(name, "--dtypes"), device, context, positions, repeats));
+          benchmarks::measure(checkpoint, dtype_from_name(name, "--dtypes"), device, batch, context, positions, repeats));
   } catch (const std::exception& e) {
     std::cerr << "decode_anatomy: " << e.what() << "\n";
     return 2;
