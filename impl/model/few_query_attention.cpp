@@ -22,12 +22,26 @@ constexpr float kHidden = -std::numeric_limits<float>::infinity();
 // The fewest multiply-adds worth a thread of their own.
 constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;
 
-// One query row: its query, its mask over the keys, and where its scores go.
+// The query row that reads a key-value head's keys and values first finds them in memory, the
+// others in cache: it fetches them into L1 this many keys ahead of its own reading.
+constexpr int64_t kFetchAheadKeys = 8;
+
+// One query row: its query, its mask over the keys, where its scores go, and whether it reads
+// its head's keys first.
 struct Row {
   const float* q;
   const float* mask;
   float* scores;
+  bool reads_first;
 };
+
+// Fetches `count` rows of `floats` floats, `stride` floats apart, into L1.
+inline void fetch(const float* first, int64_t count, int64_t stride, int64_t floats) {
+  for (int64_t i = 0; i < count; ++i) {
+    const char* row = reinterpret_cast<const char*>(first + i * stride);
+    for (int64_t byte = 0; byte < floats * 4; byte += 64) _mm_prefetch(row + byte, _MM_HINT_T0);
+  }
+}
 
 // The four keys' scores from their partial sums: scale and the mask added.
 __attribute__((target("avx2,fma"))) inline void store_four(__m256 a, __m256 b, __m256 c, __m256 d, float scale,
@@ -56,6 +70,7 @@ __attribute__((target("avx512f,fma"))) void scores_avx512(const Row& row, const 
   int64_t s = 0;
   for (; s + 4 <= keys; s += 4) {
     const float* key = k + s * key_stride;
+    if (row.reads_first) fetch(key + kFetchAheadKeys * key_stride, 4, key_stride, dim);
     store_four(dot_avx512(row.q, key, dim), dot_avx512(row.q, key + key_stride, dim),
                dot_avx512(row.q, key + 2 * key_stride, dim), dot_avx512(row.q, key + 3 * key_stride, dim), scale,
                row.mask + s, row.scores + s);
@@ -63,15 +78,17 @@ __attribute__((target("avx512f,fma"))) void scores_avx512(const Row& row, const 
   for (; s < keys; ++s) row.scores[s] = horizontal_sum(dot_avx512(row.q, k + s * key_stride, dim)) * scale + row.mask[s];
 }
 
-// out = sum over s in [first, last] of weights[s] * v_s, sixteen floats of v at a time.
+// out = sum over s in [first, last] of weights[s] * v_s, sixteen floats of v at a time; the
+// first pass over the values fetches them ahead when `reads_first`.
 __attribute__((target("avx512f,fma"))) void weighted_sum_avx512(const float* weights, const float* v,
                                                                 int64_t value_stride, int64_t first, int64_t last,
-                                                                int64_t dim, float* out) {
+                                                                int64_t dim, bool reads_first, float* out) {
   for (int64_t d = 0; d < dim; d += 16) {
     const __mmask16 lanes = static_cast<__mmask16>(dim - d >= 16 ? 0xffffu : (1u << (dim - d)) - 1u);
     __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
     int64_t s = first;
     for (; s + 1 <= last; s += 2) {
+      if (reads_first && d == 0) fetch(v + (s + kFetchAheadKeys) * value_stride, 2, value_stride, dim);
       even = _mm512_fmadd_ps(_mm512_set1_ps(weights[s]), _mm512_maskz_loadu_ps(lanes, v + s * value_stride + d), even);
       odd = _mm512_fmadd_ps(_mm512_set1_ps(weights[s + 1]), _mm512_maskz_loadu_ps(lanes, v + (s + 1) * value_stride + d), odd);
     }
@@ -100,6 +117,7 @@ __attribute__((target("avx2,fma"))) void scores_avx2(const Row& row, const float
   int64_t s = 0;
   for (; dim % 8 == 0 && s + 4 <= keys; s += 4) {
     const float* key = k + s * key_stride;
+    if (row.reads_first) fetch(key + kFetchAheadKeys * key_stride, 4, key_stride, dim);
     store_four(dot_avx2(row.q, key, dim), dot_avx2(row.q, key + key_stride, dim), dot_avx2(row.q, key + 2 * key_stride, dim),
                dot_avx2(row.q, key + 3 * key_stride, dim), scale, row.mask + s, row.scores + s);
   }
@@ -111,12 +129,14 @@ __attribute__((target("avx2,fma"))) void scores_avx2(const Row& row, const float
 
 // weighted_sum_avx512 with eight floats at a time.
 __attribute__((target("avx2,fma"))) void weighted_sum_avx2(const float* weights, const float* v, int64_t value_stride,
-                                                          int64_t first, int64_t last, int64_t dim, float* out) {
+                                                          int64_t first, int64_t last, int64_t dim, bool reads_first,
+                                                          float* out) {
   const int64_t whole = dim / 8 * 8;
   for (int64_t d = 0; d < whole; d += 8) {
     __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
     int64_t s = first;
     for (; s + 1 <= last; s += 2) {
+      if (reads_first && d == 0) fetch(v + (s + kFetchAheadKeys) * value_stride, 2, value_stride, dim);
       even = _mm256_fmadd_ps(_mm256_set1_ps(weights[s]), _mm256_loadu_ps(v + s * value_stride + d), even);
       odd = _mm256_fmadd_ps(_mm256_set1_ps(weights[s + 1]), _mm256_loadu_ps(v + (s + 1) * value_stride + d), odd);
     }
@@ -133,7 +153,7 @@ __attribute__((target("avx2,fma"))) void weighted_sum_avx2(const float* weights,
 struct Kernels {
   void (*scores)(const Row& row, const float* k, int64_t key_stride, int64_t keys, int64_t dim, float scale);
   void (*weighted_sum)(const float* weights, const float* v, int64_t value_stride, int64_t first, int64_t last,
-                       int64_t dim, float* out);
+                       int64_t dim, bool reads_first, float* out);
 };
 
 // The first and last keys a row's mask shows.
@@ -198,7 +218,9 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
     float* row_scores = scores_data + ((b * heads + head) * steps + t) * keys;
     const auto [first, last] = shown[b * steps + t];
     std::fill(row_scores, row_scores + keys, kHidden);
-    kernels.scores({q_data + b * q.stride(0) + head * q.stride(1) + t * q.stride(2), row_mask + first, row_scores + first},
+    const bool reads_first = head == h * group && t == 0;
+    kernels.scores({q_data + b * q.stride(0) + head * q.stride(1) + t * q.stride(2), row_mask + first, row_scores + first,
+                    reads_first},
                    k_data + b * k.stride(0) + h * k.stride(1) + first * k.stride(2), k.stride(2), last + 1 - first, dim,
                    scale);
   });
@@ -209,7 +231,8 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
   for_each_row([&](int64_t b, int64_t h, int64_t head, int64_t t) {
     const auto [first, last] = shown[b * steps + t];
     kernels.weighted_sum(weights_data + ((b * heads + head) * steps + t) * keys, v_data + b * v.stride(0) + h * v.stride(1),
-                         v.stride(2), first, last, dim, out_data + ((b * steps + t) * heads + head) * dim);
+                         v.stride(2), first, last, dim, head == h * group && t == 0,
+                         out_data + ((b * steps + t) * heads + head) * dim);
   });
   return out;
 }
