@@ -113,9 +113,9 @@ __attribute__((target("avx2,fma"))) void rows_avx2(const float* x, int64_t in, c
 
 using Kernel = void (*)(const float* x, int64_t in, const float* weight, int64_t out, int64_t begin, int64_t end,
                         float* y);
-constexpr Kernel kAvx512Rows[kFewRows] = {rows_avx512<1>, rows_avx512<2>, rows_avx512<3>, rows_avx512<4>,
+constexpr Kernel kAvx512Rows[kRowsAPass] = {rows_avx512<1>, rows_avx512<2>, rows_avx512<3>, rows_avx512<4>,
                                           rows_avx512<5>, rows_avx512<6>, rows_avx512<7>, rows_avx512<8>};
-constexpr Kernel kAvx2Rows[kFewRows] = {rows_avx2<1>, rows_avx2<2>, rows_avx2<3>, rows_avx2<4>,
+constexpr Kernel kAvx2Rows[kRowsAPass] = {rows_avx2<1>, rows_avx2<2>, rows_avx2<3>, rows_avx2<4>,
                                         rows_avx2<5>, rows_avx2<6>, rows_avx2<7>, rows_avx2<8>};
 
 }  // namespace
@@ -133,21 +133,25 @@ at::Tensor few_row_linear(const at::Tensor& x, const at::Tensor& weight) {
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = out;
   at::Tensor y = at::empty(shape, x.options());
-  const Kernel kernel = (isa == VectorIsa::kAvx512 ? kAvx512Rows : kAvx2Rows)[rows - 1];
-  const float* x_data = rows_of_x.data_ptr<float>();
+  const Kernel* kernels = isa == VectorIsa::kAvx512 ? kAvx512Rows : kAvx2Rows;
   const float* weight_data = weight.data_ptr<float>();
-  float* y_data = y.data_ptr<float>();
   // libtorch's own OpenMP threads, which wait between its operators: a thread of any other pool
   // would share a core with one of them.
   const int threads = static_cast<int>(std::clamp<int64_t>(out * in / kMinWeightsPerThread, 1, at::get_num_threads()));
-  if (threads == 1) {
-    kernel(x_data, in, weight_data, out, 0, out, y_data);
-    return y;
-  }
+  for (int64_t first = 0; first < rows; first += kRowsAPass) {
+    const int64_t count = std::min(kRowsAPass, rows - first);
+    const Kernel kernel = kernels[count - 1];
+    const float* x_data = rows_of_x.data_ptr<float>() + first * in;
+    float* y_data = y.data_ptr<float>() + first * out;
+    if (threads == 1) {
+      kernel(x_data, in, weight_data, out, 0, out, y_data);
+      continue;
+    }
 #pragma omp parallel num_threads(threads)
-  {
-    const int64_t count = omp_get_num_threads(), thread = omp_get_thread_num();
-    kernel(x_data, in, weight_data, out, out * thread / count, out * (thread + 1) / count, y_data);
+    {
+      const int64_t shares = omp_get_num_threads(), thread = omp_get_thread_num();
+      kernel(x_data, in, weight_data, out, out * thread / shares, out * (thread + 1) / shares, y_data);
+    }
   }
   return y;
 }

@@ -15,6 +15,15 @@ struct Shape {
 };
 constexpr Shape kShapes[] = {{576, 1536}, {37, 11}, {8, 3}, {3, 5}, {64, 259}};
 
+// Every count of rows one pass takes, counts that leave a last pass of one row or of several,
+// and kFewRows.
+std::vector<int64_t> row_counts() {
+  std::vector<int64_t> counts;
+  for (int64_t rows = 1; rows <= kRowsAPass + 2; ++rows) counts.push_back(rows);
+  for (const int64_t rows : {2 * kRowsAPass + 1, 3 * kRowsAPass - 3, kFewRows}) counts.push_back(rows);
+  return counts;
+}
+
 // Where libtorch runs neither its AVX2 nor its AVX-512 kernels, every product goes to at::linear,
 // whose bits are MKL's to choose.
 bool kernel_in_use() { return at::get_cpu_capability() != "DEFAULT"; }
@@ -23,7 +32,9 @@ TEST(FewRowLinear, EqualsLinearWithinFloat32RoundingForEveryRowCount) {
   at::manual_seed(0);
   for (const Shape& shape : kShapes) {
     const at::Tensor weight = at::randn({shape.out, shape.in});
-    for (int64_t rows = 1; rows <= kFewRows + 2; ++rows) {
+    std::vector<int64_t> counts = row_counts();
+    counts.push_back(kFewRows + 1);  // at::linear's
+    for (const int64_t rows : counts) {
       const at::Tensor x = at::randn({1, rows, shape.in});
       const at::Tensor ours = few_row_linear(x, weight), reference = at::linear(x.to(at::kDouble), weight.to(at::kDouble));
       ASSERT_EQ(ours.sizes(), (std::vector<int64_t>{1, rows, shape.out}));
@@ -34,16 +45,16 @@ TEST(FewRowLinear, EqualsLinearWithinFloat32RoundingForEveryRowCount) {
   }
 }
 
-// A verification pass of K+1 positions gives each position what it gets among any other 2 to 8:
-// the same bits, so that the batch a row is decoded in cannot move its tokens.
+// A verification pass of K+1 positions gives each position what it gets among any others, up to
+// kFewRows: the same bits, so that the batch a row is decoded in cannot move its tokens.
 TEST(FewRowLinear, ARowsResultIsTheSameWhateverRowsComeWithIt) {
   if (!kernel_in_use()) GTEST_SKIP() << "ATEN_CPU_CAPABILITY=default: at::linear computes every product";
   at::manual_seed(1);
   const at::Tensor weight = at::randn({1536, 576});
   const at::Tensor x = at::randn({kFewRows, 576});
   const at::Tensor all = few_row_linear(x, weight);
-  for (int64_t rows = 2; rows < kFewRows; ++rows) {
-    for (int64_t first = 0; first + rows <= kFewRows; first += rows) {
+  for (const int64_t rows : row_counts()) {
+    for (int64_t first = 0; rows < kFewRows && first + rows <= kFewRows; first += rows) {
       EXPECT_TRUE(at::equal(few_row_linear(x.narrow(0, first, rows), weight), all.narrow(0, first, rows)))
           << rows << " rows from row " << first;
     }
@@ -57,7 +68,7 @@ TEST(FewRowLinear, TheNumberOfThreadsChangesNoBit) {
   const int threads = at::get_num_threads();
   for (const Shape& shape : {Shape{576, 1536}, Shape{1536, 577}, Shape{64, 259}}) {
     const at::Tensor weight = at::randn({shape.out, shape.in});
-    for (int64_t rows = 2; rows <= kFewRows; ++rows) {
+    for (const int64_t rows : row_counts()) {
       const at::Tensor x = at::randn({rows, shape.in});
       at::set_num_threads(1);
       const at::Tensor alone = few_row_linear(x, weight);
