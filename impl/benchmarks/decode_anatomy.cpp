@@ -4,14 +4,14 @@
 // size of the weights, in huge pages as the weights are (a sum, as STREAM reads), and its copy
 // bandwidth (read and write counted, as STREAM counts), a pass of 1 new position and a pass of
 // K+1 positions over a cache of --context tokens; then each pass operator by operator
-// (libtorch's profiler, self time, calls per pass). With --batch B every pass has B rows: there a
-// pass may be bound by arithmetic rather than by reading, so this thread's multiply-add rate is
-// measured too (a product of 256 rows by a weight of the model's shape, resident in cache), and
-// each pass's products' floating-point operations over it are a second limit. One thread, as
-// `conformance` computes. On
-// CUDA each operator's self time is the host's time to launch it, and the kernels it launched
-// are totalled apart, so that a pass's time shows whether the host or the device bounds it, and
-// decoding is timed with cuDNN's attention allowed and not. Writes JSON to standard output.
+// (libtorch's profiler, self time, calls per pass). With --batch B every pass has B rows, and
+// may be bound by arithmetic rather than by reading: on the CPU this thread's multiply-add rate
+// is measured too (a product of 256 rows by a weight of the model's shape, in cache), and each
+// pass's floating-point operations over it are a second limit. One thread, as `conformance`
+// computes. On CUDA each operator's self time is the host's time to launch it, and the kernels
+// it launched are totalled apart, so that a pass's time shows whether the host or the device
+// bounds it, and decoding is timed with cuDNN's attention allowed and not. Writes JSON to
+// standard output.
 //
 //   decode_anatomy CHECKPOINT [--batch 1] [--context 200] [--positions 5] [--repeats 15]
 //                  [--dtypes float32,bfloat16] [--device cpu]
@@ -291,7 +291,8 @@ json measure(const std::filesystem::path& checkpoint, at::ScalarType dtype, c10:
           {"verification_anatomy", anatomy(verification, 20, device.is_cuda())}};
   if (!multiply_add.empty()) {
     // A pass can beat neither reading its weights nor computing its products.
-    const double rate = summary(multiply_add)["median"].get<double>() * 1e9, read_limit_s = static_cast<double>(bytes) / (read_median * 1e9);
+    const double rate = summary(multiply_add)["median"].get<double>() * 1e9;
+    const double read_limit_s = static_cast<double>(bytes) / (read_median * 1e9);
     const double step_limit_s = std::max(read_limit_s, step_flops / rate);
     const double verification_limit_s = std::max(read_limit_s, verification_flops / rate);
     report["multiply_add_gflop_per_s"] = summary(multiply_add);

@@ -114,9 +114,9 @@ __attribute__((target("avx2,fma"))) void rows_avx2(const float* x, int64_t in, c
 using Kernel = void (*)(const float* x, int64_t in, const float* weight, int64_t out, int64_t begin, int64_t end,
                         float* y);
 constexpr Kernel kAvx512Rows[kRowsAPass] = {rows_avx512<1>, rows_avx512<2>, rows_avx512<3>, rows_avx512<4>,
-                                          rows_avx512<5>, rows_avx512<6>, rows_avx512<7>, rows_avx512<8>};
+                                            rows_avx512<5>, rows_avx512<6>, rows_avx512<7>, rows_avx512<8>};
 constexpr Kernel kAvx2Rows[kRowsAPass] = {rows_avx2<1>, rows_avx2<2>, rows_avx2<3>, rows_avx2<4>,
-                                        rows_avx2<5>, rows_avx2<6>, rows_avx2<7>, rows_avx2<8>};
+                                          rows_avx2<5>, rows_avx2<6>, rows_avx2<7>, rows_avx2<8>};
 
 }  // namespace
 
