@@ -198,6 +198,8 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
   }
   const int64_t grain = std::max<int64_t>(1, kMinWorkPerThread / std::max<int64_t>(group * steps * keys * dim, 1));
 
+  // The query row that meets each key-value head's keys and values first.
+  const auto reads_first = [group](int64_t h, int64_t head, int64_t t) { return head == h * group && t == 0; };
   // Calls row(b, h, head, t) for every query row, the key-value heads shared among threads.
   const auto for_each_row = [&](const auto& row) {
     at::parallel_for(0, batch * kv_heads, grain, [&](int64_t begin, int64_t end) {
@@ -218,9 +220,8 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
     float* row_scores = scores_data + ((b * heads + head) * steps + t) * keys;
     const auto [first, last] = shown[b * steps + t];
     std::fill(row_scores, row_scores + keys, kHidden);
-    const bool reads_first = head == h * group && t == 0;
     kernels.scores({q_data + b * q.stride(0) + head * q.stride(1) + t * q.stride(2), row_mask + first, row_scores + first,
-                    reads_first},
+                    reads_first(h, head, t)},
                    k_data + b * k.stride(0) + h * k.stride(1) + first * k.stride(2), k.stride(2), last + 1 - first, dim,
                    scale);
   });
@@ -231,7 +232,7 @@ at::Tensor few_query_attention(const at::Tensor& q, const at::Tensor& k, const a
   for_each_row([&](int64_t b, int64_t h, int64_t head, int64_t t) {
     const auto [first, last] = shown[b * steps + t];
     kernels.weighted_sum(weights_data + ((b * heads + head) * steps + t) * keys, v_data + b * v.stride(0) + h * v.stride(1),
-                         v.stride(2), first, last, dim, head == h * group && t == 0,
+                         v.stride(2), first, last, dim, reads_first(h, head, t),
                          out_data + ((b * steps + t) * heads + head) * dim);
   });
   return out;
