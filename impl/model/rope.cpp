@@ -5,6 +5,8 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/record_function.h>
 
 namespace specgate {
 namespace {
@@ -54,14 +56,38 @@ RotaryEmbedding::RotaryEmbedding(const ModelConfig& config, const at::TensorOpti
 std::pair<at::Tensor, at::Tensor> RotaryEmbedding::cos_sin(const at::Tensor& positions) const {
   const at::Tensor angles = positions.to(at::kDouble).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
   const at::Tensor sin = angles.sin();
-  return {at::cat({angles, angles}, -1).unsqueeze(1).cos().to(dtype_), at::cat({-sin, sin}, -1).unsqueeze(1).to(dtype_)};
+  return {at::cat({angles, angles}, -1).unsqueeze(2).cos().to(dtype_), at::cat({-sin, sin}, -1).unsqueeze(2).to(dtype_)};
 }
 
 at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& signed_sin) {
-  const int64_t half = x.size(-1) / 2;
-  // x's halves swapped; the sign of "rotate half" is in signed_sin.
-  const at::Tensor swapped = at::cat({x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * cos + swapped * signed_sin;
+  const at::ScalarType dtype = x.scalar_type();
+  const int64_t head_dim = x.size(-1), half = head_dim / 2;
+  const bool fused = x.dim() == 4 && (dtype == at::kFloat || dtype == at::kDouble) && x.device().is_cpu() &&
+                     !x.requires_grad() && x.is_contiguous() && cos.scalar_type() == dtype &&
+                     signed_sin.scalar_type() == dtype && cos.is_contiguous() && signed_sin.is_contiguous() &&
+                     cos.sizes() == at::IntArrayRef({x.size(0), x.size(1), 1, head_dim}) &&
+                     signed_sin.sizes() == cos.sizes();
+  if (!fused) {
+    // x's halves swapped; the sign of "rotate half" is in signed_sin.
+    const at::Tensor swapped = at::cat({x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+    return x * cos + swapped * signed_sin;
+  }
+  RECORD_FUNCTION("specgate::rotary_embedding", std::vector<c10::IValue>());  // for libtorch's profiler
+  at::Tensor y = at::empty_like(x);
+  AT_DISPATCH_FLOATING_TYPES(dtype, "specgate::rotary_embedding", [&] {
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    scalar_t* out = y.mutable_data_ptr<scalar_t>();
+    const int64_t positions = x.size(0) * x.size(1), heads = x.size(2);
+    for (int64_t p = 0; p < positions; ++p) {
+      const scalar_t* c = cos.const_data_ptr<scalar_t>() + p * head_dim;
+      const scalar_t* s = signed_sin.const_data_ptr<scalar_t>() + p * head_dim;
+      for (int64_t h = 0; h < heads; ++h, in += head_dim, out += head_dim) {
+        for (int64_t i = 0; i < half; ++i) out[i] = in[i] * c[i] + in[i + half] * s[i];
+        for (int64_t i = half; i < head_dim; ++i) out[i] = in[i] * c[i] + in[i - half] * s[i];
+      }
+    }
+  });
+  return y;
 }
 
 }  // namespace specgate

@@ -12,6 +12,7 @@
 #include "impl/model/few_query_attention.h"
 #include "impl/model/few_row_linear.h"
 #include "impl/model/kv_cache.h"
+#include "impl/model/rms_norm.h"
 
 namespace specgate {
 namespace {
@@ -138,28 +139,22 @@ KVCache Transformer::make_cache(int64_t batch_size, int64_t slot_capacity) const
                  attended);
 }
 
-at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
-  const at::ScalarType dtype = x.scalar_type();
-  const at::Tensor wide = is_reduced_precision(dtype) ? x.to(at::kFloat) : x;
-  const at::Tensor normed = wide * at::rsqrt(wide.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
-  return weight * normed.to(dtype);
-}
-
 at::Tensor Transformer::attention(const LayerWeights& w, int64_t layer_index, const at::Tensor& x,
                                   const at::Tensor& cos, const at::Tensor& signed_sin, const AttentionMask& mask,
                                   int64_t first_key, KVCache* cache) const {
   const int64_t batch = x.size(0), steps = x.size(1), head_dim = config_.head_dim;
   const int64_t kv_heads = config_.num_kv_heads, group = config_.kv_group_size();
-  auto heads = [&](const at::Tensor& t, int64_t n) { return t.view({batch, steps, n, head_dim}).transpose(1, 2); };
+  // [B, T, heads, head_dim] while normed and rotated, where each head's values are contiguous.
+  auto heads = [&](const at::Tensor& t, int64_t n) { return t.view({batch, steps, n, head_dim}); };
   at::Tensor q = heads(linear(x, w.q_proj, w.q_bias), config_.num_heads);
   at::Tensor k = heads(linear(x, w.k_proj, w.k_bias), kv_heads);
-  at::Tensor v = heads(linear(x, w.v_proj, w.v_bias), kv_heads);
   if (config_.qk_norm) {
-    q = rms_norm(q, w.q_norm);
-    k = rms_norm(k, w.k_norm);
+    q = rms_norm(q, w.q_norm, config_.rms_norm_eps);
+    k = rms_norm(k, w.k_norm, config_.rms_norm_eps);
   }
-  q = RotaryEmbedding::apply(q, cos, signed_sin);
-  k = RotaryEmbedding::apply(k, cos, signed_sin);
+  q = RotaryEmbedding::apply(q, cos, signed_sin).transpose(1, 2);
+  k = RotaryEmbedding::apply(k, cos, signed_sin).transpose(1, 2);
+  at::Tensor v = heads(linear(x, w.v_proj, w.v_bias), kv_heads).transpose(1, 2);
   if (cache != nullptr) std::tie(k, v) = cache->append(layer_index, k, v);
   if (first_key > 0) {
     k = k.narrow(2, first_key, k.size(2) - first_key);
@@ -223,12 +218,13 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
                            first_slot - window_start, config_.sliding_window, mask_dtype, key_bytes)
           : AttentionMask();
   const auto [cos, signed_sin] = rope_.cos_sin(positions);
+  const double eps = config_.rms_norm_eps;
 
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& w = weights_.layers[i];
     const bool windowed = config_.layer_uses_window(i);
-    x = x + attention(w, i, rms_norm(x, w.input_norm), cos, signed_sin, windowed ? window_mask : full_mask,
+    x = x + attention(w, i, rms_norm(x, w.input_norm, eps), cos, signed_sin, windowed ? window_mask : full_mask,
                       windowed ? window_start : 0, cache);
     const auto mlp = [&](const at::Tensor& h) {
       return few_row_linear(at::silu(few_row_linear(h, w.gate_proj)) * few_row_linear(h, w.up_proj), w.down_proj);
@@ -236,13 +232,13 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
     if (read_rows.defined()) {
       const at::Tensor rows = x.view({-1, x.size(-1)});  // x is this layer's own sum
       const at::Tensor read = rows.index_select(0, read_rows);
-      rows.index_copy_(0, read_rows, read + mlp(rms_norm(read, w.post_attention_norm)));
+      rows.index_copy_(0, read_rows, read + mlp(rms_norm(read, w.post_attention_norm, eps)));
     } else {
-      x = x + mlp(rms_norm(x, w.post_attention_norm));
+      x = x + mlp(rms_norm(x, w.post_attention_norm, eps));
     }
   }
   if (cache != nullptr) cache->advance(tokens.size(1));
-  return rms_norm(x, weights_.final_norm);
+  return rms_norm(x, weights_.final_norm, eps);
 }
 
 at::Tensor Transformer::logits(const at::Tensor& hidden) const { return few_row_linear(hidden, weights_.lm_head); }

@@ -58,7 +58,6 @@ class Transformer {
   at::Tensor attention(const LayerWeights& layer, int64_t layer_index, const at::Tensor& x,
                        const at::Tensor& cos, const at::Tensor& signed_sin, const AttentionMask& mask, int64_t first_key,
                        KVCache* cache) const;
-  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
 
   ModelConfig config_;
   ModelWeights weights_;
