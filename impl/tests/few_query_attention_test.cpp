@@ -126,6 +126,29 @@ TEST(FewQueryAttention, ARowsResultIsTheSameWhateverTheBatchAndThreads) {
   }
 }
 
+// A query position's result is the same bits whatever positions share its pass: a verification
+// pass of K+1 positions gives each what a pass of it alone gives, though their rows read the
+// keys and values together. Causal masks, so that the positions' last shown keys differ, and
+// keys hidden at random, so that their first shown keys differ too (head sizes with and without
+// a tail past the vector width; key counts with and without one past the four scored together).
+TEST(FewQueryAttention, APositionsResultIsTheSameWhateverPositionsComeWithIt) {
+  if (!attention_kernel_in_use()) GTEST_SKIP() << "ATEN_CPU_CAPABILITY=default: libtorch's attention runs instead";
+  at::manual_seed(4);
+  for (const AttentionShape& s : {AttentionShape{2, 9, 3, 5, 203, 64}, AttentionShape{1, 4, 1, 4, 17, 37},
+                                  AttentionShape{2, 2, 2, 8, 40, 16}}) {
+    const AttentionProblem p = random_problem(s, 0.3);
+    for (int64_t t = 0; t + 1 < s.steps; ++t) {
+      p.mask.select(3, t).narrow(-1, s.keys - s.steps + t + 1, s.steps - t - 1).fill_(kHiddenKey);
+    }
+    const at::Tensor mask = p.mask.to(at::kFloat);
+    const at::Tensor together = few_query_attention(p.q, p.k, p.v, mask);
+    for (int64_t t = 0; t < s.steps; ++t) {
+      const at::Tensor alone = few_query_attention(p.q.narrow(2, t, 1), p.k, p.v, mask.narrow(3, t, 1));
+      EXPECT_TRUE(at::equal(alone, together.narrow(1, t, 1))) << "T " << s.steps << ", D " << s.dim << ", position " << t;
+    }
+  }
+}
+
 TEST(FewQueryAttention, AppliesToFewFloat32QueriesOnTheCpu) {
   const at::Tensor q = at::zeros({1, 9, 5, 64});
   EXPECT_EQ(few_query_attention_applies(q, 3), attention_kernel_in_use());
