@@ -14,7 +14,8 @@
 # stops it, so that a server is alone on the cores while it is measured.
 # Writes into OUT (default reports/benchmarks/peers): peers.md (tokens/s of each server and its
 # ratio to vLLM's in the same round, latency percentiles, each as the median over the rounds with
-# their range), peers.json, peers.svg (tokens/s against concurrency), commands.txt, versions.txt;
+# their range), peers.json, peers.svg (tokens/s against concurrency), commands.txt (the output
+# folder written OUT, the checkout's paths relative to it), versions.txt;
 # and each greedy answer file of round 1 at concurrency 1 scored against the oracle (score_*.json).
 # About 20 minutes on 2 cores at QUESTIONS=8 (40 at the default 16) once vLLM and llama.cpp are installed.
 # Bash reads a script as it runs it: in braces, this one is read whole first.
@@ -57,7 +58,7 @@ commands="$out/commands.txt"
 : >"$commands"
 
 record() {  # COMMAND...: into commands.txt once, in round 1, paths relative to the checkout
-  [ "$round" = 1 ] && echo "$*" | sed "s#$root/##g" >>"$commands" || true
+  [ "$round" = 1 ] && echo "$*" | sed -e "s#$out/#OUT/#g" -e "s#$root/##g" >>"$commands" || true
 }
 server=""
 trap '[ -z "$server" ] || kill "$server" 2>/dev/null || true' EXIT
