@@ -38,8 +38,7 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
                      !weight.requires_grad() && x.is_contiguous() && weight.is_contiguous() && n > 0 &&
                      weight.numel() == n;
   if (!fused) {
-    const bool half = dtype == at::kHalf || dtype == at::kBFloat16;
-    const at::Tensor wide = half ? x.to(at::kFloat) : x;
+    const at::Tensor wide = at::isReducedFloatingType(dtype) ? x.to(at::kFloat) : x;
     const at::Tensor normed = wide * at::rsqrt(wide.pow(2).mean(-1, /*keepdim=*/true) + eps);
     return weight * normed.to(dtype);
   }

@@ -41,10 +41,6 @@ ChunkBudget chunk_budget(c10::Device device) {
   return {2048, int64_t{1} << 30, false};
 }
 
-bool is_reduced_precision(at::ScalarType dtype) {
-  return dtype == at::kHalf || dtype == at::kBFloat16;
-}
-
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   return bias.defined() ? at::linear(x, weight, bias) : few_row_linear(x, weight);
 }
@@ -188,7 +184,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const at::Tensor& posi
 
 int64_t Transformer::chunk_tokens(int64_t batch, int64_t first_slot) const {
   const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
-  const int64_t score_bytes = is_reduced_precision(dtype) ? 4 : static_cast<int64_t>(at::elementSize(dtype));
+  const int64_t score_bytes = at::isReducedFloatingType(dtype) ? 4 : static_cast<int64_t>(at::elementSize(dtype));
   const bool every_layer_windowed = config_.layer_uses_window(0);
   const ChunkBudget budget = chunk_budget(weights_.embed_tokens.device());
   int64_t chunk = budget.tokens;
@@ -204,7 +200,7 @@ at::Tensor Transformer::forward_chunk(const at::Tensor& tokens, const at::Tensor
                                       const at::Tensor& key_valid, KVCache* cache, const at::Tensor& read_rows) const {
   const int64_t first_slot = cache != nullptr ? cache->length() : 0;
   const at::ScalarType dtype = weights_.embed_tokens.scalar_type();
-  const at::ScalarType mask_dtype = is_reduced_precision(dtype) ? at::kFloat : dtype;
+  const at::ScalarType mask_dtype = at::isReducedFloatingType(dtype) ? at::kFloat : dtype;
   const bool any_full_layer = !config_.sliding_window || config_.max_window_layers > 0;
   const int64_t key_bytes = 2 * config_.num_kv_heads * config_.head_dim * static_cast<int64_t>(at::elementSize(dtype));
   const AttentionMask full_mask =
