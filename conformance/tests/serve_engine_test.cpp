@@ -159,6 +159,21 @@ struct StepCount {
   std::condition_variable stepped;
   int64_t steps = 0;
   bool idle = true;
+  bool stepping = false;  // a step has begun
+  bool held = false;      // while true, a step waits before it begins stepping the engine
+
+  // Waits until a step has begun and is held there.
+  void wait_until_stepping() {
+    std::unique_lock lock(mutex);
+    stepped.wait(lock, [this] { return stepping; });
+  }
+  void release() {
+    {
+      const std::lock_guard lock(mutex);
+      held = false;
+    }
+    stepped.notify_all();
+  }
 
   // The steps taken once the engine has no work left.
   int64_t when_idle() {
@@ -178,6 +193,12 @@ class StepCounter : public ServeEngine {
   }
   bool has_work() const override { return engine_->has_work(); }
   std::vector<SequenceResult> step() override {
+    {
+      std::unique_lock lock(count_.mutex);
+      count_.stepping = true;
+      count_.stepped.notify_all();
+      count_.stepped.wait(lock, [this] { return !count_.held; });
+    }
     std::vector<SequenceResult> finished = engine_->step();
     {
       const std::lock_guard lock(count_.mutex);
@@ -325,13 +346,16 @@ TEST(DecodeLoopTest, MakesItsEngineOnItsOwnThreadAndThrowsWhatMakingItThrew) {
 TEST(DecodeLoopTest, ACancelledWaitingRequestIsNeverAdmitted) {
   const test_support::Models& models = test_support::models();
   StepCount count;
+  count.held = true;  // the first request's step waits until the second is cancelled
   DecodeLoop loop([&] { return std::make_unique<StepCounter>(make_serve_engine({.engine = Engine::kOracle, .target = &models.target}), count); }, 8);
   std::optional<std::future<SequenceResult>> first = submit(loop, {.prompt = {1, 2}, .max_new_tokens = 300});
+  count.wait_until_stepping();
   std::atomic<bool> answered{false};
   const std::optional<int64_t> waiting = loop.submit({.prompt = {3}, .max_new_tokens = 5}, [&](Outcome) { answered = true; });
   ASSERT_TRUE(first.has_value() && waiting.has_value());
   loop.cancel(*waiting);
   loop.cancel(*waiting);  // twice: nothing more happens
+  count.release();
   first->get();
   EXPECT_EQ(count.when_idle(), 1) << "the oracle decodes one request a step";
   EXPECT_FALSE(answered.load());
